@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+import { run } from "../dist/cli/run.js";
+process.exitCode = await run(process.argv.slice(2));

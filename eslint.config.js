@@ -1,0 +1,93 @@
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+import globals from "globals";
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", "artifacts/", ".reins/", "coverage/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      globals: globals.node,
+      parserOptions: {
+        projectService: { allowDefaultProject: ["*.js", "bin/*.js", "bench/*.js"] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/restrict-template-expressions": ["error", { allowNumber: true }],
+    },
+  },
+  {
+    // The pure core: no Node built-ins, no I/O libraries, no clock, no randomness (DESIGN.md).
+    files: ["src/core/**/*.ts"],
+    ignores: ["src/core/**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["node:*"], message: "The core is pure: no Node built-ins." },
+            {
+              group: [
+                "fs",
+                "fs/*",
+                "path",
+                "os",
+                "child_process",
+                "net",
+                "http",
+                "https",
+                "crypto",
+                "process",
+                "worker_threads",
+              ],
+              message: "The core is pure: no I/O.",
+            },
+            {
+              group: [
+                "better-sqlite3",
+                "ioredis",
+                "fastify",
+                "pino",
+                "prom-client",
+                "commander",
+                "picocolors",
+                "undici",
+              ],
+              message: "The core is pure: I/O libraries belong to the shell.",
+            },
+          ],
+        },
+      ],
+      "no-restricted-globals": [
+        "error",
+        { name: "process", message: "The core is pure: configuration comes in as arguments." },
+        { name: "setTimeout", message: "The core never waits; time comes in on events." },
+        { name: "setInterval", message: "The core never waits; time comes in on events." },
+      ],
+      "no-restricted-properties": [
+        "error",
+        { object: "Date", property: "now", message: "The core never reads the clock: use the event's `at`." },
+        { object: "Math", property: "random", message: "The core is deterministic: no randomness." },
+        { object: "performance", property: "now", message: "The core never reads the clock." },
+      ],
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "NewExpression[callee.name='Date']",
+          message: "The core never reads the clock: use the event's `at`.",
+        },
+      ],
+    },
+  },
+  {
+    files: ["**/*.test.ts", "test/**/*.ts", "bench/**"],
+    rules: {
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-non-null-assertion": "off",
+    },
+  },
+);

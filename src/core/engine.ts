@@ -1,0 +1,168 @@
+import type { AlertKind, Effect, Guard, GuardResult, Verdict } from "./guard.js";
+import { isHumanEvent, type ReinsEvent } from "./events.js";
+import { ReinsError, assertNever } from "./errors.js";
+import { defaultGuards } from "./guards/index.js";
+import { meterAt } from "./meter.js";
+import type { Policy } from "./policy.js";
+import { applyEvent } from "./reduce.js";
+import { LEVEL, cloneState, initialState, type State } from "./state.js";
+
+/** An alert raised by a decision, for the humans watching. */
+export interface DecisionAlert {
+  kind: AlertKind;
+  guard: string;
+  message: string;
+}
+
+/** What reins answers for one event: the verdict, whether a person must confirm, and why. */
+export interface Decision {
+  /** Position of the event in its scope's log. */
+  seq: number;
+  verdict: Verdict;
+  needsHuman: boolean;
+  /** Every evaluated guard's result, in evaluation order. */
+  results: GuardResult[];
+  /** Corrective instructions for the agent, most severe first. */
+  instructions: string[];
+  alerts: DecisionAlert[];
+}
+
+/** An ordered list of guards, ready to evaluate. */
+export type Pipeline = readonly Guard[];
+
+/** Sorts guards into evaluation order. */
+export function pipeline(guards: readonly Guard[]): Pipeline {
+  return [...guards].sort((a, b) => a.order - b.order || a.name.localeCompare(b.name));
+}
+
+const standard = pipeline(defaultGuards);
+
+/**
+ * Applies `event` to `state` in place and returns the decision. For callers that own the state (a store
+ * transaction that just parsed it, a replay); everyone else uses `decide`.
+ */
+export function advance(
+  state: State,
+  event: ReinsEvent,
+  policy: Policy,
+  guards: Pipeline = standard,
+): Decision {
+  if (event.scope !== state.scope) {
+    throw new ReinsError("scope_mismatch", `event for ${event.scope} applied to the state of ${state.scope}`);
+  }
+  const seq = state.seq;
+  applyEvent(state, event, policy);
+  const results = isHumanEvent(event) ? [] : evaluate(guards, state, event, policy);
+  for (const result of results)
+    for (const effect of result.effects ?? []) applyEffect(state, effect, event.at);
+  return summarise(seq, results);
+}
+
+/** The pure engine: the state after `event` and the decision for it. `state` is left untouched. */
+export function decide(
+  state: State,
+  event: ReinsEvent,
+  policy: Policy,
+  guards: Pipeline = standard,
+): { state: State; decision: Decision } {
+  const next = cloneState(state);
+  const decision = advance(next, event, policy, guards);
+  return { state: next, decision };
+}
+
+/** Runs events through fresh states, one per scope, and returns a decision per event in order. */
+export function replay(
+  policy: Policy,
+  events: Iterable<ReinsEvent>,
+  guards: Pipeline = standard,
+): Decision[] {
+  const states = new Map<string, State>();
+  const decisions: Decision[] = [];
+  for (const event of events) {
+    let state = states.get(event.scope);
+    if (state === undefined) {
+      state = initialState(event.scope);
+      states.set(event.scope, state);
+    }
+    decisions.push(advance(state, event, policy, guards));
+  }
+  return decisions;
+}
+
+function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Policy): GuardResult[] {
+  const results: GuardResult[] = [];
+  for (const guard of guards) {
+    let result: GuardResult;
+    try {
+      result = guard.evaluate(state, event, policy);
+    } catch (error) {
+      // Fail open: a broken guard must never stop an agent or crash the caller.
+      const reason = error instanceof Error ? error.message : String(error);
+      result = {
+        guard: guard.name,
+        verdict: "warn",
+        message: `The ${guard.name} guard failed (${reason}); it was skipped for this event.`,
+        alert: "guard_failed",
+      };
+    }
+    results.push(result);
+    if (result.verdict === "block" && guard.shortCircuit) break;
+  }
+  return results;
+}
+
+const severity: Record<Verdict, number> = { allow: 0, warn: 1, block: 2 };
+
+function summarise(seq: number, results: GuardResult[]): Decision {
+  let verdict: Verdict = "allow";
+  let needsHuman = false;
+  const blocks: string[] = [];
+  const warnings: string[] = [];
+  const alerts: DecisionAlert[] = [];
+  for (const r of results) {
+    if (severity[r.verdict] > severity[verdict]) verdict = r.verdict;
+    if (r.needsHuman === true) needsHuman = true;
+    if (r.message !== undefined) (r.verdict === "block" ? blocks : warnings).push(r.message);
+    if (r.alert !== undefined) alerts.push({ kind: r.alert, guard: r.guard, message: r.message ?? r.guard });
+  }
+  return { seq, verdict, needsHuman, results, instructions: [...blocks, ...warnings], alerts };
+}
+
+function applyEffect(state: State, effect: Effect, at: number): void {
+  switch (effect.kind) {
+    case "budget.fired": {
+      const meter = meterAt(state, effect);
+      if (meter !== undefined)
+        meter.fired[effect.resource] = Math.max(meter.fired[effect.resource] ?? 0, effect.level);
+      break;
+    }
+    case "budget.paused": {
+      const meter = meterAt(state, effect);
+      if (meter !== undefined) {
+        meter.paused = effect.resource;
+        meter.fired[effect.resource] = LEVEL.pause;
+      }
+      break;
+    }
+    case "rate.fired":
+      state.rate.firedWindow = effect.window;
+      break;
+    case "circuit.opened":
+      state.breaker = {
+        status: "open",
+        reason: effect.reason,
+        detail: effect.detail,
+        openedAt: at,
+        probe: "none",
+        probeAt: null,
+        trips: state.breaker.trips + 1,
+      };
+      break;
+    case "circuit.probe":
+      state.breaker.probe = "in_flight";
+      state.breaker.probeAt = at;
+      break;
+    default:
+      assertNever(effect);
+  }
+}

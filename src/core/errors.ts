@@ -1,0 +1,33 @@
+/** Stable codes for the errors reins raises; the CLI and HTTP layer map them to exit codes and statuses. */
+export type ReinsErrorCode =
+  | "invalid_policy"
+  | "invalid_event"
+  | "invalid_trace"
+  | "scope_mismatch"
+  | "store_unavailable"
+  | "not_found"
+  | "usage";
+
+const brand = Symbol.for("reins.error");
+
+/** The one error class of reins: a stable `code` and a message fit to show a user as one line. */
+export class ReinsError extends Error {
+  readonly code: ReinsErrorCode;
+  readonly [brand] = true;
+
+  constructor(code: ReinsErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ReinsError";
+    this.code = code;
+  }
+
+  /** True for any ReinsError, even one from another copy of the package. */
+  static is(value: unknown): value is ReinsError {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+  }
+}
+
+/** Marks a switch as exhaustive: TypeScript fails to compile if a case is missing. */
+export function assertNever(value: never): never {
+  throw new ReinsError("invalid_event", `unexpected value ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,89 @@
+import type { BudgetResource, ReinsEvent } from "./events.js";
+import type { Policy } from "./policy.js";
+import type { State, TripReason } from "./state.js";
+
+/** What a guard says of an event. */
+export type Verdict = "allow" | "warn" | "block";
+
+/** The back-pressure categories of the seeds, in evaluation order. */
+export type GuardCategory = "resource-limits" | "progress-integrity" | "quality-gates" | "tool-discipline";
+
+/** Kinds of alert a decision can raise for the humans watching. */
+export type AlertKind =
+  | "budget_warning"
+  | "budget_confirmation"
+  | "budget_paused"
+  | "spend_rate"
+  | "circuit_tripped"
+  | "churn_intervention"
+  | "churn_halted"
+  | "max_iterations"
+  | "guard_failed";
+
+/**
+ * A state change a guard asks for. Guards never mutate the state; the engine applies these after the
+ * pipeline, so a decision and the state it leaves behind come from one place.
+ */
+export type Effect =
+  | { kind: "budget.fired"; meter: "session" | "task"; task: string; resource: BudgetResource; level: number }
+  | { kind: "budget.paused"; meter: "session" | "task"; task: string; resource: BudgetResource }
+  | { kind: "rate.fired"; window: number }
+  | { kind: "circuit.opened"; reason: TripReason; detail: string }
+  | { kind: "circuit.probe" };
+
+/** One guard's result for one event. */
+export interface GuardResult {
+  guard: string;
+  verdict: Verdict;
+  /** A person must confirm before work goes on. */
+  needsHuman?: boolean;
+  /** For a warn or block: a plain sentence for the agent saying what happened and what to do instead. */
+  message?: string;
+  alert?: AlertKind;
+  effects?: Effect[];
+}
+
+/**
+ * A pure check of one event against the state after it (see DESIGN.md, "Guards"). Guards run in `order`;
+ * a block from a guard with `shortCircuit` stops the pipeline. A guard that throws becomes a warning.
+ */
+export interface Guard {
+  name: string;
+  order: number;
+  category: GuardCategory;
+  shortCircuit: boolean;
+  evaluate(state: State, event: ReinsEvent, policy: Policy): GuardResult;
+}
+
+const passes = new Map<string, GuardResult>();
+
+/** The shared "nothing to say" result of a guard. */
+export function pass(guard: string): GuardResult {
+  let result = passes.get(guard);
+  if (result === undefined) {
+    result = Object.freeze({ guard, verdict: "allow" });
+    passes.set(guard, result);
+  }
+  return result;
+}
+
+/** A warning with its message for the agent. */
+export function warn(guard: string, message: string, extra: Partial<GuardResult> = {}): GuardResult {
+  return { guard, verdict: "warn", message, ...extra };
+}
+
+/** A block with its corrective instruction for the agent. */
+export function block(guard: string, message: string, extra: Partial<GuardResult> = {}): GuardResult {
+  return { guard, verdict: "block", message, ...extra };
+}
+
+/** Says "N times" in words a person reads easily. */
+export function times(n: number): string {
+  return n === 1 ? "once" : n === 2 ? "twice" : `${n} times`;
+}
+
+/** Quotes agent-provided text for a message: backticks, one line, cut to a readable length. */
+export function quote(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return `\`${line.length > 120 ? `${line.slice(0, 117)}...` : line}\``;
+}

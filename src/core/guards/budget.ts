@@ -1,0 +1,104 @@
+import type { BudgetResource } from "../events.js";
+import { block, pass, warn, type Effect, type Guard, type GuardResult } from "../guard.js";
+import { formatCount, formatDuration, formatPercent, formatUsd } from "../format.js";
+import {
+  RESOURCES,
+  activeMeters,
+  levelOf,
+  limitOf,
+  meterLabel,
+  usedOf,
+  utilization,
+  type MeterRef,
+} from "../meter.js";
+import { LEVEL } from "../state.js";
+
+const name = "budget";
+
+/** Events that spend, or start spending; a paused budget blocks them. */
+const spending = new Set(["tool.requested", "task.started", "usage.recorded"]);
+
+function amount(resource: BudgetResource, n: number): string {
+  switch (resource) {
+    case "tokens":
+      return `${formatCount(n)} tokens`;
+    case "usd":
+      return formatUsd(n);
+    case "premiumRequests":
+      return `${formatCount(n)} premium requests`;
+    case "wallTimeMs":
+      return formatDuration(n);
+    case "toolCalls":
+      return `${formatCount(n)} tool calls`;
+  }
+}
+
+function extendHint(ref: MeterRef, scope: string, resource: BudgetResource): string {
+  const target = ref.meter === "session" ? scope : `${scope} --task`;
+  return `\`reins budget extend ${target} <amount>${resource === "tokens" ? "" : ` --resource ${resource}`} --reason "..."\``;
+}
+
+/**
+ * Tokens, USD, premium requests, wall time and tool calls per session and per task: warns at 80%, asks a
+ * human once at 90%, pauses at 100% until a human extends the budget (`soft` mode only warns). Each
+ * threshold fires once per meter and resource.
+ */
+export const budget: Guard = {
+  name,
+  order: 110,
+  category: "resource-limits",
+  shortCircuit: true,
+  evaluate(state, event, policy) {
+    if (!spending.has(event.kind)) return pass(name);
+    let worst: GuardResult = pass(name);
+    const effects: Effect[] = [];
+    const messages: string[] = [];
+    let needsHuman = false;
+    for (const ref of activeMeters(state)) {
+      const meter = ref.meter === "session" ? state.budget.session : state.budget.tasks[ref.task];
+      if (meter === undefined) continue;
+      if (meter.paused !== null) {
+        const limit = limitOf(meter, ref, meter.paused, policy) ?? 0;
+        return block(
+          name,
+          `The ${meterLabel(ref)} budget is paused: ${amount(meter.paused, usedOf(meter, meter.paused, event.at))} used of ${amount(meter.paused, limit)}. Stop and wait until a person extends it with ${extendHint(ref, state.scope, meter.paused)}.`,
+          { needsHuman: true },
+        );
+      }
+      for (const resource of RESOURCES) {
+        const limit = limitOf(meter, ref, resource, policy);
+        if (limit === null) continue;
+        const used = usedOf(meter, resource, event.at);
+        const ratio = utilization(used, limit);
+        const level = levelOf(ratio, policy);
+        if (level <= (meter.fired[resource] ?? LEVEL.none)) continue;
+        const where = `The ${meterLabel(ref)} has used ${formatPercent(ratio)} of its ${resource === "wallTimeMs" ? "time" : resource} budget (${amount(resource, used)} of ${amount(resource, limit)})`;
+        const target = { meter: ref.meter, task: ref.task, resource };
+        if (level === LEVEL.pause && policy.budget.mode === "hard") {
+          effects.push({ kind: "budget.paused", ...target });
+          messages.push(
+            `${where}. Work is paused until a person extends it with ${extendHint(ref, state.scope, resource)}.`,
+          );
+          needsHuman = true;
+          worst = block(name, "", { alert: "budget_paused" });
+        } else {
+          effects.push({ kind: "budget.fired", ...target, level });
+          if (level >= LEVEL.ask) needsHuman = true;
+          const advice =
+            level === LEVEL.warn
+              ? "Finish the current step with as few tokens as possible."
+              : level === LEVEL.ask
+                ? "A person must confirm before work goes on."
+                : "The budget is spent; soft mode lets work go on.";
+          messages.push(`${where}. ${advice}`);
+          if (worst.verdict === "allow") {
+            worst = warn(name, "", { alert: level === LEVEL.ask ? "budget_confirmation" : "budget_warning" });
+          } else if (worst.verdict === "warn" && level === LEVEL.ask)
+            worst = { ...worst, alert: "budget_confirmation" };
+        }
+      }
+    }
+    if (worst.verdict === "allow") return worst;
+    return { ...worst, message: messages.join(" "), effects, ...(needsHuman ? { needsHuman } : {}) };
+  },
+};

@@ -1,0 +1,54 @@
+import { block, pass, warn, type Guard } from "../guard.js";
+import { churnLevel } from "../reduce.js";
+
+const name = "churn";
+
+const names = ["Normal", "Warning", "Intervention", "Halted"] as const;
+
+/** A failure that moves the escalation machine. */
+function isFailure(kind: string, event: { outcome?: string; status?: string }): boolean {
+  return (
+    (kind === "iteration.ended" && event.outcome === "failure") ||
+    (kind === "task.ended" && event.status === "failed")
+  );
+}
+
+/**
+ * Escalates a task that keeps failing: Normal → Warning (2 consecutive failures) → Intervention (3) →
+ * Halted (5). Intervention and Halted block the task's work until a person confirms going on.
+ */
+export const churn: Guard = {
+  name,
+  order: 210,
+  category: "progress-integrity",
+  shortCircuit: true,
+  evaluate(state, event, policy) {
+    const failing = isFailure(event.kind, event as { outcome?: string; status?: string });
+    if (!failing && event.kind !== "tool.requested" && event.kind !== "task.started") return pass(name);
+    const memo = state.churn[state.task];
+    if (memo === undefined) return pass(name);
+    const level = churnLevel(memo.failures, policy);
+    if (level === 0) return pass(name);
+    const task = state.task === "" ? "The session's work" : `Task "${state.task}"`;
+    const what = `${task} has failed ${memo.failures} times in a row (escalation: ${names[level]})`;
+    if (level === 1) {
+      return failing
+        ? warn(name, `${what}. Consider a different approach before the next attempt.`)
+        : pass(name);
+    }
+    if (memo.confirmed >= level) {
+      return failing ? warn(name, `${what}. A person let work go on; change strategy now.`) : pass(name);
+    }
+    const halted = level === 3;
+    return block(
+      name,
+      halted
+        ? `${what}. Work on it is halted until a person confirms going on (\`reins confirm ${state.scope}\`).`
+        : `${what}. You must change strategy; a person must confirm before work on it goes on.`,
+      {
+        needsHuman: true,
+        ...(failing ? { alert: halted ? ("churn_halted" as const) : ("churn_intervention" as const) } : {}),
+      },
+    );
+  },
+};

@@ -1,0 +1,53 @@
+import { block, pass, quote, warn, times, type Guard } from "../guard.js";
+import { clip } from "../capped.js";
+import { commandKey } from "../reduce.js";
+
+const name = "circular";
+
+/**
+ * The same action on the same resource, again and again. Writing the same content to a file a third time is
+ * a loop and is blocked. Re-running a command that gave the same result with nothing changed in between is
+ * warned about before it runs (the circuit breaker blocks the fifth identical call); a command whose result
+ * stays the same although files were edited is progress that is not landing: also a warning. Repeated reads
+ * belong to tool discipline.
+ */
+export const circular: Guard = {
+  name,
+  order: 220,
+  category: "progress-integrity",
+  shortCircuit: false,
+  evaluate(state, event, policy) {
+    if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return pass(name);
+    if (policy.loops.tools[event.tool]?.exempt === true) return pass(name);
+    const threshold = policy.circular.threshold;
+    if (event.kind === "tool.requested") {
+      for (const path of event.writes ?? []) {
+        const memo = state.resources[`write:${clip(path)}`];
+        if (memo !== undefined && memo.same >= threshold) {
+          return block(
+            name,
+            `You have written the same change to ${quote(path)} ${times(memo.same)}; it is not taking effect. Read the file to see what is really there, then change approach.`,
+          );
+        }
+      }
+      if (event.command === undefined) return pass(name);
+      const memo = state.resources[`run:${commandKey(event.command)}`];
+      if (memo !== undefined && memo.quiet >= threshold - 1 && memo.edits === state.edits.total) {
+        return warn(
+          name,
+          `${quote(event.command)} gave the same result ${times(memo.quiet)} with nothing changed in between; running it again will not help. Change something first.`,
+        );
+      }
+      return pass(name);
+    }
+    if (event.command === undefined) return pass(name);
+    const memo = state.resources[`run:${commandKey(event.command)}`];
+    if (memo !== undefined && memo.same >= threshold && memo.quiet < memo.same) {
+      return warn(
+        name,
+        `${quote(event.command)} gave the same result ${times(memo.same)} although files were edited in between: the edits are not reaching the problem. Re-read the output and rethink the fix.`,
+      );
+    }
+    return pass(name);
+  },
+};

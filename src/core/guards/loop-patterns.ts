@@ -1,0 +1,77 @@
+import { block, pass, warn, type Guard, type GuardResult } from "../guard.js";
+import type { Policy } from "../policy.js";
+import type { RecentCall, State } from "../state.js";
+
+const name = "loop-patterns";
+
+/** True when the finished calls among `calls` produced more than one distinct output: that is progress. */
+function changed(calls: RecentCall[]): boolean {
+  let seen: string | null = null;
+  for (const call of calls) {
+    if (call.out === null || call.out === "") continue;
+    if (seen === null) seen = call.out;
+    else if (call.out !== seen) return true;
+  }
+  return false;
+}
+
+/** A-B-A-B: the length of the alternating tail of the recent calls, current call included. */
+function alternating(state: State, policy: Policy): GuardResult | null {
+  const recent = state.calls.recent;
+  const n = recent.length;
+  const a = recent[n - 1];
+  const b = recent[n - 2];
+  if (a === undefined || b === undefined || a.sig === b.sig) return null;
+  let length = 2;
+  while (length < n && recent[n - 1 - length]?.sig === (length % 2 === 0 ? a.sig : b.sig)) length += 1;
+  const cycles = Math.floor(length / 2);
+  const rules = policy.loops;
+  if (cycles < rules.alternatingWarnCycles) return null;
+  const tail = recent.slice(n - length, n - 1);
+  if (changed(tail.filter((c) => c.sig === a.sig)) || changed(tail.filter((c) => c.sig === b.sig)))
+    return null;
+  const text = `You are alternating between the same two calls (${b.tool} and ${a.tool}), ${cycles} rounds so far, with the same results each time. Neither fix works: stop, compare the two outcomes and find the real cause.`;
+  return cycles >= rules.alternatingBlockCycles ? block(name, text) : warn(name, text);
+}
+
+/** The same call with only noise changed (ids, timestamps, temp paths), again and again. */
+function nearIdentical(state: State, policy: Policy, tool: string): GuardResult | null {
+  const recent = state.calls.recent;
+  const last = recent[recent.length - 1];
+  if (last === undefined) return null;
+  const threshold = policy.loops.tools[tool]?.nearIdenticalThreshold ?? policy.loops.nearIdenticalThreshold;
+  let length = 0;
+  const sigs = new Set<string>();
+  for (let i = recent.length - 1; i >= 0 && recent[i]?.shape === last.shape; i--) {
+    sigs.add(recent[i]?.sig ?? "");
+    length += 1;
+  }
+  if (length < threshold || sigs.size < 2 || changed(recent.slice(recent.length - length, -1))) return null;
+  return warn(
+    name,
+    `You made ${length} ${tool} calls in a row that differ only in details such as ids, timestamps or temporary paths, with the same result. Change the approach, not the details.`,
+  );
+}
+
+/**
+ * Loops the circuit breaker's identical-call count misses: alternating A-B-A-B calls, near-identical calls,
+ * and the same error text repeating. Progress-aware: a repeat whose result changed is not a loop. Tools
+ * marked `exempt` in the policy (a status poll, a scroll) may repeat.
+ */
+export const loopPatterns: Guard = {
+  name,
+  order: 230,
+  category: "progress-integrity",
+  shortCircuit: false,
+  evaluate(state, event, policy) {
+    if (event.kind === "tool.completed") {
+      const streak = state.calls.errorStreak;
+      const rules = policy.loops;
+      if (event.outcome === "success" || streak < rules.errorRepeatWarn) return pass(name);
+      const text = `The same error came back ${streak} times in a row (last from ${event.tool}). Retrying will not change it: read the error, find its cause, and fix that.`;
+      return streak >= rules.errorRepeatBlock ? block(name, text) : warn(name, text);
+    }
+    if (event.kind !== "tool.requested" || policy.loops.tools[event.tool]?.exempt === true) return pass(name);
+    return alternating(state, policy) ?? nearIdentical(state, policy, event.tool) ?? pass(name);
+  },
+};

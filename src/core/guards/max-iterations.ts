@@ -1,0 +1,28 @@
+import { block, pass, type Guard } from "../guard.js";
+
+const name = "max-iterations";
+
+/** Stops a loop whose iteration count is past its maximum (seed 002: the highest-priority check). */
+export const maxIterations: Guard = {
+  name,
+  order: 100,
+  category: "resource-limits",
+  shortCircuit: true,
+  evaluate(state, event, policy) {
+    if (
+      event.kind !== "tool.requested" &&
+      event.kind !== "task.started" &&
+      event.kind !== "iteration.ended"
+    ) {
+      return pass(name);
+    }
+    const max = policy.iterations.max;
+    if (state.iterations <= max) return pass(name);
+    const crossing = event.kind === "iteration.ended" && state.iterations === max + 1;
+    return block(
+      name,
+      `Iteration ${state.iterations} exceeds the maximum of ${max}. Stop here and report what is done and what is left.`,
+      crossing ? { alert: "max_iterations", needsHuman: true } : { needsHuman: true },
+    );
+  },
+};

@@ -1,0 +1,21 @@
+import { clip } from "../capped.js";
+import { pass, warn, type Guard } from "../guard.js";
+
+const name = "quality-regression";
+
+/** Warns when a check's score declined several times in a row (seed 002: three). */
+export const qualityRegression: Guard = {
+  name,
+  order: 320,
+  category: "quality-gates",
+  shortCircuit: false,
+  evaluate(state, event, policy) {
+    if (event.kind !== "verification.ran") return pass(name);
+    const check = state.checks[clip(event.name)];
+    if (check === undefined || check.declines < policy.quality.declines) return pass(name);
+    return warn(
+      name,
+      `The ${event.name} score declined ${check.declines} times in a row (now ${check.score.toFixed(2)}). The recent changes make things worse: go back to the last version that scored better and change approach.`,
+    );
+  },
+};

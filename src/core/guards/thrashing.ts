@@ -1,0 +1,30 @@
+import { clip } from "../capped.js";
+import { pass, quote, warn, type Guard } from "../guard.js";
+
+const name = "thrashing";
+
+/**
+ * The same file edited, or flagged by failing checks, in 5 iterations without the checks getting greener.
+ * Thrashing is a warning with instructions, never a block.
+ */
+export const thrashing: Guard = {
+  name,
+  order: 330,
+  category: "quality-gates",
+  shortCircuit: false,
+  evaluate(state, event, policy) {
+    let paths: readonly string[];
+    if (event.kind === "tool.requested") paths = event.writes ?? [];
+    else if (event.kind === "verification.ran" && !event.passed) paths = event.flagged ?? [];
+    else return pass(name);
+    const limit = policy.thrashing.iterations;
+    const hot = paths.filter((path) => (state.files[clip(path)]?.iterations ?? 0) >= limit);
+    if (hot.length === 0) return pass(name);
+    const first = hot[0] ?? "";
+    const n = state.files[clip(first)]?.iterations ?? limit;
+    return warn(
+      name,
+      `${hot.map(quote).join(", ")} ${hot.length === 1 ? "has" : "have"} been changed or flagged in ${n} iterations without the checks getting greener. Stop editing ${hot.length === 1 ? "it" : "them"}: re-read the failing check and the surrounding design, then make one deliberate change.`,
+    );
+  },
+};

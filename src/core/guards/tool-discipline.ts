@@ -1,0 +1,46 @@
+import { clip } from "../capped.js";
+import { pass, quote, warn, type Guard } from "../guard.js";
+import { failureClass } from "../reduce.js";
+import { checkCommand } from "./completion-gate.js";
+
+const name = "tool-discipline";
+
+/**
+ * Wasteful habits, answered with advice and never a block: reading the same unchanged file again and
+ * again, re-running a command that keeps failing, and editing many times without running the tests.
+ */
+export const toolDiscipline: Guard = {
+  name,
+  order: 400,
+  category: "tool-discipline",
+  shortCircuit: false,
+  evaluate(state, event, policy) {
+    const rules = policy.discipline;
+    if (event.kind === "tool.completed") {
+      if (event.outcome === "success" || event.command === undefined) return pass(name);
+      const failures = state.failureClasses[failureClass(event)] ?? 0;
+      if (failures < rules.repeatedCommandFailures) return pass(name);
+      const same = state.calls.errorStreak >= failures ? " with the same error" : "";
+      return warn(
+        name,
+        `${quote(event.command)} failed ${failures} times in a row${same}. Stop retrying; read the error and change approach.`,
+      );
+    }
+    if (event.kind !== "tool.requested") return pass(name);
+    const messages: string[] = [];
+    for (const path of event.reads ?? []) {
+      const reads = state.reads[clip(path)] ?? 0;
+      if (reads >= rules.repeatedReads) {
+        messages.push(
+          `You have read ${quote(path)} ${reads} times without it changing; use what you already read.`,
+        );
+      }
+    }
+    if ((event.writes?.length ?? 0) > 0 && state.edits.sinceTests >= rules.editsWithoutTests) {
+      messages.push(
+        `This is edit ${state.edits.sinceTests} without running the tests. Run ${quote(checkCommand(state, "tests", policy))} before editing more.`,
+      );
+    }
+    return messages.length === 0 ? pass(name) : warn(name, messages.join(" "));
+  },
+};

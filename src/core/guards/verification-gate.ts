@@ -1,0 +1,33 @@
+import { block, pass, quote, type Guard } from "../guard.js";
+import { checkCommand } from "./completion-gate.js";
+
+const name = "verification-gate";
+
+/**
+ * Verification-gated progress (seed 004): after N edits with no check, further edits wait until one runs;
+ * while a check is red, only fixing work may go on, so no new task starts.
+ */
+export const verificationGate: Guard = {
+  name,
+  order: 300,
+  category: "quality-gates",
+  shortCircuit: true,
+  evaluate(state, event, policy) {
+    const rules = policy.verification;
+    if (event.kind === "tool.requested" && (event.writes?.length ?? 0) > 0) {
+      const edits = state.edits.sinceVerification;
+      if (edits <= rules.maxEditsWithoutVerification) return pass(name);
+      return block(
+        name,
+        `You have made ${edits - 1} edits since the last check ran. Run a check (for example ${quote(checkCommand(state, "tests", policy))}) before editing more.`,
+      );
+    }
+    if (event.kind !== "task.started" || !rules.fixOnlyWhileRed) return pass(name);
+    const red = Object.keys(state.checks).filter((check) => state.checks[check]?.passed === false);
+    if (red.length === 0) return pass(name);
+    return block(
+      name,
+      `${red.join(", ")} ${red.length === 1 ? "is" : "are"} failing. Fix ${red.length === 1 ? "it" : "them"} (run ${quote(checkCommand(state, red[0] ?? "tests", policy))} to see why) before starting task "${event.task}".`,
+    );
+  },
+};

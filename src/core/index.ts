@@ -1,0 +1,34 @@
+/**
+ * reins' pure engine: events in, decisions out. No I/O, no clock, no randomness; see DESIGN.md.
+ * The shell (stores, hooks, CLI, server) lives in other entry points.
+ */
+export type * from "./events.js";
+export { isHumanEvent } from "./events.js";
+export { ReinsError, assertNever, type ReinsErrorCode } from "./errors.js";
+export { defaultPolicy, policySchema, resolvePolicy, type Policy, type PolicyInput } from "./policy.js";
+export {
+  CAPS,
+  STATE_BOUND_BYTES,
+  cloneState,
+  initialState,
+  type Breaker,
+  type BreakerStatus,
+  type Meter,
+  type State,
+  type TripReason,
+} from "./state.js";
+export { reduce, applyEvent, callSignature, commandKey } from "./reduce.js";
+export {
+  advance,
+  decide,
+  pipeline,
+  replay,
+  type Decision,
+  type DecisionAlert,
+  type Pipeline,
+} from "./engine.js";
+export type { AlertKind, Effect, Guard, GuardCategory, GuardResult, Verdict } from "./guard.js";
+export { pass, warn, block } from "./guard.js";
+export { defaultGuards } from "./guards/index.js";
+export { RESOURCES, limitOf, usedOf, utilization } from "./meter.js";
+export { Timeline, timeline, fnv1a, type TimelineOptions, type CallResult } from "./timeline.js";

@@ -1,0 +1,73 @@
+import type { BudgetResource } from "./events.js";
+import type { Policy } from "./policy.js";
+import { LEVEL, type Meter, type State } from "./state.js";
+
+/** Every resource a budget can limit, in the order they are checked. */
+export const RESOURCES: readonly BudgetResource[] = [
+  "tokens",
+  "usd",
+  "premiumRequests",
+  "wallTimeMs",
+  "toolCalls",
+];
+
+/** Which meter: the session's, or the task's named by `task`. */
+export interface MeterRef {
+  meter: "session" | "task";
+  task: string;
+}
+
+/** The limit of `resource` on a meter, including human extensions; null when unlimited. */
+export function limitOf(
+  meter: Meter,
+  ref: MeterRef,
+  resource: BudgetResource,
+  policy: Policy,
+): number | null {
+  const limits = ref.meter === "session" ? policy.budget.session : policy.budget.task;
+  let base = limits[resource];
+  if (ref.meter === "task" && resource === "tokens" && meter.taskType !== null) {
+    base = policy.budget.taskTypes[meter.taskType] ?? base;
+  }
+  if (base === null) return null;
+  return base + (meter.extra[resource] ?? 0);
+}
+
+/** What a meter has used of `resource` at time `at`. */
+export function usedOf(meter: Meter, resource: BudgetResource, at: number): number {
+  return resource === "wallTimeMs" ? Math.max(0, at - meter.startedAt) : meter.spent[resource];
+}
+
+/** Used over limit; 0 for an unlimited resource. A zero limit counts as fully used. */
+export function utilization(used: number, limit: number | null): number {
+  if (limit === null) return 0;
+  if (limit <= 0) return used > 0 ? Infinity : 1;
+  return used / limit;
+}
+
+/** The threshold level a utilization has reached. */
+export function levelOf(ratio: number, policy: Policy): number {
+  const { warnAt, askAt, pauseAt } = policy.budget;
+  if (ratio >= pauseAt) return LEVEL.pause;
+  if (ratio >= askAt) return LEVEL.ask;
+  if (ratio >= warnAt) return LEVEL.warn;
+  return LEVEL.none;
+}
+
+/** The meter a reference points at, if it exists. */
+export function meterAt(state: State, ref: MeterRef): Meter | undefined {
+  return ref.meter === "session" ? state.budget.session : state.budget.tasks[ref.task];
+}
+
+/** The meters an event of the current task charges: the session's, and the task's when there is one. */
+export function activeMeters(state: State): MeterRef[] {
+  const refs: MeterRef[] = [{ meter: "session", task: "" }];
+  if (state.task !== "" && state.budget.tasks[state.task] !== undefined)
+    refs.push({ meter: "task", task: state.task });
+  return refs;
+}
+
+/** A short label for a meter, for messages: `session` or `task "x"`. */
+export function meterLabel(ref: MeterRef): string {
+  return ref.meter === "session" ? "session" : `task "${ref.task}"`;
+}

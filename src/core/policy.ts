@@ -1,0 +1,211 @@
+import { z } from "zod";
+import { ReinsError } from "./errors.js";
+
+const count = z.number().int().nonnegative();
+const positive = z.number().int().positive();
+const fraction = z.number().gt(0).lte(10);
+/** A limit; `null` means unlimited. */
+const limit = z.number().nonnegative().nullable();
+
+const meterLimits = (tokens: number | null) =>
+  z
+    .object({
+      tokens: limit.default(tokens),
+      usd: limit.default(null),
+      premiumRequests: limit.default(null),
+      wallTimeMs: limit.default(null),
+      toolCalls: limit.default(null),
+    })
+    .strict()
+    .prefault({});
+
+const toolOverrides = z
+  .object({
+    /** Never count this tool's calls as loops (a status poll, a scroll). */
+    exempt: z.boolean().optional(),
+    duplicateThreshold: positive.optional(),
+    nearIdenticalThreshold: positive.optional(),
+  })
+  .strict();
+
+const levelList = z.array(z.string().min(1));
+
+/** The zod schema of a policy: every field optional in input, every default filled in on output. */
+export const policySchema = z
+  .object({
+    /** When the store is down: `false` (default) allows with a warning; `true` blocks. */
+    failClosed: z.boolean().default(false),
+    budget: z
+      .object({
+        /** `hard` pauses at 100%; `soft` only warns. */
+        mode: z.enum(["hard", "soft"]).default("hard"),
+        warnAt: fraction.default(0.8),
+        askAt: fraction.default(0.9),
+        pauseAt: fraction.default(1),
+        /** Count prompt-cache reads as tokens (they are cheap, and huge in long sessions). */
+        countCacheReads: z.boolean().default(false),
+        session: meterLimits(500_000),
+        task: meterLimits(100_000),
+        /** Token budget of a task by its type; overrides `task.tokens`. */
+        taskTypes: z.record(z.string(), z.number().nonnegative()).default({
+          planning: 50_000,
+          implement: 100_000,
+          review: 30_000,
+          test: 50_000,
+          deploy: 20_000,
+          design: 50_000,
+        }),
+      })
+      .strict()
+      .prefault({})
+      .refine((b) => b.warnAt <= b.askAt && b.askAt <= b.pauseAt, {
+        message: "must satisfy warnAt <= askAt <= pauseAt",
+      }),
+    spendRate: z
+      .object({
+        /** Length of one rate window. */
+        windowMs: positive.default(60_000),
+        /** How many earlier windows make the session's own baseline. */
+        baselineWindows: z.number().int().min(1).max(30).default(5),
+        /** A window this many times above the baseline is a burst. */
+        burstFactor: z.number().gt(1).default(5),
+        /** Bursts below this many tokens per window are ignored. */
+        minTokens: count.default(20_000),
+        maxTokensPerWindow: limit.default(null),
+        maxUsdPerWindow: limit.default(null),
+      })
+      .strict()
+      .prefault({}),
+    circuit: z
+      .object({
+        maxCallsPerTask: positive.default(50),
+        duplicateThreshold: z.number().int().min(2).max(1000).default(5),
+        rapidFireWindowMs: positive.default(10_000),
+        rapidFireThreshold: z.number().int().min(2).max(1000).default(20),
+        failedVerificationThreshold: positive.default(3),
+        /** Time without anomaly, after a good probe, before half-open closes. */
+        cooldownMs: count.default(60_000),
+        /** Open turns half-open by itself after this long; `null`: only a human can. */
+        autoHalfOpenMs: limit.default(null),
+      })
+      .strict()
+      .prefault({}),
+    churn: z
+      .object({
+        warningAt: positive.default(2),
+        interventionAt: positive.default(3),
+        haltAt: positive.default(5),
+      })
+      .strict()
+      .prefault({})
+      .refine((c) => c.warningAt <= c.interventionAt && c.interventionAt <= c.haltAt, {
+        message: "must satisfy warningAt <= interventionAt <= haltAt",
+      }),
+    circular: z
+      .object({ threshold: z.number().int().min(2).default(3) })
+      .strict()
+      .prefault({}),
+    loops: z
+      .object({
+        alternatingWarnCycles: z.number().int().min(2).default(2),
+        alternatingBlockCycles: z.number().int().min(2).max(4).default(3),
+        nearIdenticalThreshold: z.number().int().min(2).max(8).default(6),
+        errorRepeatWarn: positive.default(3),
+        errorRepeatBlock: positive.default(5),
+        /** Per-tool thresholds and exemptions, by tool name. */
+        tools: z.record(z.string(), toolOverrides).default({}),
+      })
+      .strict()
+      .prefault({}),
+    quality: z
+      .object({ declines: positive.default(3) })
+      .strict()
+      .prefault({}),
+    thrashing: z
+      .object({ iterations: z.number().int().min(2).default(5) })
+      .strict()
+      .prefault({}),
+    discipline: z
+      .object({
+        repeatedReads: z.number().int().min(2).default(3),
+        repeatedCommandFailures: z.number().int().min(2).default(3),
+        editsWithoutTests: positive.default(5),
+      })
+      .strict()
+      .prefault({}),
+    iterations: z
+      .object({ max: positive.default(30) })
+      .strict()
+      .prefault({}),
+    verification: z
+      .object({
+        /** Edits allowed since the last verification; the next one is blocked. */
+        maxEditsWithoutVerification: positive.default(10),
+        /** While a required check is red, no new task may start. */
+        fixOnlyWhileRed: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
+    completion: z
+      .object({
+        /** Verifications that must have passed after the last edit, per level. */
+        required: z
+          .object({
+            session: levelList.default(["tests"]),
+            task: levelList.default(["tests", "task"]),
+            component: levelList.default(["tests", "lint", "component"]),
+            module: levelList.default(["tests", "lint", "build", "module"]),
+          })
+          .strict()
+          .prefault({}),
+        /** The command to suggest for a missing check, when none was seen yet. */
+        commands: z.record(z.string(), z.string()).default({
+          tests: "npm test",
+          lint: "npm run lint",
+          build: "npm run build",
+          typecheck: "npx tsc --noEmit",
+        }),
+      })
+      .strict()
+      .prefault({}),
+    wip: z
+      .object({
+        maxInFlightTasks: positive.default(3),
+        maxUnverifiedLines: positive.default(1_000),
+        maxRetriesPerFailureClass: positive.default(8),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+/** Every threshold reins uses, with all defaults filled in. */
+export type Policy = z.output<typeof policySchema>;
+
+/** A policy as a user writes it: every field optional. */
+export type PolicyInput = z.input<typeof policySchema>;
+
+/** The default policy (DESIGN.md, "Guards and their default policy"). */
+export const defaultPolicy: Policy = policySchema.parse({});
+
+/** Describes a rejected value in a few words: `"abc" (a string)`. */
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  const text = JSON.stringify(value) ?? typeof value;
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/**
+ * Validates a user's policy and fills in every default. A bad value throws a ReinsError whose message names
+ * each bad field, the value given and what is allowed, e.g. `budget.warnAt: got 2 — Too big: expected ...`.
+ */
+export function resolvePolicy(input: unknown, source = "policy"): Policy {
+  const parsed = policySchema.safeParse(input ?? {}, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const field = issue.path.length > 0 ? issue.path.join(".") : "(top level)";
+    const got = "input" in issue ? `got ${describe(issue.input)}; ` : "";
+    return `${field}: ${got}${issue.message}`;
+  });
+  throw new ReinsError("invalid_policy", `invalid ${source}: ${problems.join("; ")}`);
+}

@@ -1,0 +1,384 @@
+import { CAPS, LEVEL, cloneState, emptyMeter, type Meter, type State } from "./state.js";
+import { capSet, clip, pushCapped } from "./capped.js";
+import { assertNever } from "./errors.js";
+import type {
+  BudgetExtended,
+  ReinsEvent,
+  ToolCompleted,
+  ToolRequested,
+  UsageRecorded,
+  VerificationRan,
+} from "./events.js";
+import { levelOf, limitOf, usedOf, utilization } from "./meter.js";
+import { defaultPolicy, type Policy } from "./policy.js";
+
+/**
+ * Folds one event into the facts of a scope, in place. The policy only sizes windows and supplies the
+ * breaker's timeouts; verdicts and the state changes they cause come from the guards (see engine.ts).
+ */
+export function applyEvent(state: State, event: ReinsEvent, policy: Policy): void {
+  const at = event.at;
+  if (state.startedAt === null) {
+    state.startedAt = at;
+    state.budget.session.startedAt = at;
+  }
+  state.lastAt = at;
+  if (event.task !== undefined && event.task !== "") enterTask(state, clip(event.task), at);
+  settleBreaker(state, at, policy);
+
+  switch (event.kind) {
+    case "session.started":
+      state.ended = false;
+      break;
+    case "session.ended":
+      state.ended = true;
+      break;
+    case "task.started": {
+      const meter = state.budget.tasks[state.task];
+      if (meter !== undefined && event.taskType !== undefined) meter.taskType = clip(event.taskType);
+      if (!state.inFlight.includes(state.task)) pushCapped(state.inFlight, state.task, CAPS.inFlight);
+      break;
+    }
+    case "task.ended": {
+      state.inFlight = state.inFlight.filter((t) => t !== state.task);
+      if (event.status === "failed") recordTaskFailure(state, state.task);
+      if (event.status === "done") capSet(state.churn, state.task, { failures: 0, confirmed: 0 }, CAPS.churn);
+      break;
+    }
+    case "tool.requested":
+      applyRequest(state, event, policy);
+      break;
+    case "tool.completed":
+      applyCompletion(state, event);
+      break;
+    case "usage.recorded":
+      applyUsage(state, event, policy);
+      break;
+    case "verification.ran":
+      applyVerification(state, event);
+      break;
+    case "iteration.ended":
+      state.iterations += 1;
+      state.cycle += 1;
+      if (event.outcome === "failure") recordTaskFailure(state, state.task);
+      if (event.outcome === "success")
+        capSet(state.churn, state.task, { failures: 0, confirmed: 0 }, CAPS.churn);
+      break;
+    case "completion.claimed":
+      break;
+    case "human.budget_extended":
+      applyExtension(state, event, policy);
+      break;
+    case "human.budget_reset":
+      state.budget = { session: emptyMeter(at), tasks: {} };
+      if (state.task !== "") state.budget.tasks[state.task] = emptyMeter(at);
+      state.rate = { buckets: [], firedWindow: -1 };
+      break;
+    case "human.circuit_acknowledged":
+      if (state.breaker.status === "open") {
+        state.breaker.status = "half_open";
+        state.breaker.probe = "none";
+        state.breaker.probeAt = null;
+      }
+      clearAnomalies(state);
+      break;
+    case "human.circuit_reset":
+      state.breaker = {
+        ...state.breaker,
+        status: "closed",
+        reason: null,
+        detail: null,
+        probe: "none",
+        probeAt: null,
+      };
+      clearAnomalies(state);
+      break;
+    case "human.alert_acknowledged":
+      break;
+    case "human.confirmed": {
+      const memo = state.churn[state.task];
+      if (memo !== undefined) memo.confirmed = churnLevel(memo.failures, policy);
+      break;
+    }
+    default:
+      assertNever(event);
+  }
+  state.seq += 1;
+}
+
+/** A pure fold: returns the state after `event`, leaving `state` untouched. */
+export function reduce(state: State, event: ReinsEvent, policy: Policy = defaultPolicy): State {
+  const next = cloneState(state);
+  applyEvent(next, event, policy);
+  return next;
+}
+
+/** The escalation level of a task after `failures` consecutive failures: 0 normal .. 3 halted. */
+export function churnLevel(failures: number, policy: Policy): number {
+  const { warningAt, interventionAt, haltAt } = policy.churn;
+  if (failures >= haltAt) return 3;
+  if (failures >= interventionAt) return 2;
+  if (failures >= warningAt) return 1;
+  return 0;
+}
+
+/** The signature of a call: equal signatures mean identical calls. */
+export function callSignature(event: { tool: string; inputHash: string }): string {
+  return clip(`${event.tool}#${event.inputHash}`);
+}
+
+/** Collapses white space so `npm  test` and `npm test` are one command. */
+export function commandKey(command: string): string {
+  return clip(command.trim().replace(/\s+/g, " "));
+}
+
+/** The failure class of a call: its command, or its tool when it runs none. */
+export function failureClass(event: { tool: string; command?: string }): string {
+  return event.command !== undefined ? `cmd:${commandKey(event.command)}` : `tool:${clip(event.tool)}`;
+}
+
+function enterTask(state: State, task: string, at: number): void {
+  state.task = task;
+  if (state.budget.tasks[task] === undefined) capSet(state.budget.tasks, task, emptyMeter(at), CAPS.tasks);
+}
+
+function recordTaskFailure(state: State, task: string): void {
+  const memo = state.churn[task] ?? { failures: 0, confirmed: 0 };
+  capSet(state.churn, task, { failures: memo.failures + 1, confirmed: memo.confirmed }, CAPS.churn);
+}
+
+/** Time-driven breaker moves: open → half-open after the auto cooldown, half-open → closed after a quiet cooldown. */
+function settleBreaker(state: State, at: number, policy: Policy): void {
+  const breaker = state.breaker;
+  const auto = policy.circuit.autoHalfOpenMs;
+  if (
+    breaker.status === "open" &&
+    auto !== null &&
+    breaker.openedAt !== null &&
+    at - breaker.openedAt >= auto
+  ) {
+    breaker.status = "half_open";
+    breaker.probe = "none";
+    breaker.probeAt = null;
+  }
+  if (
+    breaker.status === "half_open" &&
+    breaker.probe === "passed" &&
+    breaker.probeAt !== null &&
+    at - breaker.probeAt >= policy.circuit.cooldownMs
+  ) {
+    state.breaker = {
+      ...breaker,
+      status: "closed",
+      reason: null,
+      detail: null,
+      probe: "none",
+      probeAt: null,
+    };
+  }
+}
+
+function clearAnomalies(state: State): void {
+  const calls = state.calls;
+  calls.sig = "";
+  calls.streak = 0;
+  calls.sigOut = null;
+  calls.taskCalls = 0;
+  calls.times = [];
+  state.failedVerifications = 0;
+}
+
+function applyRequest(state: State, event: ToolRequested, policy: Policy): void {
+  const calls = state.calls;
+  const sig = callSignature(event);
+  if (sig === calls.sig) {
+    calls.streak += 1;
+  } else {
+    calls.sig = sig;
+    calls.streak = 1;
+    calls.sigOut = null;
+  }
+  if (calls.task !== state.task) {
+    calls.task = state.task;
+    calls.taskCalls = 0;
+  }
+  calls.taskCalls += 1;
+  pushCapped(calls.times, event.at, policy.circuit.rapidFireThreshold);
+  const shape = event.shapeHash === undefined ? sig : clip(`${event.tool}#${event.shapeHash}`);
+  pushCapped(
+    calls.recent,
+    { sig, shape, tool: clip(event.tool), out: null, failed: false },
+    CAPS.recentCalls,
+  );
+
+  state.budget.session.spent.toolCalls += 1;
+  const task = state.budget.tasks[state.task];
+  if (state.task !== "" && task !== undefined) task.spent.toolCalls += 1;
+
+  for (const path of event.reads ?? []) {
+    const key = clip(path);
+    capSet(state.reads, key, (state.reads[key] ?? 0) + 1, CAPS.reads);
+  }
+  const writes = event.writes ?? [];
+  if (writes.length === 0) return;
+  const edits = state.edits;
+  edits.total += 1;
+  edits.lastSeq = state.seq;
+  edits.sinceVerification += 1;
+  edits.sinceTests += 1;
+  edits.unverifiedLines += Math.max(0, Math.min(event.linesChanged ?? 0, 1e9));
+  for (const path of writes) {
+    const key = clip(path);
+    delete state.reads[key];
+    const file = state.files[key];
+    if (file === undefined || file.lastIteration !== state.cycle) {
+      capSet(
+        state.files,
+        key,
+        { iterations: (file?.iterations ?? 0) + 1, lastIteration: state.cycle },
+        CAPS.files,
+      );
+    }
+    const memoKey = `write:${key}`;
+    const memo = state.resources[memoKey];
+    const content = clip(event.inputHash);
+    const same = memo !== undefined && memo.content === content ? memo.same + 1 : 1;
+    capSet(state.resources, memoKey, { same, quiet: same, content, edits: edits.total }, CAPS.resources);
+  }
+}
+
+function applyCompletion(state: State, event: ToolCompleted): void {
+  const sig = callSignature(event);
+  const out = event.outputHash === undefined ? null : clip(event.outputHash);
+  const failed = event.outcome !== "success";
+  for (let i = state.calls.recent.length - 1; i >= 0; i--) {
+    const call = state.calls.recent[i];
+    if (call !== undefined && call.sig === sig && call.out === null) {
+      call.out = out ?? "";
+      call.failed = failed;
+      break;
+    }
+  }
+  const calls = state.calls;
+  if (sig === calls.sig && out !== null) {
+    if (calls.sigOut === null) calls.sigOut = out;
+    else if (calls.sigOut !== out) {
+      // The same call produced something new: that is progress, so the identical-call streak restarts.
+      calls.streak = 1;
+      calls.sigOut = out;
+    }
+  }
+  if (state.breaker.status === "half_open" && state.breaker.probe === "in_flight" && !failed) {
+    state.breaker.probe = "passed";
+    state.breaker.probeAt = event.at;
+  }
+
+  const cls = failureClass(event);
+  if (failed) {
+    const error = clip(event.errorHash ?? out ?? "");
+    if (error !== "" && error === calls.errorHash) calls.errorStreak += 1;
+    else {
+      calls.errorHash = error;
+      calls.errorStreak = 1;
+    }
+    capSet(state.failureClasses, cls, (state.failureClasses[cls] ?? 0) + 1, CAPS.failureClasses);
+  } else {
+    calls.errorHash = "";
+    calls.errorStreak = 0;
+    delete state.failureClasses[cls];
+  }
+
+  if (event.command !== undefined) {
+    const memoKey = `run:${commandKey(event.command)}`;
+    const memo = state.resources[memoKey];
+    const content = out ?? `#${state.seq}`; // an unknown output never matches another
+    const sameContent = memo !== undefined && memo.content === content;
+    const same = sameContent ? memo.same + 1 : 1;
+    const quiet = sameContent && memo.edits === state.edits.total ? memo.quiet + 1 : 1;
+    capSet(state.resources, memoKey, { same, quiet, content, edits: state.edits.total }, CAPS.resources);
+  }
+}
+
+function applyUsage(state: State, event: UsageRecorded, policy: Policy): void {
+  const n = (v: number | undefined) => (v !== undefined && Number.isFinite(v) && v > 0 ? v : 0);
+  const tokens =
+    n(event.inputTokens) +
+    n(event.outputTokens) +
+    n(event.cacheWriteTokens) +
+    (policy.budget.countCacheReads ? n(event.cacheReadTokens) : 0);
+  const usd = n(event.costUsd);
+  const premium = n(event.premiumRequests);
+  const charge = (meter: Meter) => {
+    meter.spent.tokens += tokens;
+    meter.spent.usd += usd;
+    meter.spent.premiumRequests += premium;
+  };
+  charge(state.budget.session);
+  const task = state.budget.tasks[state.task];
+  if (state.task !== "" && task !== undefined) charge(task);
+
+  const window = Math.floor(event.at / policy.spendRate.windowMs);
+  const buckets = state.rate.buckets;
+  const last = buckets[buckets.length - 1];
+  if (last !== undefined && last[0] === window) {
+    last[1] += tokens;
+    last[2] += usd;
+  } else {
+    pushCapped(buckets, [window, tokens, usd], CAPS.rateBuckets);
+  }
+}
+
+function applyVerification(state: State, event: VerificationRan): void {
+  state.cycle += 1;
+  const name = clip(event.name);
+  const raw = event.score ?? (event.passed ? 1 : 0);
+  const score = Number.isFinite(raw) ? Math.min(1, Math.max(0, raw)) : event.passed ? 1 : 0;
+  const prev = state.checks[name];
+  const greener = prev !== undefined && (score > prev.score || (event.passed && !prev.passed));
+  capSet(
+    state.checks,
+    name,
+    {
+      passed: event.passed,
+      score,
+      ranSeq: state.seq,
+      passSeq: event.passed ? state.seq : (prev?.passSeq ?? -1),
+      declines: prev !== undefined && score < prev.score ? prev.declines + 1 : 0,
+      command: event.command !== undefined ? clip(event.command) : (prev?.command ?? null),
+    },
+    CAPS.checks,
+  );
+  const edits = state.edits;
+  edits.sinceVerification = 0;
+  if (name === "tests") edits.sinceTests = 0;
+  if (event.passed) edits.unverifiedLines = 0;
+  state.failedVerifications = event.passed ? 0 : state.failedVerifications + 1;
+
+  if (greener) state.files = {};
+  for (const path of event.flagged ?? []) {
+    const key = clip(path);
+    const file = state.files[key];
+    if (file === undefined || file.lastIteration !== state.cycle) {
+      capSet(
+        state.files,
+        key,
+        { iterations: (file?.iterations ?? 0) + 1, lastIteration: state.cycle },
+        CAPS.files,
+      );
+    }
+  }
+}
+
+function applyExtension(state: State, event: BudgetExtended, policy: Policy): void {
+  const amount = Number.isFinite(event.amount) ? Math.max(0, event.amount) : 0;
+  const ref =
+    event.meter === "task" && state.task !== "" ? ({ meter: "task", task: state.task } as const) : null;
+  const meter = ref === null ? state.budget.session : state.budget.tasks[state.task];
+  if (meter === undefined) return;
+  meter.extra[event.resource] = (meter.extra[event.resource] ?? 0) + amount;
+  const limit = limitOf(meter, ref ?? { meter: "session", task: "" }, event.resource, policy);
+  const level = levelOf(utilization(usedOf(meter, event.resource, event.at), limit), policy);
+  // Thresholds above the new utilisation fire again; the ones still reached stay fired.
+  meter.fired[event.resource] = Math.min(meter.fired[event.resource] ?? LEVEL.none, level);
+  if (meter.paused === event.resource && level < LEVEL.pause) meter.paused = null;
+}

@@ -1,0 +1,225 @@
+import type { BudgetResource } from "./events.js";
+
+/**
+ * The state of one scope: plain JSON that round-trips, folded from its events. Every collection is
+ * bounded (see CAPS), so a session of any length keeps a state under STATE_BOUND_BYTES.
+ */
+
+/** Upper bound, in bytes of JSON, of any state, whatever events it has seen. */
+export const STATE_BOUND_BYTES = 256 * 1024;
+
+/** How many entries each bounded collection keeps. */
+export const CAPS = {
+  tasks: 16,
+  churn: 16,
+  inFlight: 32,
+  resources: 64,
+  reads: 64,
+  failureClasses: 48,
+  checks: 16,
+  files: 64,
+  recentCalls: 8,
+  rateBuckets: 31,
+} as const;
+
+/** What a meter has spent so far. Wall time is derived from `startedAt` and the event time. */
+export interface Spend {
+  tokens: number;
+  usd: number;
+  premiumRequests: number;
+  toolCalls: number;
+}
+
+/** Threshold levels, fired at most once each per meter and resource. */
+export const LEVEL = { none: 0, warn: 1, ask: 2, pause: 3 } as const;
+
+/** A budget attached to the session or to one task. */
+export interface Meter {
+  spent: Spend;
+  /** Allowance added by humans, per resource. */
+  extra: Partial<Record<BudgetResource, number>>;
+  /** Highest threshold level already fired, per resource. */
+  fired: Partial<Record<BudgetResource, number>>;
+  /** The resource that paused this meter, or null while it may spend. */
+  paused: BudgetResource | null;
+  startedAt: number;
+  taskType: string | null;
+}
+
+export type BreakerStatus = "closed" | "open" | "half_open";
+
+/** Why the circuit opened. */
+export type TripReason =
+  "duplicate_calls" | "rapid_fire" | "max_calls_per_task" | "failed_verifications" | "probe_failed";
+
+export interface Breaker {
+  status: BreakerStatus;
+  reason: TripReason | null;
+  detail: string | null;
+  openedAt: number | null;
+  /** In half-open: whether the one probe call is out, came back good, or not yet sent. */
+  probe: "none" | "in_flight" | "passed";
+  probeAt: number | null;
+  trips: number;
+}
+
+/** One of the latest tool calls, for pattern detection. */
+export interface RecentCall {
+  sig: string;
+  shape: string;
+  tool: string;
+  /** Output hash once the call completed. */
+  out: string | null;
+  failed: boolean;
+}
+
+export interface Calls {
+  /** Signature (tool + input hash) of the last call and how many times in a row it came. */
+  sig: string;
+  streak: number;
+  /** Output of the streak's first completed call; a different output restarts the streak (progress). */
+  sigOut: string | null;
+  /** The task the call counter belongs to, and its calls so far. */
+  task: string;
+  taskCalls: number;
+  /** Times of the latest calls, for the rapid-fire window. */
+  times: number[];
+  recent: RecentCall[];
+  /** The last failure's error hash and how many failures in a row had it. */
+  errorHash: string;
+  errorStreak: number;
+}
+
+export interface Check {
+  passed: boolean;
+  score: number;
+  /** `seq` of the last run and of the last passing run. */
+  ranSeq: number;
+  passSeq: number;
+  declines: number;
+  command: string | null;
+}
+
+export interface Edits {
+  total: number;
+  lastSeq: number;
+  sinceVerification: number;
+  sinceTests: number;
+  unverifiedLines: number;
+}
+
+/** Circular-behaviour memory per action on a resource. */
+export interface ResourceMemo {
+  /** Consecutive occurrences with unchanged content. */
+  same: number;
+  /** Consecutive occurrences with unchanged content and no edit anywhere in between. */
+  quiet: number;
+  content: string;
+  /** `edits.total` when last seen: a command re-run with no edit in between changed nothing. */
+  edits: number;
+}
+
+export interface ChurnMemo {
+  failures: number;
+  /** Escalation level a human has already confirmed going on at. */
+  confirmed: number;
+}
+
+export interface FileMemo {
+  /** Iterations in which the file was edited or flagged since checks last got greener. */
+  iterations: number;
+  lastIteration: number;
+}
+
+export interface State {
+  v: 1;
+  scope: string;
+  /** Events applied so far; the next event's sequence number. */
+  seq: number;
+  startedAt: number | null;
+  lastAt: number | null;
+  ended: boolean;
+  /** The current task, or "" when none is known. */
+  task: string;
+  iterations: number;
+  /** Edit-check cycles: bumped by every iteration end and every verification. */
+  cycle: number;
+  budget: { session: Meter; tasks: Record<string, Meter> };
+  /** Token and USD spend per rate window: [window index, tokens, usd]. */
+  rate: { buckets: [number, number, number][]; firedWindow: number };
+  breaker: Breaker;
+  calls: Calls;
+  failedVerifications: number;
+  churn: Record<string, ChurnMemo>;
+  inFlight: string[];
+  resources: Record<string, ResourceMemo>;
+  reads: Record<string, number>;
+  edits: Edits;
+  checks: Record<string, Check>;
+  files: Record<string, FileMemo>;
+  /** Consecutive failures per failure class (a command, or a tool that runs none). */
+  failureClasses: Record<string, number>;
+}
+
+/** A meter that has spent nothing, started at `at`. */
+export function emptyMeter(at: number, taskType: string | null = null): Meter {
+  return {
+    spent: { tokens: 0, usd: 0, premiumRequests: 0, toolCalls: 0 },
+    extra: {},
+    fired: {},
+    paused: null,
+    startedAt: at,
+    taskType,
+  };
+}
+
+/** The state of a scope before any event. */
+export function initialState(scope: string): State {
+  return {
+    v: 1,
+    scope,
+    seq: 0,
+    startedAt: null,
+    lastAt: null,
+    ended: false,
+    task: "",
+    iterations: 0,
+    cycle: 0,
+    budget: { session: emptyMeter(0), tasks: {} },
+    rate: { buckets: [], firedWindow: -1 },
+    breaker: {
+      status: "closed",
+      reason: null,
+      detail: null,
+      openedAt: null,
+      probe: "none",
+      probeAt: null,
+      trips: 0,
+    },
+    calls: {
+      sig: "",
+      streak: 0,
+      sigOut: null,
+      task: "",
+      taskCalls: 0,
+      times: [],
+      recent: [],
+      errorHash: "",
+      errorStreak: 0,
+    },
+    failedVerifications: 0,
+    churn: {},
+    inFlight: [],
+    resources: {},
+    reads: {},
+    edits: { total: 0, lastSeq: -1, sinceVerification: 0, sinceTests: 0, unverifiedLines: 0 },
+    checks: {},
+    files: {},
+    failureClasses: {},
+  };
+}
+
+/** A deep copy of a state (states are plain JSON). */
+export function cloneState(state: State): State {
+  return structuredClone(state);
+}
