@@ -1,6 +1,6 @@
 /**
  * Bounded maps for the state: plain objects (so they round-trip through JSON) that keep at most `cap`
- * keys, dropping the least recently written one. Keys are truncated so a hostile string cannot grow state.
+ * keys, dropping the oldest one. Keys are truncated so a hostile string cannot grow state.
  */
 
 /** Longest key or stored text kept in state; longer ones are cut. */
@@ -11,9 +11,15 @@ export function clip(text: string): string {
   return text.length <= MAX_TEXT ? text : `${text.slice(0, MAX_TEXT - 16)}…[${text.length}]`;
 }
 
-/** Writes `key` as the most recent entry, evicting the oldest entries past `cap`. */
+/**
+ * Writes `key`; a new key past `cap` evicts the oldest keys. Updating a key keeps its place, so the common
+ * case (a key already there) costs one property write.
+ */
 export function capSet<V>(map: Record<string, V>, key: string, value: V, cap: number): void {
-  if (key in map) delete map[key];
+  if (key in map) {
+    map[key] = value;
+    return;
+  }
   map[key] = value;
   let excess = Object.keys(map).length - cap;
   if (excess <= 0) return;

@@ -69,11 +69,13 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy): voi
     case "human.budget_extended":
       applyExtension(state, event, policy);
       break;
-    case "human.budget_reset":
+    case "human.budget_reset": {
+      const taskType = state.budget.tasks[state.task]?.taskType ?? null;
       state.budget = { session: emptyMeter(at), tasks: {} };
-      if (state.task !== "") state.budget.tasks[state.task] = emptyMeter(at);
+      if (state.task !== "") state.budget.tasks[state.task] = emptyMeter(at, taskType);
       state.rate = { buckets: [], firedWindow: -1 };
       break;
+    }
     case "human.circuit_acknowledged":
       if (state.breaker.status === "open") {
         state.breaker.status = "half_open";
@@ -205,9 +207,10 @@ function applyRequest(state: State, event: ToolRequested, policy: Policy): void 
   calls.taskCalls += 1;
   pushCapped(calls.times, event.at, policy.circuit.rapidFireThreshold);
   const shape = event.shapeHash === undefined ? sig : clip(`${event.tool}#${event.shapeHash}`);
+  const label = clip(event.command ?? event.writes?.[0] ?? event.reads?.[0] ?? event.tool);
   pushCapped(
     calls.recent,
-    { sig, shape, tool: clip(event.tool), out: null, failed: false },
+    { sig, shape, tool: clip(event.tool), label, out: null, failed: false },
     CAPS.recentCalls,
   );
 
@@ -222,6 +225,8 @@ function applyRequest(state: State, event: ToolRequested, policy: Policy): void 
   const writes = event.writes ?? [];
   if (writes.length === 0) return;
   const edits = state.edits;
+  // A new edit round starts with the first edit after a check: thrashing counts rounds, not single edits.
+  if (edits.sinceVerification === 0) state.cycle += 1;
   edits.total += 1;
   edits.lastSeq = state.seq;
   edits.sinceVerification += 1;
@@ -229,7 +234,7 @@ function applyRequest(state: State, event: ToolRequested, policy: Policy): void 
   edits.unverifiedLines += Math.max(0, Math.min(event.linesChanged ?? 0, 1e9));
   for (const path of writes) {
     const key = clip(path);
-    delete state.reads[key];
+    if (key in state.reads) state.reads[key] = 0;
     const file = state.files[key];
     if (file === undefined || file.lastIteration !== state.cycle) {
       capSet(
@@ -285,7 +290,7 @@ function applyCompletion(state: State, event: ToolCompleted): void {
   } else {
     calls.errorHash = "";
     calls.errorStreak = 0;
-    delete state.failureClasses[cls];
+    if (cls in state.failureClasses) state.failureClasses[cls] = 0;
   }
 
   if (event.command !== undefined) {
@@ -329,7 +334,6 @@ function applyUsage(state: State, event: UsageRecorded, policy: Policy): void {
 }
 
 function applyVerification(state: State, event: VerificationRan): void {
-  state.cycle += 1;
   const name = clip(event.name);
   const raw = event.score ?? (event.passed ? 1 : 0);
   const score = Number.isFinite(raw) ? Math.min(1, Math.max(0, raw)) : event.passed ? 1 : 0;

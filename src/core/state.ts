@@ -68,6 +68,8 @@ export interface RecentCall {
   sig: string;
   shape: string;
   tool: string;
+  /** What the call acted on, for messages: its command, or the first path it wrote or read. */
+  label: string;
   /** Output hash once the call completed. */
   out: string | null;
   failed: boolean;
@@ -142,7 +144,7 @@ export interface State {
   /** The current task, or "" when none is known. */
   task: string;
   iterations: number;
-  /** Edit-check cycles: bumped by every iteration end and every verification. */
+  /** Edit rounds: bumped by the first edit after a check, and by every iteration end. */
   cycle: number;
   budget: { session: Meter; tasks: Record<string, Meter> };
   /** Token and USD spend per rate window: [window index, tokens, usd]. */

@@ -18,6 +18,14 @@ const name = "budget";
 /** Events that spend, or start spending; a paused budget blocks them. */
 const spending = new Set(["tool.requested", "task.started", "usage.recorded"]);
 
+const nouns: Record<BudgetResource, string> = {
+  tokens: "token",
+  usd: "USD",
+  premiumRequests: "premium request",
+  wallTimeMs: "time",
+  toolCalls: "tool call",
+};
+
 function amount(resource: BudgetResource, n: number): string {
   switch (resource) {
     case "tokens":
@@ -59,11 +67,13 @@ export const budget: Guard = {
       if (meter === undefined) continue;
       if (meter.paused !== null) {
         const limit = limitOf(meter, ref, meter.paused, policy) ?? 0;
-        return block(
-          name,
+        messages.push(
           `The ${meterLabel(ref)} budget is paused: ${amount(meter.paused, usedOf(meter, meter.paused, event.at))} used of ${amount(meter.paused, limit)}. Stop and wait until a person extends it with ${extendHint(ref, state.scope, meter.paused)}.`,
-          { needsHuman: true },
         );
+        needsHuman = true;
+        // Go on to the other meter: its thresholds must fire now, not be lost until this one is extended.
+        if (worst.verdict !== "block") worst = block(name, "");
+        continue;
       }
       for (const resource of RESOURCES) {
         const limit = limitOf(meter, ref, resource, policy);
@@ -72,7 +82,7 @@ export const budget: Guard = {
         const ratio = utilization(used, limit);
         const level = levelOf(ratio, policy);
         if (level <= (meter.fired[resource] ?? LEVEL.none)) continue;
-        const where = `The ${meterLabel(ref)} has used ${formatPercent(ratio)} of its ${resource === "wallTimeMs" ? "time" : resource} budget (${amount(resource, used)} of ${amount(resource, limit)})`;
+        const where = `The ${meterLabel(ref)} has used ${formatPercent(ratio)} of its ${nouns[resource]} budget (${amount(resource, used)} of ${amount(resource, limit)})`;
         const target = { meter: ref.meter, task: ref.task, resource };
         if (level === LEVEL.pause && policy.budget.mode === "hard") {
           effects.push({ kind: "budget.paused", ...target });
@@ -99,6 +109,11 @@ export const budget: Guard = {
       }
     }
     if (worst.verdict === "allow") return worst;
-    return { ...worst, message: messages.join(" "), effects, ...(needsHuman ? { needsHuman } : {}) };
+    return {
+      ...worst,
+      message: messages.join(" "),
+      ...(effects.length > 0 ? { effects } : {}),
+      ...(needsHuman ? { needsHuman } : {}),
+    };
   },
 };

@@ -5,6 +5,10 @@ import type { State, TripReason } from "../state.js";
 
 const name = "circuit-breaker";
 
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
 function callLabel(event: ToolRequested): string {
   return event.command !== undefined ? `${event.tool} call ${quote(event.command)}` : `${event.tool} call`;
 }
@@ -37,7 +41,7 @@ function anomaly(
     };
   }
   if (state.calls.taskCalls > rules.maxCallsPerTask) {
-    const task = state.calls.task === "" ? "this session" : `task "${state.calls.task}"`;
+    const task = state.calls.task === "" ? "This session" : `Task "${state.calls.task}"`;
     return {
       reason: "max_calls_per_task",
       detail: `${task} has made ${state.calls.taskCalls} tool calls, more than the limit of ${rules.maxCallsPerTask}`,
@@ -84,7 +88,7 @@ export const circuitBreaker: Guard = {
         if (event.kind !== "tool.requested" && event.kind !== "task.started") return pass(name);
         return block(
           name,
-          `The circuit breaker is open: ${breaker.detail ?? breaker.reason ?? "an anomaly"}. Do not retry; a person must acknowledge it (\`reins circuit ack ${state.scope}\`).`,
+          `The circuit breaker is open (${lowerFirst(breaker.detail ?? breaker.reason ?? "an anomaly")}). Do not retry; a person must acknowledge it (\`reins circuit ack ${state.scope}\`).`,
           { needsHuman: true },
         );
       case "half_open": {

@@ -7,8 +7,8 @@ const name = "circular";
 /**
  * The same action on the same resource, again and again. Writing the same content to a file a third time is
  * a loop and is blocked. Re-running a command that gave the same result with nothing changed in between is
- * warned about before it runs (the circuit breaker blocks the fifth identical call); a command whose result
- * stays the same although files were edited is progress that is not landing: also a warning. Repeated reads
+ * warned about before it runs (the circuit breaker blocks the fifth identical call); a failing command whose
+ * result stays the same although files were edited is progress that is not landing: also a warning. Repeated reads
  * belong to tool discipline.
  */
 export const circular: Guard = {
@@ -40,7 +40,7 @@ export const circular: Guard = {
       }
       return pass(name);
     }
-    if (event.command === undefined) return pass(name);
+    if (event.command === undefined || event.outcome === "success") return pass(name);
     const memo = state.resources[`run:${commandKey(event.command)}`];
     if (memo !== undefined && memo.same >= threshold && memo.quiet < memo.same) {
       return warn(

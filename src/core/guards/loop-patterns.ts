@@ -1,4 +1,4 @@
-import { block, pass, warn, type Guard, type GuardResult } from "../guard.js";
+import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";
 import type { RecentCall, State } from "../state.js";
 
@@ -30,7 +30,7 @@ function alternating(state: State, policy: Policy): GuardResult | null {
   const tail = recent.slice(n - length, n - 1);
   if (changed(tail.filter((c) => c.sig === a.sig)) || changed(tail.filter((c) => c.sig === b.sig)))
     return null;
-  const text = `You are alternating between the same two calls (${b.tool} and ${a.tool}), ${cycles} rounds so far, with the same results each time. Neither fix works: stop, compare the two outcomes and find the real cause.`;
+  const text = `You are alternating between the same two calls (${b.tool} ${quote(b.label)} and ${a.tool} ${quote(a.label)}), ${cycles} rounds so far, with the same results each time. Neither fix works: stop, compare the two outcomes and find the real cause.`;
   return cycles >= rules.alternatingBlockCycles ? block(name, text) : warn(name, text);
 }
 

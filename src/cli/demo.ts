@@ -1,0 +1,118 @@
+import { writeFileSync } from "node:fs";
+import { createColors } from "picocolors";
+import type { ReinsEvent } from "../core/events.js";
+import { formatCount } from "../core/format.js";
+import type { Policy } from "../core/policy.js";
+import { demoAgents } from "../demo/agents.js";
+import { runAgent, type AgentRun, type Entry } from "../demo/run-agent.js";
+import { traceHeader, traceLine } from "../shell/trace.js";
+import type { Io } from "./io.js";
+import { pad, table } from "./table.js";
+
+/** The demo's fixed start time (2026-01-05 09:00 UTC), so every run prints and records the same. */
+export const DEMO_START = Date.UTC(2026, 0, 5, 9, 0, 0);
+
+type Colors = ReturnType<typeof createColors>;
+
+function clock(at: number, start: number): string {
+  const s = Math.floor((at - start) / 1000);
+  return `${String(Math.floor(s / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function label(event: ReinsEvent): string | null {
+  switch (event.kind) {
+    case "tool.requested":
+      return `${event.tool} ${event.command ?? event.writes?.[0] ?? event.reads?.[0] ?? ""}`.trim();
+    case "verification.ran":
+      return `check ${event.name}: ${event.passed ? "passed" : "failed"}`;
+    case "completion.claimed":
+      return `claims "done"`;
+    case "usage.recorded":
+      return `usage +${formatCount((event.inputTokens ?? 0) + (event.outputTokens ?? 0))} tokens`;
+    case "session.started":
+      return "session starts";
+    default:
+      return null;
+  }
+}
+
+function renderEntry({ event, decision }: Entry, start: number, c: Colors): string | null {
+  const text = label(event);
+  const quiet = event.kind === "usage.recorded" || event.kind === "session.started";
+  if (text === null || (quiet && decision.verdict === "allow")) return null;
+  const verdict =
+    decision.verdict === "block"
+      ? c.bold(c.red("BLOCK"))
+      : decision.verdict === "warn"
+        ? c.yellow("warn ")
+        : c.green("allow");
+  const human = decision.needsHuman ? c.magenta(" +human") : "";
+  let line = `  ${c.dim(clock(event.at, start))}  ${pad(verdict, 5)}${human}  ${text}`;
+  for (const result of decision.results) {
+    if (result.verdict === "allow" || result.message === undefined) continue;
+    line += `\n${" ".repeat(11)}${c.dim("└")} ${c.cyan(result.guard)}: ${result.message}`;
+  }
+  return line;
+}
+
+function outcome(run: AgentRun): string {
+  const block = run.firstBlock;
+  if (block === null) return run.finished ? "finished with evidence" : "ran to the end";
+  const guard = block.decision.results.find((r) => r.verdict === "block")?.guard ?? "?";
+  const then = run.finished ? ", then finished with evidence" : "";
+  const what =
+    block.event.kind === "completion.claimed"
+      ? `"done" refused by ${guard}`
+      : `${guard} at ${clock(block.event.at, run.entries[0]?.event.at ?? 0)}`;
+  return what + then;
+}
+
+/**
+ * `reins demo`: scripted agents run through the engine; prints each timeline (every call, the decision,
+ * the moment reins stepped in and why) and a summary table. `trace` also writes every event and decision
+ * as a trace that `reins check` replays.
+ */
+export function demo(io: Io, policy: Policy, options: { agent?: string; trace?: string } = {}): number {
+  const c = createColors(io.color);
+  const agents =
+    options.agent === undefined ? demoAgents : demoAgents.filter((a) => a.name === options.agent);
+  if (agents.length === 0) {
+    io.stderr(
+      `reins: unknown demo agent "${options.agent}"; choose one of ${demoAgents.map((a) => a.name).join(", ")}\n`,
+    );
+    return 2;
+  }
+  const runs: AgentRun[] = [];
+  const trace = [traceHeader(policy)];
+  agents.forEach((agent, i) => {
+    const start = DEMO_START + i * 3_600_000;
+    io.stdout(`\n${c.bold(`${i + 1}. ${agent.title}`)} ${c.dim(`(session:demo-${agent.name})`)}\n`);
+    const run = runAgent(agent, policy, start, (entry) => {
+      const line = renderEntry(entry, start, c);
+      if (line !== null) io.stdout(`${line}\n`);
+      trace.push(traceLine(entry.event, entry.decision));
+    });
+    runs.push(run);
+  });
+  const rows = runs.map((r) => [
+    r.agent.name,
+    String(r.calls),
+    String(r.callsAfterTrouble),
+    formatCount(r.tokens),
+    outcome(r),
+  ]);
+  io.stdout(`\n${c.bold("Summary")}\n`);
+  io.stdout(
+    table(["agent", "calls", "after first sign", "tokens", "what stopped it"], rows, [
+      "left",
+      "right",
+      "right",
+      "right",
+    ]),
+  );
+  if (options.trace !== undefined) {
+    writeFileSync(options.trace, `${trace.join("\n")}\n`);
+    io.stdout(`\nTrace written to ${options.trace}; replay it with: reins check ${options.trace}\n`);
+  }
+  return 0;
+}

@@ -1,0 +1,42 @@
+/** Where a command reads and writes, so the CLI runs the same in a terminal and in tests. */
+export interface Io {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Colour output: on for a terminal unless NO_COLOR, forced by FORCE_COLOR. */
+  color: boolean;
+}
+
+/** The real process's streams and environment. */
+export function processIo(): Io {
+  const env = process.env;
+  const color =
+    env.FORCE_COLOR !== undefined
+      ? env.FORCE_COLOR !== "0"
+      : process.stdout.isTTY && env.NO_COLOR === undefined;
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    cwd: process.cwd(),
+    env,
+    color,
+  };
+}
+
+/** Lines written to an Io, for tests. */
+export function memoryIo(
+  options: Partial<Omit<Io, "stdout" | "stderr">> = {},
+): Io & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out,
+    err,
+    stdout: (text) => void out.push(text),
+    stderr: (text) => void err.push(text),
+    cwd: options.cwd ?? process.cwd(),
+    env: options.env ?? {},
+    color: options.color ?? false,
+  };
+}

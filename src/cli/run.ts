@@ -1,0 +1,105 @@
+import { Command, CommanderError } from "commander";
+import { ReinsError } from "../core/errors.js";
+import { describePolicy, loadPolicy } from "../shell/config.js";
+import { checkTrace, readTrace } from "../shell/trace.js";
+import { demo } from "./demo.js";
+import { processIo, type Io } from "./io.js";
+import { table } from "./table.js";
+
+/** Exit codes: 0 fine, 1 the check failed (a divergence), 2 a usage or input error. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+function program(io: Io, result: { code: number }): Command {
+  const root = new Command("reins")
+    .description(
+      "Back-pressure for autonomous coding agents: budgets, breakers, loop detection, evidence-gated completion.",
+    )
+    .option("-C, --cwd <dir>", "project folder", io.cwd)
+    .option("--policy <file>", "policy file (default: reins.config.json or .reins/config.json)")
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) });
+
+  const policyOf = () => {
+    const opts = root.opts<{ cwd: string; policy?: string }>();
+    return loadPolicy({
+      cwd: opts.cwd,
+      env: io.env,
+      ...(opts.policy !== undefined ? { file: opts.policy } : {}),
+    });
+  };
+  root
+    .command("demo")
+    .description("run scripted agents through the engine and show when and why reins steps in")
+    .option("--agent <name>", "run one agent: healthy, stuck, alternating, thrashing, burst, red-claim")
+    .option("--trace <file>", "also write every event and decision as a trace for `reins check`")
+    .action((opts: { agent?: string; trace?: string }) => {
+      result.code = demo(io, policyOf().policy, opts);
+    });
+
+  root
+    .command("check")
+    .description(
+      "replay a trace (JSON Lines of events with recorded decisions); fail on the first divergence",
+    )
+    .argument("<trace>", "trace file")
+    .action((file: string) => {
+      const trace = readTrace(file);
+      const policy = trace.policy ?? policyOf().policy;
+      const checked = checkTrace(trace, policy);
+      const d = checked.divergence;
+      if (d === null) {
+        io.stdout(`ok: ${checked.events} events replayed, ${checked.checked} recorded decisions match\n`);
+        return;
+      }
+      const brief = (x: typeof d.now) =>
+        `${x.verdict}${x.needsHuman ? " +human" : ""} [${x.results
+          .filter((r) => r.verdict !== "allow")
+          .map((r) => r.guard)
+          .join(", ")}]`;
+      io.stdout(
+        `divergence at ${file}:${d.line} (${d.event.scope}, ${d.event.kind}): recorded ${brief(d.recorded)}, now ${brief(d.now)}\n` +
+          `  recorded: ${JSON.stringify(d.recorded.instructions)}\n  now:      ${JSON.stringify(d.now.instructions)}\n`,
+      );
+      result.code = EXIT.failed;
+    });
+
+  root
+    .command("config")
+    .description("print the effective policy and where each value came from")
+    .option("--json", "print the policy as JSON")
+    .action((opts: { json?: boolean }) => {
+      const loaded = policyOf();
+      if (opts.json === true) {
+        io.stdout(
+          `${JSON.stringify({ policy: loaded.policy, file: loaded.file, sources: loaded.sources }, null, 2)}\n`,
+        );
+        return;
+      }
+      io.stdout(`policy file: ${loaded.file ?? "none (defaults)"}\n\n`);
+      io.stdout(table(["field", "value", "source"], describePolicy(loaded)));
+    });
+
+  return root;
+}
+
+/** Runs the reins CLI with `argv` (without the node and script paths) and returns the exit code. */
+export async function run(argv: string[], io: Io = processIo()): Promise<number> {
+  const result = { code: EXIT.ok as number };
+  const root = program(io, result);
+  try {
+    await root.parseAsync(argv, { from: "user" });
+    return result.code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (ReinsError.is(error)) {
+      io.stderr(`reins: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    io.stderr(
+      `reins: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    return EXIT.failed;
+  }
+}

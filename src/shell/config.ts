@@ -1,0 +1,123 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { ReinsError } from "../core/errors.js";
+import { defaultPolicy, resolvePolicy, type Policy } from "../core/policy.js";
+
+/** The policy files reins reads, in order of preference, relative to the project root. */
+export const POLICY_FILES = ["reins.config.json", join(".reins", "config.json")] as const;
+
+/** Where each effective policy value came from: `default`, a file path, or `env REINS_...`. */
+export type Sources = Record<string, string>;
+
+export interface LoadedPolicy {
+  policy: Policy;
+  root: string;
+  /** The policy file read, if any. */
+  file: string | null;
+  sources: Sources;
+}
+
+/** The project root: the nearest folder, from `cwd` up, with a policy file, a `.reins` folder or `.git`. */
+export function findRoot(cwd: string): string {
+  let dir = resolve(cwd);
+  for (;;) {
+    if (
+      POLICY_FILES.some((f) => existsSync(join(dir, f))) ||
+      existsSync(join(dir, ".reins")) ||
+      existsSync(join(dir, ".git"))
+    ) {
+      return dir;
+    }
+    const up = dirname(dir);
+    if (up === dir) return resolve(cwd);
+    dir = up;
+  }
+}
+
+/** `budget.session.tokens` → `REINS_BUDGET_SESSION_TOKENS`. */
+export function envName(path: readonly string[]): string {
+  return `REINS_${path.map((p) => p.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()).join("_")}`;
+}
+
+/** Every leaf of a plain object as [path, value]; arrays are leaves. */
+function leaves(value: unknown, path: string[] = []): [string[], unknown][] {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return [[path, value]];
+  return Object.entries(value).flatMap(([k, v]) => leaves(v, [...path, k]));
+}
+
+function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (next === null || typeof next !== "object" || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  const last = path[path.length - 1];
+  if (last !== undefined) node[last] = value;
+}
+
+/** An environment value: JSON when it parses (numbers, booleans, null, lists), the raw string otherwise. */
+function envValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+function readPolicyFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ReinsError("invalid_policy", `cannot read ${path}: ${(error as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ReinsError("invalid_policy", `${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    throw new ReinsError("invalid_policy", `${path} must hold a JSON object`);
+  }
+  return data as Record<string, unknown>;
+}
+
+/**
+ * Loads the effective policy: defaults, then the project's policy file, then `REINS_*` environment
+ * variables (one per leaf, e.g. `REINS_BUDGET_SESSION_TOKENS=200000`, `REINS_BUDGET_MODE=soft`).
+ * A bad value throws a ReinsError naming the field, the value and where it came from.
+ */
+export function loadPolicy(options: { cwd: string; env?: NodeJS.ProcessEnv; file?: string }): LoadedPolicy {
+  const root = findRoot(options.cwd);
+  const env = options.env ?? {};
+  const file =
+    options.file !== undefined
+      ? resolve(options.cwd, options.file)
+      : (POLICY_FILES.map((f) => join(root, f)).find(existsSync) ?? null);
+  const input: Record<string, unknown> = file === null ? {} : readPolicyFile(file);
+  const sources: Sources = {};
+  for (const [path] of leaves(defaultPolicy)) sources[path.join(".")] = "default";
+  for (const [path] of leaves(input)) sources[path.join(".")] = file ?? "default";
+  for (const [path] of leaves(defaultPolicy)) {
+    const name = envName(path);
+    const raw = env[name];
+    if (raw === undefined) continue;
+    setPath(input, path, envValue(raw));
+    sources[path.join(".")] = `env ${name}`;
+  }
+  const origin = [file, ...Object.values(sources).filter((s) => s.startsWith("env "))].filter(
+    (s) => s !== null,
+  );
+  const policy = resolvePolicy(input, origin.length > 0 ? `policy (from ${origin.join(", ")})` : "policy");
+  return { policy, root, file, sources };
+}
+
+/** The effective policy as rows of [field, value, source], for `reins config`. */
+export function describePolicy(loaded: LoadedPolicy): [string, string, string][] {
+  return leaves(loaded.policy).map(([path, value]) => {
+    const key = path.join(".");
+    return [key, JSON.stringify(value), loaded.sources[key] ?? loaded.file ?? "default"];
+  });
+}
