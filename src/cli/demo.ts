@@ -4,7 +4,7 @@ import type { ReinsEvent } from "../core/events.js";
 import { formatCount } from "../core/format.js";
 import type { Policy } from "../core/policy.js";
 import { demoAgents } from "../demo/agents.js";
-import { runAgent, type AgentRun, type Entry } from "../demo/run-agent.js";
+import { inMemory, runAgent, type AgentRun, type DecideFn, type Entry } from "../demo/run-agent.js";
 import { traceHeader, traceLine } from "../shell/trace.js";
 import type { Io } from "./io.js";
 import { pad, table } from "./table.js";
@@ -67,12 +67,25 @@ function outcome(run: AgentRun): string {
   return what + then;
 }
 
+/** Where the demo's decisions are made: an in-memory engine, or a store (what `reins demo` uses). */
+export type DemoBackend = (agent: string) => DecideFn;
+
 /**
  * `reins demo`: scripted agents run through the engine; prints each timeline (every call, the decision,
  * the moment reins stepped in and why) and a summary table. `trace` also writes every event and decision
- * as a trace that `reins check` replays.
+ * as a trace that `reins check` replays. Each agent's session is `session:demo-<agent>-<run>`.
  */
-export function demo(io: Io, policy: Policy, options: { agent?: string; trace?: string } = {}): number {
+export async function demo(
+  io: Io,
+  policy: Policy,
+  options: {
+    agent?: string;
+    trace?: string;
+    start?: number;
+    run?: string;
+    backend?: (scope: string) => DecideFn;
+  } = {},
+): Promise<number> {
   const c = createColors(io.color);
   const agents =
     options.agent === undefined ? demoAgents : demoAgents.filter((a) => a.name === options.agent);
@@ -82,18 +95,21 @@ export function demo(io: Io, policy: Policy, options: { agent?: string; trace?: 
     );
     return 2;
   }
+  const base = options.start ?? DEMO_START;
+  const backend = options.backend ?? ((scope: string) => inMemory(scope, policy).decide);
   const runs: AgentRun[] = [];
   const trace = [traceHeader(policy)];
-  agents.forEach((agent, i) => {
-    const start = DEMO_START + i * 3_600_000;
-    io.stdout(`\n${c.bold(`${i + 1}. ${agent.title}`)} ${c.dim(`(session:demo-${agent.name})`)}\n`);
-    const run = runAgent(agent, policy, start, (entry) => {
+  for (const [i, agent] of agents.entries()) {
+    const scope = `session:demo-${agent.name}${options.run !== undefined ? `-${options.run}` : ""}`;
+    const start = base + i * 60_000;
+    io.stdout(`\n${c.bold(`${i + 1}. ${agent.title}`)} ${c.dim(`(${scope})`)}\n`);
+    const run = await runAgent(agent, scope, start, backend(scope), (entry) => {
       const line = renderEntry(entry, start, c);
       if (line !== null) io.stdout(`${line}\n`);
       trace.push(traceLine(entry.event, entry.decision));
     });
     runs.push(run);
-  });
+  }
   const rows = runs.map((r) => [
     r.agent.name,
     String(r.calls),

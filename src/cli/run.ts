@@ -2,7 +2,9 @@ import { Command, CommanderError } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { describePolicy, loadPolicy } from "../shell/config.js";
 import { checkTrace, readTrace } from "../shell/trace.js";
+import { openStore } from "../store/open.js";
 import { demo } from "./demo.js";
+import { registerStoreCommands } from "./store-commands.js";
 import { processIo, type Io } from "./io.js";
 import { table } from "./table.js";
 
@@ -16,24 +18,49 @@ function program(io: Io, result: { code: number }): Command {
     )
     .option("-C, --cwd <dir>", "project folder", io.cwd)
     .option("--policy <file>", "policy file (default: reins.config.json or .reins/config.json)")
+    .option(
+      "--store <spec>",
+      "sqlite:<path>, redis://..., rediss://... or memory (default: the policy's, else .reins/reins.db)",
+    )
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) });
 
   const policyOf = () => {
-    const opts = root.opts<{ cwd: string; policy?: string }>();
-    return loadPolicy({
+    const opts = root.opts<{ cwd: string; policy?: string; store?: string }>();
+    const loaded = loadPolicy({
       cwd: opts.cwd,
       env: io.env,
       ...(opts.policy !== undefined ? { file: opts.policy } : {}),
     });
+    return { ...loaded, storeSpec: opts.store ?? loaded.policy.store };
   };
   root
     .command("demo")
     .description("run scripted agents through the engine and show when and why reins steps in")
     .option("--agent <name>", "run one agent: healthy, stuck, alternating, thrashing, burst, red-claim")
     .option("--trace <file>", "also write every event and decision as a trace for `reins check`")
-    .action((opts: { agent?: string; trace?: string }) => {
-      result.code = demo(io, policyOf().policy, opts);
+    .action(async (opts: { agent?: string; trace?: string }) => {
+      const loaded = policyOf();
+      const store = await openStore(loaded.storeSpec, loaded.root);
+      try {
+        // Recent, minute-aligned times: the sessions show as fresh in `reins status`, and rate windows line up.
+        const start = Math.floor((Date.now() - 15 * 60_000) / 60_000) * 60_000;
+        result.code = await demo(io, loaded.policy, {
+          ...opts,
+          start,
+          run: Date.now().toString(36),
+          backend: (scope) => async (event) => {
+            const answer = (await store.append(scope, [event], loaded.policy)).answers[0];
+            if (answer === null || answer === undefined)
+              throw new ReinsError("invalid_event", "the demo's event was not applied");
+            return answer;
+          },
+        });
+        if (result.code === 0)
+          io.stdout(`\nThe demo's sessions are in ${store.location}: see them with \`reins status\`.\n`);
+      } finally {
+        await store.close();
+      }
     });
 
   root
@@ -79,6 +106,7 @@ function program(io: Io, result: { code: number }): Command {
       io.stdout(table(["field", "value", "source"], describePolicy(loaded)));
     });
 
+  registerStoreCommands(root, { io, loaded: policyOf });
   return root;
 }
 

@@ -175,6 +175,12 @@ export type ReinsEvent =
   | AlertAcknowledged
   | Confirmed;
 
+/** Omit over each member of a union. */
+export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** An event before its time and scope are stamped on: what scripts and human actions build. */
+export type EventInput = DistributiveOmit<ReinsEvent, "at" | "scope">;
+
 /** The `kind` of every event. */
 export type EventKind = ReinsEvent["kind"];
 

@@ -67,7 +67,10 @@ export function activeMeters(state: State): MeterRef[] {
   return refs;
 }
 
-/** A short label for a meter, for messages: `session` or `task "x"`. */
-export function meterLabel(ref: MeterRef): string {
-  return ref.meter === "session" ? "session" : `task "${ref.task}"`;
+/** A short label for a meter, for messages: `session`, `task "x"`, or `pool "team"` for a pool's scope. */
+export function meterLabel(ref: MeterRef, scope = ""): string {
+  if (ref.meter === "task") return `task "${ref.task}"`;
+  if (!scope.startsWith("pool:")) return "session";
+  const [name, period] = scope.slice(5).split("@");
+  return period === undefined ? `pool "${name}"` : `pool "${name}" (${period})`;
 }

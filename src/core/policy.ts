@@ -35,6 +35,8 @@ export const policySchema = z
   .object({
     /** When the store is down: `false` (default) allows with a warning; `true` blocks. */
     failClosed: z.boolean().default(false),
+    /** Where state is kept: `sqlite` (the project's `.reins/reins.db`), `sqlite:<path>`, `redis://...`, `rediss://...`, `memory`. */
+    store: z.string().min(1).max(2048).default("sqlite"),
     budget: z
       .object({
         /** `hard` pauses at 100%; `soft` only warns. */
@@ -176,6 +178,24 @@ export const policySchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * Shared budgets (`pool:<name>`) that every session of this project also charges, across processes and
+     * machines. A period starts a fresh pool at each UTC day, ISO week (Monday) or month.
+     */
+    pools: z
+      .record(
+        z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "a pool name is 1 to 64 letters, digits, '_', '.' or '-'"),
+        z
+          .object({
+            tokens: limit.default(null),
+            usd: limit.default(null),
+            premiumRequests: limit.default(null),
+            toolCalls: limit.default(null),
+            period: z.enum(["none", "daily", "weekly", "monthly"]).default("none"),
+          })
+          .strict(),
+      )
+      .default({}),
   })
   .strict();
 

@@ -1,4 +1,11 @@
-import type { BudgetResource, CompletionLevel, ReinsEvent, ToolTouch, UsageRecorded } from "./events.js";
+import type {
+  BudgetResource,
+  CompletionLevel,
+  EventInput,
+  ReinsEvent,
+  ToolTouch,
+  UsageRecorded,
+} from "./events.js";
 
 /** FNV-1a, 32 bits, as 8 hex digits: a stable, pure hash for scripted events (the shell hashes real input with node:crypto). */
 export function fnv1a(text: string): string {
@@ -9,9 +16,6 @@ export function fnv1a(text: string): string {
   }
   return (h >>> 0).toString(16).padStart(8, "0");
 }
-
-/** Omit over each member of a union. */
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface TimelineOptions {
   scope: string;
@@ -47,7 +51,7 @@ export class Timeline {
   }
 
   /** Appends an event at the current time, then moves the clock on. Returns it. */
-  push(event: DistributiveOmit<ReinsEvent, "at" | "scope"> & { at?: number }): ReinsEvent {
+  push(event: EventInput & { at?: number }): ReinsEvent {
     const full = {
       at: this.now,
       scope: this.scope,

@@ -1,11 +1,9 @@
 import type { Decision } from "../core/engine.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { EventInput } from "../core/events.js";
 import { fnv1a } from "../core/timeline.js";
 
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
 /** What a scripted agent does next: an event (time and scope are added by the runner), or a pause. */
-export type Action = DistributiveOmit<ReinsEvent, "at" | "scope"> | { wait: number };
+export type Action = EventInput | { wait: number };
 
 /** The script drives itself by the decisions it gets back, as a real agent reacts to hook answers. */
 export type Script = Generator<Action, void, Decision | undefined>;

@@ -15,7 +15,6 @@ export interface AgentRun {
   agent: ScriptedAgent;
   scope: string;
   entries: Entry[];
-  state: State;
   calls: number;
   /** Tool calls the agent asked for after reins first warned or blocked. */
   callsAfterTrouble: number;
@@ -25,23 +24,32 @@ export interface AgentRun {
   finished: boolean;
 }
 
-/**
- * Runs a scripted agent through the engine, feeding every decision back to the script. Time starts at
- * `start` and moves on one second per event, plus the script's own waits.
- */
-export function runAgent(
-  agent: ScriptedAgent,
-  policy: Policy,
-  start: number,
-  onEntry?: (entry: Entry) => void,
-): AgentRun {
-  const scope = `session:demo-${agent.name}`;
+/** Decides one event: in memory for the pure demo, through a store for `reins demo`. */
+export type DecideFn = (event: ReinsEvent) => Decision | Promise<Decision>;
+
+/** Decides in memory with the engine, on a state of its own. */
+export function inMemory(scope: string, policy: Policy): { decide: DecideFn; state: State } {
   const state = initialState(scope);
+  return { state, decide: (event) => advance(state, event, policy) };
+}
+
+/**
+ * Runs a scripted agent, feeding every decision back to the script. Time starts at `start` and moves on
+ * one second per event, plus the script's own waits.
+ */
+export async function runAgent(
+  agent: ScriptedAgent,
+  scope: string,
+  start: number,
+  decide: DecideFn,
+  onEntry?: (entry: Entry) => void,
+): Promise<AgentRun> {
   const entries: Entry[] = [];
   let now = start;
   let trouble = false;
   let calls = 0;
   let callsAfterTrouble = 0;
+  let tokens = 0;
   let firstBlock: Entry | null = null;
   let finished = false;
   const script = agent.script();
@@ -55,7 +63,9 @@ export function runAgent(
     }
     const event = { ...action, at: now, scope };
     now += 1_000;
-    const decision = advance(state, event, policy);
+    const decision = await decide(event);
+    if (event.kind === "usage.recorded")
+      tokens += (event.inputTokens ?? 0) + (event.outputTokens ?? 0) + (event.cacheWriteTokens ?? 0);
     const entry = { event, decision };
     entries.push(entry);
     onEntry?.(entry);
@@ -72,10 +82,9 @@ export function runAgent(
     agent,
     scope,
     entries,
-    state,
     calls,
     callsAfterTrouble,
-    tokens: state.budget.session.spent.tokens,
+    tokens,
     firstBlock,
     finished,
   };

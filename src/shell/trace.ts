@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
+import { poolPipeline } from "../core/batch.js";
 import { advance, type Decision } from "../core/engine.js";
 import { ReinsError } from "../core/errors.js";
 import { parseEvent } from "../core/event-schema.js";
@@ -21,12 +22,14 @@ export interface TraceLine {
 
 export interface Trace {
   policy: Policy | null;
+  /** `pool` for a pool's log, which only the budget guard decides. */
+  pipeline: "standard" | "pool";
   lines: TraceLine[];
 }
 
 /** The header line of a trace recorded under `policy`. */
-export function traceHeader(policy: Policy): string {
-  return JSON.stringify({ reins: "trace", version: 1, policy });
+export function traceHeader(policy: Policy, pipeline: Trace["pipeline"] = "standard"): string {
+  return JSON.stringify({ reins: "trace", version: 1, policy, ...(pipeline === "pool" ? { pipeline } : {}) });
 }
 
 /** One trace line. */
@@ -37,6 +40,7 @@ export function traceLine(event: ReinsEvent, decision: Decision): string {
 /** Parses a trace's text; a bad line throws a ReinsError naming the line. */
 export function parseTrace(text: string, name = "trace"): Trace {
   let policy: Policy | null = null;
+  let pipeline: Trace["pipeline"] = "standard";
   const lines: TraceLine[] = [];
   const rows = text.split("\n");
   for (let i = 0; i < rows.length; i++) {
@@ -57,6 +61,7 @@ export function parseTrace(text: string, name = "trace"): Trace {
         throw new ReinsError("invalid_trace", `${where}: the header must come first`);
       try {
         policy = resolvePolicy(row.policy, `policy in ${name}`);
+        if (row.pipeline === "pool") pipeline = "pool";
       } catch (error) {
         throw new ReinsError("invalid_trace", `${where}: ${(error as Error).message}`);
       }
@@ -70,7 +75,7 @@ export function parseTrace(text: string, name = "trace"): Trace {
     }
     lines.push({ line: i + 1, event, decision: (row.decision as Decision | undefined) ?? null });
   }
-  return { policy, lines };
+  return { policy, pipeline, lines };
 }
 
 /** Reads and parses a trace file. */
@@ -108,7 +113,7 @@ export function checkTrace(
       state = initialState(event.scope);
       states.set(event.scope, state);
     }
-    const now = advance(state, event, policy);
+    const now = advance(state, event, policy, trace.pipeline === "pool" ? poolPipeline : undefined);
     if (decision === null) continue;
     checked += 1;
     if (!isDeepStrictEqual(JSON.parse(JSON.stringify(now)), decision)) {

@@ -68,7 +68,7 @@ export const budget: Guard = {
       if (meter.paused !== null) {
         const limit = limitOf(meter, ref, meter.paused, policy) ?? 0;
         messages.push(
-          `The ${meterLabel(ref)} budget is paused: ${amount(meter.paused, usedOf(meter, meter.paused, event.at))} used of ${amount(meter.paused, limit)}. Stop and wait until a person extends it with ${extendHint(ref, state.scope, meter.paused)}.`,
+          `The ${meterLabel(ref, state.scope)} budget is paused: ${amount(meter.paused, usedOf(meter, meter.paused, event.at))} used of ${amount(meter.paused, limit)}. Stop and wait until a person extends it with ${extendHint(ref, state.scope, meter.paused)}.`,
         );
         needsHuman = true;
         // Go on to the other meter: its thresholds must fire now, not be lost until this one is extended.
@@ -82,7 +82,7 @@ export const budget: Guard = {
         const ratio = utilization(used, limit);
         const level = levelOf(ratio, policy);
         if (level <= (meter.fired[resource] ?? LEVEL.none)) continue;
-        const where = `The ${meterLabel(ref)} has used ${formatPercent(ratio)} of its ${nouns[resource]} budget (${amount(resource, used)} of ${amount(resource, limit)})`;
+        const where = `The ${meterLabel(ref, state.scope)} has used ${formatPercent(ratio)} of its ${nouns[resource]} budget (${amount(resource, used)} of ${amount(resource, limit)})`;
         const target = { meter: ref.meter, task: ref.task, resource };
         if (level === LEVEL.pause && policy.budget.mode === "hard") {
           effects.push({ kind: "budget.paused", ...target });

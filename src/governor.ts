@@ -1,0 +1,83 @@
+import { randomUUID } from "node:crypto";
+import type { Answer } from "./core/batch.js";
+import type { Decision } from "./core/engine.js";
+import { ReinsError } from "./core/errors.js";
+import type { ReinsEvent } from "./core/events.js";
+import { defaultPolicy, type Policy } from "./core/policy.js";
+import type { Store } from "./core/store.js";
+import { MemoryStore } from "./store/memory.js";
+import type { Spool } from "./store/spool.js";
+
+export interface GovernorOptions {
+  /** Where state lives. @default a new MemoryStore */
+  store?: Store;
+  /** @default defaultPolicy */
+  policy?: Policy;
+  /** Where events wait while the store is down; without one they are only reported. */
+  spool?: Spool;
+  /** Receives one line whenever reins answers without its store. @default writes to stderr */
+  onWarning?: (line: string) => void;
+}
+
+/** The answers for a batch, and why they were made without the store, if they were. */
+export interface Governed {
+  answers: Answer[];
+  degraded: string | null;
+}
+
+/** A decision made without the store: allow with a warning, or block when the policy fails closed. */
+function degradedDecision(message: string, failClosed: boolean): Decision {
+  const verdict = failClosed ? "block" : "allow";
+  return {
+    seq: -1,
+    verdict,
+    needsHuman: false,
+    results: [{ guard: "store", verdict: failClosed ? "block" : "warn", message }],
+    instructions: failClosed ? [message] : [],
+    alerts: [],
+  };
+}
+
+/**
+ * The shell's front door: records events through a store and answers with decisions. When the store is
+ * unreachable it fails open (allow, one warning line, events spooled for exactly-once delivery later)
+ * unless the policy says `failClosed`.
+ */
+export function createGovernor(options: GovernorOptions = {}) {
+  const store = options.store ?? new MemoryStore();
+  const policy = options.policy ?? defaultPolicy;
+  const warn = options.onWarning ?? ((line: string) => void process.stderr.write(`${line}\n`));
+
+  async function record(scope: string, events: readonly ReinsEvent[]): Promise<Governed> {
+    const stamped = events.map((e) => (e.id === undefined ? { ...e, id: randomUUID() } : e));
+    try {
+      if (options.spool !== undefined) await options.spool.drain(store, policy);
+      const result = await store.append(scope, stamped, policy);
+      return { answers: result.answers, degraded: null };
+    } catch (error) {
+      if (!ReinsError.is(error) || error.code !== "store_unavailable") throw error;
+      options.spool?.add(scope, stamped);
+      const kept =
+        options.spool !== undefined ? `; ${stamped.length} event(s) kept in ${options.spool.dir}` : "";
+      const message = policy.failClosed
+        ? `reins: store unavailable (${error.message}); failClosed is set, so work is blocked until it is back${kept}`
+        : `reins: store unavailable (${error.message}); allowing without guards${kept}`;
+      warn(message);
+      return { answers: stamped.map(() => degradedDecision(message, policy.failClosed)), degraded: message };
+    }
+  }
+
+  return {
+    store,
+    policy,
+    record,
+    /** Records one event and returns its decision (null only for an event id already applied). */
+    async decide(event: ReinsEvent): Promise<Answer> {
+      return (await record(event.scope, [event])).answers[0] ?? null;
+    },
+    close: () => store.close(),
+  };
+}
+
+/** A governor: see `createGovernor`. */
+export type Governor = ReturnType<typeof createGovernor>;

@@ -1,0 +1,239 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
+import { ReinsError } from "../core/errors.js";
+import type { ReinsEvent } from "../core/events.js";
+import type { Policy } from "../core/policy.js";
+import type { State } from "../core/state.js";
+import type { Store } from "../core/store.js";
+
+/** Schema migrations, in order; `user_version` records how many have run. */
+const MIGRATIONS = [
+  `CREATE TABLE reins_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   INSERT INTO reins_meta (key, value) VALUES ('application', 'reins');
+   CREATE TABLE scopes (scope TEXT PRIMARY KEY, seq INTEGER NOT NULL, last_at INTEGER NOT NULL, state TEXT NOT NULL);
+   CREATE INDEX scopes_last_at ON scopes (last_at DESC);
+   CREATE TABLE events (
+     scope TEXT NOT NULL, seq INTEGER NOT NULL, event_id TEXT, at INTEGER NOT NULL, kind TEXT NOT NULL,
+     event TEXT NOT NULL, decision TEXT NOT NULL, PRIMARY KEY (scope, seq)) WITHOUT ROWID;
+   CREATE UNIQUE INDEX events_id ON events (scope, event_id) WHERE event_id IS NOT NULL;
+   CREATE TABLE alerts (
+     id TEXT PRIMARY KEY, scope TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL,
+     guard TEXT NOT NULL, message TEXT NOT NULL, acknowledged INTEGER NOT NULL DEFAULT 0, acknowledged_by TEXT);
+   CREATE INDEX alerts_at ON alerts (at DESC);`,
+];
+
+interface AlertRow {
+  id: string;
+  scope: string;
+  seq: number;
+  at: number;
+  kind: string;
+  guard: string;
+  message: string;
+  acknowledged: number;
+  acknowledged_by: string | null;
+}
+
+function toAlert(row: AlertRow): StoredAlert {
+  return {
+    id: row.id,
+    scope: row.scope,
+    seq: row.seq,
+    at: row.at,
+    kind: row.kind as StoredAlert["kind"],
+    guard: row.guard,
+    message: row.message,
+    acknowledged: row.acknowledged === 1,
+    acknowledgedBy: row.acknowledged_by,
+  };
+}
+
+/** Turns SQLite's errors into one-line ReinsErrors that name the file. */
+function storeError(path: string, error: unknown): ReinsError {
+  if (ReinsError.is(error)) return error;
+  const code = (error as { code?: string }).code ?? "";
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT") {
+    return new ReinsError("store_unavailable", `${path} is not a reins database or is damaged (${message})`, {
+      cause: error,
+    });
+  }
+  if (code === "SQLITE_FULL")
+    return new ReinsError("store_unavailable", `${path}: the disk or database is full; nothing was written`, {
+      cause: error,
+    });
+  if (code === "SQLITE_CANTOPEN")
+    return new ReinsError("store_unavailable", `cannot open ${path} (${message})`, { cause: error });
+  if (code === "SQLITE_READONLY")
+    return new ReinsError("store_unavailable", `${path} is read-only (${message})`, { cause: error });
+  return new ReinsError("store_unavailable", `${path}: ${message}`, { cause: error });
+}
+
+export interface SqliteOptions {
+  /** How long a writer waits for another process's transaction, ms. @default 5000 */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * The default store: one SQLite file (WAL). Each append is one `BEGIN IMMEDIATE` transaction, so hook
+ * processes running at once never lose an update, and a killed writer leaves every committed event.
+ */
+export class SqliteStore implements Store {
+  readonly kind = "sqlite";
+  readonly location: string;
+  readonly #db: Database.Database;
+  readonly #stmt;
+  readonly #append;
+
+  constructor(path: string, options: SqliteOptions = {}) {
+    this.location = path;
+    try {
+      if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+      this.#db = new Database(path, { timeout: options.busyTimeoutMs ?? 5_000 });
+      this.#db.pragma("journal_mode = WAL");
+      this.#db.pragma("synchronous = NORMAL");
+      this.#migrate();
+    } catch (error) {
+      throw storeError(path, error);
+    }
+    const db = this.#db;
+    this.#stmt = {
+      state: db.prepare<[string], { state: string }>("SELECT state FROM scopes WHERE scope = ?"),
+      seen: db.prepare<[string, string], { one: number }>(
+        "SELECT 1 AS one FROM events WHERE scope = ? AND event_id = ?",
+      ),
+      saveState: db.prepare(
+        "INSERT INTO scopes (scope, seq, last_at, state) VALUES (?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET seq = excluded.seq, last_at = excluded.last_at, state = excluded.state",
+      ),
+      addEvent: db.prepare(
+        "INSERT INTO events (scope, seq, event_id, at, kind, event, decision) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
+      addAlert: db.prepare(
+        "INSERT OR IGNORE INTO alerts (id, scope, seq, at, kind, guard, message) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
+      events: db.prepare<
+        [string, number, number],
+        { scope: string; seq: number; event: string; decision: string }
+      >("SELECT scope, seq, event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq LIMIT ?"),
+      scopes: db.prepare<[], { scope: string }>("SELECT scope FROM scopes ORDER BY last_at DESC, scope"),
+      alerts: db.prepare<[], AlertRow>("SELECT * FROM alerts ORDER BY at DESC, scope, seq DESC"),
+      alert: db.prepare<[string], AlertRow>("SELECT * FROM alerts WHERE id = ?"),
+      ack: db.prepare("UPDATE alerts SET acknowledged = 1, acknowledged_by = ? WHERE id = ?"),
+    };
+    this.#append = db.transaction(
+      (scope: string, events: readonly ReinsEvent[], policy: Policy): BatchResult => {
+        const result = applyBatch(
+          scope,
+          events,
+          policy,
+          (s) => {
+            const row = this.#stmt.state.get(s);
+            return row === undefined ? null : (JSON.parse(row.state) as State);
+          },
+          (s, id) => this.#stmt.seen.get(s, id) !== undefined,
+        );
+        for (const r of result.records) {
+          this.#stmt.addEvent.run(
+            r.scope,
+            r.seq,
+            r.event.id ?? null,
+            r.event.at,
+            r.event.kind,
+            JSON.stringify(r.event),
+            JSON.stringify(r.decision),
+          );
+        }
+        for (const [s, state] of result.states)
+          this.#stmt.saveState.run(s, state.seq, state.lastAt ?? 0, JSON.stringify(state));
+        for (const a of result.alerts)
+          this.#stmt.addAlert.run(a.id, a.scope, a.seq, a.at, a.kind, a.guard, a.message);
+        return result;
+      },
+    );
+  }
+
+  #migrate(): void {
+    const db = this.#db;
+    const version = db.pragma("user_version", { simple: true }) as number;
+    if (version === 0) {
+      const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as {
+        n: number;
+      };
+      if (tables.n > 0)
+        throw new ReinsError(
+          "store_unavailable",
+          `${this.location} is a SQLite database of another program; choose another path`,
+        );
+    } else {
+      const app = db.prepare("SELECT value FROM reins_meta WHERE key = 'application'").get() as
+        { value: string } | undefined;
+      if (app?.value !== "reins")
+        throw new ReinsError("store_unavailable", `${this.location} is not a reins database`);
+    }
+    if (version > MIGRATIONS.length) {
+      throw new ReinsError(
+        "store_unavailable",
+        `${this.location} was written by a newer reins (schema ${version}); upgrade reins`,
+      );
+    }
+    for (let v = version; v < MIGRATIONS.length; v++) {
+      db.transaction(() => {
+        db.exec(MIGRATIONS[v] ?? "");
+        db.pragma(`user_version = ${v + 1}`);
+      }).immediate();
+    }
+  }
+
+  append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
+    try {
+      return Promise.resolve(this.#append.immediate(scope, events, policy));
+    } catch (error) {
+      return Promise.reject(storeError(this.location, error));
+    }
+  }
+
+  state(scope: string): Promise<State | null> {
+    const row = this.#stmt.state.get(scope);
+    return Promise.resolve(row === undefined ? null : (JSON.parse(row.state) as State));
+  }
+
+  events(scope: string, options: { from?: number; limit?: number } = {}): Promise<LogRecord[]> {
+    const rows = this.#stmt.events.all(scope, Math.max(0, options.from ?? 0), options.limit ?? -1);
+    return Promise.resolve(
+      rows.map((r) => ({
+        scope: r.scope,
+        seq: r.seq,
+        event: JSON.parse(r.event) as ReinsEvent,
+        decision: JSON.parse(r.decision) as LogRecord["decision"],
+      })),
+    );
+  }
+
+  scopes(): Promise<string[]> {
+    return Promise.resolve(this.#stmt.scopes.all().map((r) => r.scope));
+  }
+
+  alerts(filter: { scope?: string; acknowledged?: boolean } = {}): Promise<StoredAlert[]> {
+    const rows = this.#stmt.alerts.all().map(toAlert);
+    return Promise.resolve(
+      rows.filter(
+        (a) =>
+          (filter.scope === undefined || a.scope === filter.scope) &&
+          (filter.acknowledged === undefined || a.acknowledged === filter.acknowledged),
+      ),
+    );
+  }
+
+  acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null> {
+    this.#stmt.ack.run(by, id);
+    const row = this.#stmt.alert.get(id);
+    return Promise.resolve(row === undefined ? null : toAlert(row));
+  }
+
+  close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+    return Promise.resolve();
+  }
+}

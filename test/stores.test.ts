@@ -1,0 +1,11 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MemoryStore } from "../src/store/memory.js";
+import { SqliteStore } from "../src/store/sqlite.js";
+import { storeContract } from "./support/store-contract.js";
+
+storeContract("memory", () => Promise.resolve(new MemoryStore()));
+storeContract("sqlite", () =>
+  Promise.resolve(new SqliteStore(join(mkdtempSync(join(tmpdir(), "reins-sqlite-")), "reins.db"))),
+);
