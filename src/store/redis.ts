@@ -1,0 +1,473 @@
+import { Redis, type ChainableCommander } from "ioredis";
+import { applyBatch, scopesFor, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
+import { ReinsError } from "../core/errors.js";
+import type { ReinsEvent } from "../core/events.js";
+import type { Policy } from "../core/policy.js";
+import type { State } from "../core/state.js";
+import type { Store } from "../core/store.js";
+import { filterAlerts } from "./alerts.js";
+import { redact } from "./open.js";
+
+export interface RedisOptions {
+  /** Prepended to every key; must not contain `{` or `}` (they would break the hash tags). @default "reins:" */
+  keyPrefix?: string;
+  /** Lifetime of every key, refreshed on each write to its scope. @default 86400 (24 h) */
+  ttlSeconds?: number;
+  /** How long `connect` waits for a ready connection before it gives up, ms. @default 500 */
+  connectTimeoutMs?: number;
+}
+
+/** How long one command may wait for its answer, ms. */
+const COMMAND_TIMEOUT_MS = 2_000;
+/** While Redis is unreachable, how often the client tries again in the background, ms. */
+const RECONNECT_EVERY_MS = 200;
+/** How often an append is retried when concurrent writers keep changing its scopes. */
+const MAX_ATTEMPTS = 200;
+
+/** Removes index entries whose scope has expired; rechecks atomically so a scope written meanwhile stays. */
+const PRUNE_SCOPES = `for i = 1, #ARGV do
+  if redis.call('EXISTS', KEYS[i + 1]) == 0 then redis.call('ZREM', KEYS[1], ARGV[i]) end
+end
+return 0`;
+
+/** ioredis's messages for a command that failed because there is no connection. */
+const NOT_CONNECTED =
+  /isn't writeable|Connection is closed|max retries per request|aborted due to connection close/i;
+
+type KeyKind = "state" | "log" | "ids" | "alerts";
+
+/** A URL fit for messages: `redact` for redis URLs, and any user info hidden in anything else. */
+function safeUrl(url: string): string {
+  const redacted = redact(url);
+  return redacted !== url ? redacted : url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1***@");
+}
+
+/** One line of an error's message. */
+function reasonOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim();
+}
+
+const USAGE = "use redis://[user:password@]host[:port][/db] or rediss://... (TLS)";
+
+/** Checks a Redis URL before ioredis sees it (ioredis would quietly accept nonsense). */
+function parseUrl(url: string): { tls: boolean; password: string } {
+  const shown = safeUrl(url);
+  const authority = /^([a-z][a-z0-9+.-]*):\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?/i.exec(url);
+  if (authority === null) throw new ReinsError("usage", `invalid Redis URL "${shown}": ${USAGE}`);
+  const scheme = (authority[1] ?? "").toLowerCase();
+  if (scheme !== "redis" && scheme !== "rediss") {
+    throw new ReinsError("usage", `unsupported scheme "${scheme}:" in Redis URL "${shown}": ${USAGE}`);
+  }
+  if ((authority[2] ?? "") === "")
+    throw new ReinsError("usage", `Redis URL "${shown}" has no host: ${USAGE}`);
+  const port = authority[3];
+  if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65_535)) {
+    throw new ReinsError(
+      "usage",
+      `bad port "${port}" in Redis URL "${shown}": a port is a number from 1 to 65535`,
+    );
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ReinsError("usage", `invalid Redis URL "${shown}": ${USAGE}`);
+  }
+  if (parsed.pathname !== "" && parsed.pathname !== "/" && !/^\/\d+$/.test(parsed.pathname)) {
+    throw new ReinsError(
+      "usage",
+      `bad database "${parsed.pathname.slice(1)}" in Redis URL "${shown}": the path is a database number`,
+    );
+  }
+  return { tls: scheme === "rediss", password: decodeURIComponent(parsed.password) };
+}
+
+/** The scope of an alert id `<scope>#<seq>#<index>`, or null when it is not one. */
+function scopeOfAlert(id: string): string | null {
+  return /^(.+)#\d+#\d+$/.exec(id)?.[1] ?? null;
+}
+
+/** The answers of a pipeline, or the first error among them. */
+function repliesOf(replies: [Error | null, unknown][] | null): unknown[] {
+  if (replies === null) throw new Error("the pipeline was aborted");
+  return replies.map(([error, value]) => {
+    if (error !== null) throw error;
+    return value;
+  });
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A store in Redis, for teams and fleets: many agents on many machines share budgets and breakers.
+ *
+ * Keys, all under the prefix (default `reins:`), with the scope as hash tag so one scope's keys share a
+ * Redis Cluster slot:
+ * - `<prefix>{<scope>}:state`  the snapshot (JSON string);
+ * - `<prefix>{<scope>}:log`    the log, a list of JSON LogRecords; a record's seq is its index;
+ * - `<prefix>{<scope>}:ids`    a hash event id → seq, so a redelivered event is applied once;
+ * - `<prefix>{<scope>}:alerts` a hash alert id → JSON StoredAlert;
+ * - `<prefix>scopes`           a sorted set scope → lastAt, to list scopes. This one key is not in its
+ *   scopes' slot: it is only an index, written with ZADD, and pruned of expired scopes when listed.
+ * Every key written gets its TTL (default 24 h) refreshed, and a scope's keys are always refreshed
+ * together, so they expire together; a scope that is written again after expiring starts afresh.
+ *
+ * An append is an optimistic transaction: WATCH the state keys of every scope the batch touches (the
+ * session and its pools), read them, run `applyBatch`, then MULTI/EXEC all writes; when EXEC answers
+ * null (another writer changed a watched key) it starts over, up to MAX_ATTEMPTS times with jittered
+ * backoff. WATCH belongs to the connection, so this store's own writes run one at a time.
+ *
+ * Multi-scope transactions work on a single Redis node (and with Sentinel). With Redis Cluster they need
+ * every key in one slot: sessions that share a pool would have to carry a hash tag shared with the pool,
+ * and the ZADD to the index would have to leave the transaction. Cluster is not supported yet.
+ *
+ * While Redis is unreachable every call fails at once with `store_unavailable` (no offline queue) and
+ * the client keeps reconnecting in the background, so the store comes back by itself.
+ */
+export class RedisStore implements Store {
+  readonly kind = "redis";
+  readonly location: string;
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #ttl: number;
+  readonly #password: string;
+  /** Why the connection last failed, for messages while it is down. */
+  #lastError: string | null = null;
+  /** Counts closed connections: a transaction whose WATCH was on an earlier connection starts over. */
+  #epoch = 0;
+  /** The tail of this store's writes, which run one at a time (WATCH is per connection). */
+  #tail: Promise<unknown> = Promise.resolve();
+
+  private constructor(redis: Redis, location: string, prefix: string, ttl: number, password: string) {
+    this.#redis = redis;
+    this.location = location;
+    this.#prefix = prefix;
+    this.#ttl = ttl;
+    this.#password = password;
+    redis.on("error", (error: unknown) => {
+      const reason = reasonOf(error);
+      // Keep the cause (refused, WRONGPASS, ...), not the echo of commands failing because of it.
+      if (NOT_CONNECTED.test(reason)) return;
+      this.#lastError = /Protocol error/i.test(reason) ? `not a Redis server: ${reason}` : reason;
+    });
+    redis.on("ready", () => {
+      this.#lastError = null;
+    });
+    redis.on("close", () => {
+      this.#epoch++;
+    });
+  }
+
+  /**
+   * Connects to `url` (`redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS). Rejects with
+   * `usage` for a malformed URL, and with `store_unavailable` when Redis does not answer within
+   * `connectTimeoutMs` or refuses the credentials.
+   */
+  static async connect(url: string, options: RedisOptions = {}): Promise<RedisStore> {
+    const { tls, password } = parseUrl(url);
+    const prefix = options.keyPrefix ?? "reins:";
+    const ttl = options.ttlSeconds ?? 86_400;
+    const connectTimeout = options.connectTimeoutMs ?? 500;
+    if (/[{}]/.test(prefix))
+      throw new ReinsError("usage", `Redis key prefix "${prefix}" must not contain "{" or "}"`);
+    if (!Number.isInteger(ttl) || ttl < 1)
+      throw new ReinsError("usage", `Redis TTL must be a whole number of seconds ≥ 1, not ${ttl}`);
+    if (!Number.isFinite(connectTimeout) || connectTimeout <= 0) {
+      throw new ReinsError(
+        "usage",
+        `Redis connect timeout must be a positive number of ms, not ${connectTimeout}`,
+      );
+    }
+    const redis = new Redis(url, {
+      lazyConnect: true,
+      connectTimeout,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      // Fail fast while disconnected rather than queue: the caller fails open (or closed) at once.
+      enableOfflineQueue: false,
+      // 0, not 1: commands in flight when the connection drops fail at once instead of waiting for a
+      // second failed reconnect, and nothing is resent on a new connection (a MULTI resent there would
+      // run without its WATCH).
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      retryStrategy: () => RECONNECT_EVERY_MS,
+      // After a disconnect, how long a half-closed socket may keep the process alive (default 2 s).
+      disconnectTimeout: 200,
+      ...(tls ? { tls: {} } : {}),
+    });
+    const store = new RedisStore(redis, safeUrl(url), prefix, ttl, password);
+    const connecting = redis.connect();
+    connecting.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${connectTimeout} ms`)), connectTimeout);
+    });
+    try {
+      await Promise.race([connecting, deadline]);
+    } catch (error) {
+      redis.disconnect();
+      const reason = store.#lastError ?? reasonOf(error);
+      throw new ReinsError(
+        "store_unavailable",
+        store.#scrub(`${store.location}: cannot connect to Redis (${reason})`),
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+    return store;
+  }
+
+  #key(scope: string, kind: KeyKind): string {
+    return `${this.#prefix}{${scope}}:${kind}`;
+  }
+
+  get #index(): string {
+    return `${this.#prefix}scopes`;
+  }
+
+  /** Never lets the password into a message, whatever a server or library echoes. */
+  #scrub(message: string): string {
+    return this.#password === "" ? message : message.split(this.#password).join("***");
+  }
+
+  /**
+   * Turns ioredis's errors into one-line ReinsErrors that name the server. The cause is left off on
+   * purpose: ioredis errors carry the failed command's arguments, which for AUTH is the password.
+   */
+  #error(error: unknown): ReinsError {
+    if (ReinsError.is(error)) return error;
+    let reason = reasonOf(error);
+    const lost = this.#lastError === null ? "" : ` (${this.#lastError})`;
+    if (NOT_CONNECTED.test(reason)) {
+      reason = `not connected to Redis${lost}; reconnecting in the background`;
+    } else if (/Command timed out/i.test(reason)) {
+      reason = `Redis did not answer within ${COMMAND_TIMEOUT_MS} ms${lost}`;
+    }
+    return new ReinsError("store_unavailable", this.#scrub(`${this.location}: ${reason}`));
+  }
+
+  /** Runs `task` after this store's earlier writes. */
+  #serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#tail.then(task, task);
+    this.#tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Queues EXPIRE of every key of `scope`, so they keep expiring together. */
+  #expireScope(tx: ChainableCommander, scope: string): void {
+    for (const kind of ["state", "log", "ids", "alerts"] as const)
+      tx.expire(this.#key(scope, kind), this.#ttl);
+  }
+
+  /** Backs off before another attempt, with jitter so competing writers spread out. */
+  #backoff(attempt: number): Promise<void> {
+    return sleep(Math.random() * Math.min(attempt, 20));
+  }
+
+  append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
+    return this.#serial(async () => {
+      try {
+        return await this.#append(scope, events, policy);
+      } catch (error) {
+        await this.#redis.unwatch().catch(() => undefined);
+        throw this.#error(error);
+      }
+    });
+  }
+
+  async #append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
+    const scopes = scopesFor(scope, events, policy);
+    const stateKeys = scopes.map((s) => this.#key(s, "state"));
+    const ids = [...new Set(events.flatMap((e) => (e.id === undefined ? [] : [e.id])))];
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const epoch = this.#epoch;
+      const read = this.#redis.pipeline().watch(...stateKeys);
+      for (const key of stateKeys) read.get(key);
+      if (ids.length > 0) read.hmget(this.#key(scope, "ids"), ...ids);
+      const replies = repliesOf(await read.exec());
+      const snapshots = new Map(scopes.map((s, i) => [s, replies[i + 1] as string | null]));
+      const seen = new Set(
+        ids.filter(
+          (_id, i) => ((replies[scopes.length + 1] as (string | null)[] | undefined)?.[i] ?? null) !== null,
+        ),
+      );
+
+      const result = applyBatch(
+        scope,
+        events,
+        policy,
+        (s) => {
+          const snapshot = snapshots.get(s);
+          if (snapshot === undefined)
+            throw new Error(`scope ${s} was not read before the batch (scopesFor missed it)`);
+          return snapshot === null ? null : (JSON.parse(snapshot) as State);
+        },
+        (s, id) => s === scope && seen.has(id),
+      );
+      if (result.records.length === 0) {
+        await this.#redis.unwatch();
+        return result;
+      }
+      // A reconnect drops the WATCH; EXEC on the new connection would not notice a concurrent write.
+      if (this.#epoch !== epoch) continue;
+
+      const tx = this.#redis.multi();
+      for (const [s, state] of result.states) {
+        // A scope new to Redis (or expired) starts with an empty log, so a record's seq is its index.
+        if (snapshots.get(s) === null)
+          tx.del(this.#key(s, "log"), this.#key(s, "ids"), this.#key(s, "alerts"));
+        tx.set(this.#key(s, "state"), JSON.stringify(state));
+        tx.zadd(this.#index, state.lastAt ?? 0, s);
+      }
+      // Grouped by scope, one command each; Maps, so no id can clash with an object's own keys.
+      const group = <T>(groups: Map<string, Map<string, T>>, scope: string, key: string, value: T) => {
+        const entries = groups.get(scope) ?? new Map<string, T>();
+        groups.set(scope, entries.set(key, value));
+      };
+      const logs = new Map<string, Map<string, string>>();
+      const eventIds = new Map<string, Map<string, number>>();
+      const alerts = new Map<string, Map<string, string>>();
+      for (const r of result.records) {
+        group(logs, r.scope, String(r.seq), JSON.stringify(r));
+        if (r.event.id !== undefined) group(eventIds, r.scope, r.event.id, r.seq);
+      }
+      for (const a of result.alerts) group(alerts, a.scope, a.id, JSON.stringify(a));
+      for (const [s, records] of logs) tx.rpush(this.#key(s, "log"), ...records.values());
+      for (const [s, map] of eventIds) tx.hset(this.#key(s, "ids"), map);
+      for (const [s, map] of alerts) tx.hset(this.#key(s, "alerts"), map);
+      for (const s of result.states.keys()) this.#expireScope(tx, s);
+      tx.expire(this.#index, this.#ttl);
+      const written = await tx.exec();
+      if (written === null) {
+        await this.#backoff(attempt);
+        continue;
+      }
+      repliesOf(written);
+      return result;
+    }
+    throw new ReinsError(
+      "store_unavailable",
+      `${this.location}: gave up on ${scope} after ${MAX_ATTEMPTS} attempts: other writers kept changing it`,
+    );
+  }
+
+  async state(scope: string): Promise<State | null> {
+    try {
+      const snapshot = await this.#redis.get(this.#key(scope, "state"));
+      return snapshot === null ? null : (JSON.parse(snapshot) as State);
+    } catch (error) {
+      throw this.#error(error);
+    }
+  }
+
+  async events(scope: string, options: { from?: number; limit?: number } = {}): Promise<LogRecord[]> {
+    const from = Math.max(0, options.from ?? 0);
+    const limit = options.limit ?? -1;
+    if (limit === 0) return [];
+    try {
+      const rows = await this.#redis.lrange(this.#key(scope, "log"), from, limit < 0 ? -1 : from + limit - 1);
+      return rows.map((row) => JSON.parse(row) as LogRecord);
+    } catch (error) {
+      throw this.#error(error);
+    }
+  }
+
+  async scopes(): Promise<string[]> {
+    try {
+      const flat = await this.#redis.zrevrange(this.#index, 0, -1, "WITHSCORES");
+      const listed: { scope: string; lastAt: number }[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2)
+        listed.push({ scope: flat[i] ?? "", lastAt: Number(flat[i + 1]) });
+      if (listed.length === 0) return [];
+      const check = this.#redis.pipeline();
+      for (const { scope } of listed) check.exists(this.#key(scope, "state"));
+      const exists = repliesOf(await check.exec());
+      const live = listed.filter((_s, i) => exists[i] === 1);
+      const gone = listed.filter((_s, i) => exists[i] !== 1).map((s) => s.scope);
+      if (gone.length > 0) {
+        await this.#redis.eval(
+          PRUNE_SCOPES,
+          gone.length + 1,
+          this.#index,
+          ...gone.map((s) => this.#key(s, "state")),
+          ...gone,
+        );
+      }
+      return live
+        .sort((a, b) => b.lastAt - a.lastAt || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0))
+        .map((s) => s.scope);
+    } catch (error) {
+      throw this.#error(error);
+    }
+  }
+
+  async alerts(filter: { scope?: string; acknowledged?: boolean } = {}): Promise<StoredAlert[]> {
+    const scopes = filter.scope === undefined ? await this.scopes() : [filter.scope];
+    try {
+      const read = this.#redis.pipeline();
+      for (const scope of scopes) read.hvals(this.#key(scope, "alerts"));
+      const replies = scopes.length === 0 ? [] : repliesOf(await read.exec());
+      const alerts = replies.flatMap((values) =>
+        (values as string[]).map((v) => JSON.parse(v) as StoredAlert),
+      );
+      return filterAlerts(alerts, filter);
+    } catch (error) {
+      throw this.#error(error);
+    }
+  }
+
+  acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null> {
+    const scope = scopeOfAlert(id);
+    if (scope === null) return Promise.resolve(null);
+    const key = this.#key(scope, "alerts");
+    return this.#serial(async () => {
+      try {
+        for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+          const epoch = this.#epoch;
+          const [, stored] = repliesOf(await this.#redis.pipeline().watch(key).hget(key, id).exec()) as [
+            unknown,
+            string | null,
+          ];
+          if (stored === null) {
+            await this.#redis.unwatch();
+            return null;
+          }
+          const alert: StoredAlert = {
+            ...(JSON.parse(stored) as StoredAlert),
+            acknowledged: true,
+            acknowledgedBy: by,
+          };
+          if (this.#epoch !== epoch) continue;
+          const tx = this.#redis.multi().hset(key, id, JSON.stringify(alert));
+          this.#expireScope(tx, scope);
+          const written = await tx.exec();
+          if (written === null) {
+            await this.#backoff(attempt);
+            continue;
+          }
+          repliesOf(written);
+          return alert;
+        }
+        throw new ReinsError(
+          "store_unavailable",
+          `${this.location}: gave up acknowledging ${id} after ${MAX_ATTEMPTS} attempts`,
+        );
+      } catch (error) {
+        await this.#redis.unwatch().catch(() => undefined);
+        throw this.#error(error);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#redis.status === "end") return;
+    if (this.#redis.status === "ready") {
+      try {
+        await this.#redis.quit();
+        return;
+      } catch {
+        // Fall through: drop the connection instead.
+      }
+    }
+    this.#redis.disconnect();
+  }
+}

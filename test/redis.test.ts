@@ -1,0 +1,310 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type AddressInfo, type Socket } from "node:net";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolvePolicy, timeline, type ReinsEvent } from "../src/core/index.js";
+import { ReinsError } from "../src/core/errors.js";
+import type { Store } from "../src/core/store.js";
+import { openStore } from "../src/store/open.js";
+import { RedisStore } from "../src/store/redis.js";
+import { storeContract } from "./support/store-contract.js";
+import {
+  freePort,
+  redisServerInstalled,
+  redisUnavailableReason,
+  startManagedRedis,
+  startRedis,
+  type RedisServer,
+} from "./support/redis-server.js";
+
+const skipReason = redisUnavailableReason();
+if (skipReason !== null) console.warn(`Skipping the Redis tests: ${skipReason}`);
+
+/** Every key of this run starts with this, so runs against a shared server never meet. */
+const runPrefix = `reins-test:${randomBytes(4).toString("hex")}:`;
+let stores = 0;
+const nextPrefix = () => `${runPrefix}${++stores}:`;
+
+/** The rejection of `promise`, which must reject with a ReinsError. */
+async function rejection(promise: Promise<unknown>): Promise<ReinsError> {
+  const error: unknown = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!ReinsError.is(error)) throw new Error(`expected a ReinsError, got ${String(error)}`);
+  return error;
+}
+
+describe.skipIf(skipReason !== null)(
+  skipReason === null ? "Redis store" : `Redis store (skipped: ${skipReason})`,
+  () => {
+    let server: RedisServer;
+    let raw: Redis;
+    const opened: Store[] = [];
+    const open = async (options: Parameters<typeof RedisStore.connect>[1] = {}) => {
+      const store = await RedisStore.connect(server.url, { keyPrefix: nextPrefix(), ...options });
+      opened.push(store);
+      return store;
+    };
+
+    beforeAll(async () => {
+      server = await startRedis();
+      raw = new Redis(server.url, { lazyConnect: true });
+      await raw.connect();
+    });
+    afterAll(async () => {
+      for (const store of opened) await store.close();
+      if (raw !== undefined) {
+        const keys = await raw.keys(`${runPrefix}*`);
+        if (keys.length > 0) await raw.del(...keys);
+        await raw.quit();
+      }
+      if (server?.managed) await server.stop();
+    });
+
+    storeContract("redis", () => open());
+
+    it("names every key with the prefix and the scope's hash tag, and gives each a TTL refreshed on write", async () => {
+      const prefix = nextPrefix();
+      const store = await RedisStore.connect(server.url, { keyPrefix: prefix, ttlSeconds: 600 });
+      opened.push(store);
+      const policy = resolvePolicy({
+        budget: { session: { tokens: 1_000 } },
+        pools: { team: { tokens: 100_000 } },
+      });
+      const t = timeline("session:k").started().usage({ inputTokens: 900 });
+      t.events.forEach((e, i) => (e.id = `k-${i}`));
+      await store.append("session:k", t.events, policy);
+
+      const keys = (await raw.keys(`${prefix}*`)).sort();
+      expect(keys).toEqual(
+        [
+          `${prefix}scopes`,
+          ...["alerts", "ids", "log", "state"].map((k) => `${prefix}{session:k}:${k}`),
+          ...["log", "state"].map((k) => `${prefix}{pool:team}:${k}`),
+        ].sort(),
+      );
+      for (const key of keys) {
+        const ttl = await raw.ttl(key);
+        expect(ttl, key).toBeGreaterThan(0);
+        expect(ttl, key).toBeLessThanOrEqual(600);
+      }
+
+      for (const key of keys) await raw.expire(key, 5);
+      await store.append(
+        "session:k",
+        timeline({ scope: "session:k", start: 5_000 }).bash("ls").events,
+        policy,
+      );
+      for (const key of keys) expect(await raw.ttl(key), key).toBeGreaterThan(500);
+    });
+
+    it("defaults to the prefix reins: and a TTL of 24 h", async () => {
+      const scope = `session:${runPrefix}default`;
+      const store = await RedisStore.connect(server.url);
+      opened.push(store);
+      try {
+        await store.append(scope, timeline(scope).started().events, resolvePolicy({}));
+        const ttl = await raw.ttl(`reins:{${scope}}:state`);
+        expect(ttl).toBeGreaterThan(86_000);
+        expect(ttl).toBeLessThanOrEqual(86_400);
+      } finally {
+        await raw.del(...["state", "log", "ids", "alerts"].map((k) => `reins:{${scope}}:${k}`));
+        await raw.zrem("reins:scopes", scope);
+      }
+    });
+
+    it("forgets a scope whose keys expired and starts it afresh", async () => {
+      const prefix = nextPrefix();
+      const store = await RedisStore.connect(server.url, { keyPrefix: prefix });
+      opened.push(store);
+      const policy = resolvePolicy({});
+      await store.append("session:x", timeline("session:x").started().read("a.ts").events, policy);
+      await raw.del(`${prefix}{session:x}:state`);
+      expect(await store.scopes()).toEqual([]);
+      expect(await raw.zcard(`${prefix}scopes`)).toBe(0);
+      await store.append("session:x", timeline("session:x").started().events, policy);
+      expect((await store.events("session:x")).map((r) => r.seq)).toEqual([0]);
+    });
+
+    it("counts every event exactly once when two stores append to one session at the same time", async () => {
+      const prefix = nextPrefix();
+      const a = await RedisStore.connect(server.url, { keyPrefix: prefix });
+      const b = await RedisStore.connect(server.url, { keyPrefix: prefix });
+      opened.push(a, b);
+      const policy = resolvePolicy({ pools: { team: { tokens: 10_000_000 } } });
+      const usage = (who: string, i: number): ReinsEvent => ({
+        kind: "usage.recorded",
+        at: 1_000 + i,
+        scope: "session:race",
+        id: `${who}-${i}`,
+        inputTokens: 10,
+      });
+      const run = (store: RedisStore, who: string) =>
+        Promise.all(
+          Array.from({ length: 200 }, (_, i) => store.append("session:race", [usage(who, i)], policy)),
+        );
+      const [ra, rb] = await Promise.all([run(a, "a"), run(b, "b")]);
+      expect([...ra, ...rb].every((r) => r.answers[0] !== null)).toBe(true);
+
+      expect((await a.state("session:race"))?.budget.session.spent.tokens).toBe(4_000);
+      expect((await b.state("pool:team"))?.budget.session.spent.tokens).toBe(4_000);
+      const log = await a.events("session:race");
+      expect(log.map((r) => r.seq)).toEqual(Array.from({ length: 400 }, (_, i) => i));
+      expect(new Set(log.map((r) => r.event.id)).size).toBe(400);
+      expect(await raw.hlen(`${prefix}{session:race}:ids`)).toBe(400);
+
+      // Redelivered, at the same time and by both: nothing counts twice.
+      const again = await Promise.all([run(b, "a"), run(a, "b")]);
+      expect(again.flat().every((r) => r.answers[0] === null)).toBe(true);
+      expect((await b.state("session:race"))?.budget.session.spent.tokens).toBe(4_000);
+    });
+
+    it("acknowledges an alert of a scope whose name contains #", async () => {
+      const store = await open();
+      const scope = "session:a#b";
+      const t = timeline(scope).started().usage({ inputTokens: 9_000 });
+      await store.append(scope, t.events, resolvePolicy({ budget: { session: { tokens: 10_000 } } }));
+      const [alert] = await store.alerts({ scope });
+      expect(alert?.id).toMatch(/^session:a#b#\d+#0$/);
+      expect(await store.acknowledgeAlert(alert?.id ?? "", "ana")).toMatchObject({
+        acknowledged: true,
+        acknowledgedBy: "ana",
+      });
+      expect(await store.alerts({ acknowledged: false })).toEqual([]);
+    });
+
+    it("is opened by openStore from a redis:// spec", async () => {
+      const store = await openStore(server.url, "/nonexistent");
+      opened.push(store);
+      expect(store.kind).toBe("redis");
+      expect(store.location).toBe(server.url);
+    });
+
+    it("rejects quickly, without the password, when nothing listens", async () => {
+      const port = await freePort();
+      const started = Date.now();
+      const error = await rejection(RedisStore.connect(`redis://user:secret@127.0.0.1:${port}`));
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(error.code).toBe("store_unavailable");
+      expect(error.message).toContain(`redis://user:***@127.0.0.1:${port}`);
+      expect(error.message).not.toContain("secret");
+      expect(error.message).not.toContain("\n");
+    });
+
+    it("gives up within the connect timeout on a server that accepts connections but never answers", async () => {
+      const sockets: Socket[] = [];
+      const silent = createServer((socket) => void sockets.push(socket));
+      await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+      const { port } = silent.address() as AddressInfo;
+      try {
+        const started = Date.now();
+        const error = await rejection(
+          RedisStore.connect(`redis://127.0.0.1:${port}`, { connectTimeoutMs: 300 }),
+        );
+        expect(Date.now() - started).toBeLessThan(1_500);
+        expect(error.code).toBe("store_unavailable");
+        expect(error.message).toContain("no answer within 300 ms");
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => silent.close(resolve));
+      }
+    });
+
+    it("rejects a URL of another scheme, a bad port or a bad database as a usage error", async () => {
+      const scheme = await rejection(RedisStore.connect("http://user:secret@127.0.0.1:6379"));
+      expect(scheme.code).toBe("usage");
+      expect(scheme.message).toMatch(/unsupported scheme "http:".*use redis:\/\//);
+      expect(scheme.message).not.toContain("secret");
+      const port = await rejection(RedisStore.connect("redis://127.0.0.1:99999"));
+      expect(port).toMatchObject({
+        code: "usage",
+        message: expect.stringContaining('bad port "99999"') as unknown,
+      });
+      expect((await rejection(RedisStore.connect("redis://127.0.0.1:abc"))).code).toBe("usage");
+      expect((await rejection(RedisStore.connect("redis://127.0.0.1:6379/cache"))).code).toBe("usage");
+      expect((await rejection(RedisStore.connect("redis://:6379"))).code).toBe("usage");
+      expect((await rejection(RedisStore.connect(server.url, { keyPrefix: "a{b}:" }))).code).toBe("usage");
+    });
+  },
+);
+
+describe.skipIf(skipReason !== null || !redisServerInstalled)(
+  "Redis store against a server of its own",
+  () => {
+    it("passes user and password from the URL, and rejects wrong ones without showing them", async () => {
+      const server = await startManagedRedis([
+        "--requirepass",
+        "rootpw",
+        "--user",
+        "alice",
+        "on",
+        ">alicepw",
+        "~*",
+        "&*",
+        "+@all",
+      ]);
+      const stores: Store[] = [];
+      try {
+        const url = (auth: string) => `redis://${auth}@127.0.0.1:${server.port}`;
+        for (const auth of [":rootpw", "default:rootpw", "alice:alicepw"]) {
+          const store = await RedisStore.connect(url(auth), { keyPrefix: nextPrefix() });
+          stores.push(store);
+          await store.append("session:auth", timeline("session:auth").started().events, resolvePolicy({}));
+          expect(await store.scopes()).toEqual(["session:auth"]);
+        }
+        const wrong = await rejection(RedisStore.connect(url("alice:nottherightone")));
+        expect(wrong.code).toBe("store_unavailable");
+        expect(wrong.message).toMatch(/WRONGPASS|invalid/i);
+        expect(wrong.message).not.toContain("nottherightone");
+        const none = await rejection(RedisStore.connect(server.url));
+        expect(none.code).toBe("store_unavailable");
+        expect(none.message).toContain("NOAUTH");
+      } finally {
+        for (const store of stores) await store.close();
+        await server.stop();
+      }
+    });
+
+    it("fails fast while Redis is down and comes back by itself when it returns", async () => {
+      const server = await startManagedRedis();
+      const store = await RedisStore.connect(server.url, { keyPrefix: nextPrefix() });
+      try {
+        const policy = resolvePolicy({});
+        await store.append("session:down", timeline("session:down").started().events, policy);
+        await server.stop();
+
+        const started = Date.now();
+        const error = await rejection(
+          store.append(
+            "session:down",
+            timeline({ scope: "session:down", start: 5_000 }).read("a.ts").events,
+            policy,
+          ),
+        );
+        expect(Date.now() - started).toBeLessThan(3_000);
+        expect(error.code).toBe("store_unavailable");
+        expect(error.message.startsWith(`${server.url}: `)).toBe(true);
+        expect((await rejection(store.state("session:down"))).code).toBe("store_unavailable");
+
+        await server.restart();
+        const deadline = Date.now() + 5_000;
+        let result = null;
+        while (result === null) {
+          result = await store
+            .append("session:back", timeline("session:back").started().events, policy)
+            .catch((e: unknown) => {
+              if (Date.now() > deadline) throw e;
+              return null;
+            });
+          if (result === null) await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(result.answers).toHaveLength(1);
+        expect(await store.scopes()).toEqual(["session:back"]);
+      } finally {
+        await store.close();
+        await server.stop();
+      }
+    });
+  },
+);

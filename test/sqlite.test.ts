@@ -1,0 +1,191 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { memoryIo } from "../src/cli/io.js";
+import { run } from "../src/cli/run.js";
+import { ReinsError, resolvePolicy } from "../src/core/index.js";
+import { SqliteStore } from "../src/store/sqlite.js";
+import { finished, startFixture } from "./support/processes.js";
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), "reins-sqlite-"));
+}
+
+describe("SQLite under concurrent writers", () => {
+  it("8 writers on one session and 8 on one pool lose and double-count nothing", async () => {
+    const dir = tempDir();
+    const spec = `sqlite:${join(dir, "reins.db")}`;
+    const policy = { budget: { session: { tokens: 100_000 } }, pools: { shared: { tokens: 1_000_000_000 } } };
+    const json = JSON.stringify(policy);
+    const writers = [
+      ...Array.from({ length: 8 }, (_, k) =>
+        startFixture("writer.mjs", [spec, "session:hot", "2000", "7", json, `hot-${k}`], dir),
+      ),
+      ...Array.from({ length: 8 }, (_, k) =>
+        startFixture("writer.mjs", [spec, `session:pool-${k}`, "2000", "5", json, `pool-${k}`], dir),
+      ),
+    ];
+    const results = await Promise.all(writers.map(finished));
+    for (const r of results) expect(r.code, r.stderr).toBe(0);
+
+    const store = new SqliteStore(join(dir, "reins.db"));
+    const hot = await store.state("session:hot");
+    expect(hot?.budget.session.spent.tokens).toBe(8 * 2_000 * 7);
+    expect(hot?.seq).toBe(16_000);
+    expect(await store.events("session:hot", { from: 15_999 })).toHaveLength(1);
+    const pool = await store.state("pool:shared");
+    expect(pool?.budget.session.spent.tokens).toBe(8 * 2_000 * 7 + 8 * 2_000 * 5);
+    const paused = (await store.alerts({ scope: "session:hot" })).filter((a) => a.kind === "budget_paused");
+    expect(paused).toHaveLength(1);
+    for (let k = 0; k < 8; k++)
+      expect((await store.state(`session:pool-${k}`))?.budget.session.spent.tokens).toBe(10_000);
+    await store.close();
+  }, 120_000);
+});
+
+describe("SQLite after a crash", () => {
+  it("keeps every acknowledged event when the writer is killed with SIGKILL mid-stream", async () => {
+    const dir = tempDir();
+    const file = join(dir, "reins.db");
+    const writer = startFixture(
+      "writer.mjs",
+      [`sqlite:${file}`, "session:crash", "1000000", "3", "{}", "c"],
+      dir,
+    );
+    let acked = -1;
+    await new Promise<void>((resolve) => {
+      writer.stdout?.on("data", (chunk: Buffer) => {
+        const last = chunk.toString().trim().split("\n").pop() ?? "";
+        const n = Number(last.split(" ")[1]);
+        if (Number.isFinite(n)) acked = Math.max(acked, n);
+        if (acked >= 400) {
+          writer.kill("SIGKILL");
+          resolve();
+        }
+      });
+    });
+    await new Promise((resolve) => writer.on("close", resolve));
+    const db = new Database(file, { readonly: true });
+    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+    db.close();
+    const store = new SqliteStore(file);
+    const log = await store.events("session:crash");
+    expect(log.length).toBeGreaterThanOrEqual(acked + 1);
+    expect(new Set(log.map((r) => r.event.id)).size).toBe(log.length);
+    const state = await store.state("session:crash");
+    expect(state?.seq).toBe(log.length);
+    expect(state?.budget.session.spent.tokens).toBe(log.length * 3);
+    await store.close();
+  }, 60_000);
+});
+
+describe("SQLite bad input", () => {
+  async function status(store: string) {
+    const io = memoryIo({ cwd: tempDir() });
+    const code = await run(["--store", store, "status"], io);
+    return { code, err: io.err.join("") };
+  }
+
+  it("names a corrupt file and prints no stack trace", async () => {
+    const file = join(tempDir(), "garbage.db");
+    writeFileSync(file, Buffer.alloc(8192, 0x5a));
+    const { code, err } = await status(`sqlite:${file}`);
+    expect(code).toBe(2);
+    expect(err).toContain(file);
+    expect(err).toMatch(/not a reins database or is damaged/);
+    expect(err.trim().split("\n")).toHaveLength(1);
+  });
+
+  it("refuses another program's SQLite database and leaves it untouched", async () => {
+    const file = join(tempDir(), "other.db");
+    const db = new Database(file);
+    db.exec(
+      "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers (name) VALUES ('ada')",
+    );
+    db.close();
+    const { code, err } = await status(`sqlite:${file}`);
+    expect(code).toBe(2);
+    expect(err).toContain(`${file} is a SQLite database of another program`);
+    const again = new Database(file, { readonly: true });
+    expect(again.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([
+      { name: "customers" },
+    ]);
+    again.close();
+  });
+
+  it("refuses a database written by a newer schema", () => {
+    const file = join(tempDir(), "future.db");
+    new SqliteStore(file).close().catch(() => undefined);
+    const db = new Database(file);
+    db.pragma("user_version = 99");
+    db.close();
+    expect(() => new SqliteStore(file)).toThrow(/newer reins \(schema 99\)/);
+  });
+
+  it("names a path that cannot hold a database", async () => {
+    const blocker = join(tempDir(), "a-file");
+    writeFileSync(blocker, "not a folder");
+    const { code, err } = await status(`sqlite:${blocker}/reins.db`);
+    expect(code).toBe(2);
+    expect(err).toContain(`${blocker}/reins.db`);
+    expect(err.trim().split("\n")).toHaveLength(1);
+  });
+
+  const canMount =
+    process.getuid?.() === 0 &&
+    (() => {
+      try {
+        const probe = tempDir();
+        execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe], { stdio: "ignore" });
+        execFileSync("umount", [probe], { stdio: "ignore" });
+        return true;
+      } catch {
+        return false;
+      }
+    })();
+  const mounted: string[] = [];
+  afterAll(() => {
+    for (const dir of mounted) execFileSync("umount", [dir], { stdio: "ignore" });
+  });
+
+  it.skipIf(!canMount)("reports a full disk clearly and keeps what was committed", async () => {
+    const dir = tempDir();
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", dir]);
+    mounted.push(dir);
+    const store = new SqliteStore(join(dir, "reins.db"));
+    const policy = resolvePolicy({});
+    let committed = 0;
+    let failure: unknown = null;
+    for (let i = 0; i < 10_000 && failure === null; i++) {
+      try {
+        await store.append(
+          "session:full",
+          [
+            {
+              kind: "usage.recorded",
+              at: i,
+              scope: "session:full",
+              id: `f${i}`,
+              inputTokens: 1,
+              model: "x".repeat(500),
+            },
+          ],
+          policy,
+        );
+        committed += 1;
+      } catch (error) {
+        failure = error;
+      }
+    }
+    expect(ReinsError.is(failure)).toBe(true);
+    expect((failure as Error).message).toMatch(/full/);
+    expect((failure as Error).message).toContain(dir);
+    await store.close();
+    const reopened = new SqliteStore(join(dir, "reins.db"));
+    expect((await reopened.state("session:full"))?.budget.session.spent.tokens).toBe(committed);
+    await reopened.close();
+  });
+});
