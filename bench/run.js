@@ -1,5 +1,6 @@
 // `npm run bench`: prints each figure with its same-run baseline and the machine it was measured on.
 import { engineBench } from "./engine.js";
+import { redisBench, sqliteBench } from "./stores.js";
 import { machine } from "./stats.js";
 
 const rows = [];
@@ -13,3 +14,5 @@ function report(name, value, extra = {}) {
 
 console.log(`machine: ${machine()}\n`);
 engineBench(report);
+await sqliteBench(report);
+await redisBench(report);

@@ -30,6 +30,14 @@ const toolOverrides = z
 
 const levelList = z.array(z.string().min(1));
 
+/** A map whose entries the user adds to or overrides one by one; the defaults not named stay. */
+function withDefaults<T extends z.ZodType>(value: T, defaults: Record<string, z.output<T>>) {
+  return z
+    .record(z.string(), value)
+    .default({})
+    .transform((given) => ({ ...defaults, ...given }));
+}
+
 /** The zod schema of a policy: every field optional in input, every default filled in on output. */
 export const policySchema = z
   .object({
@@ -49,7 +57,7 @@ export const policySchema = z
         session: meterLimits(500_000),
         task: meterLimits(100_000),
         /** Token budget of a task by its type; overrides `task.tokens`. */
-        taskTypes: z.record(z.string(), z.number().nonnegative()).default({
+        taskTypes: withDefaults(z.number().nonnegative(), {
           planning: 50_000,
           implement: 100_000,
           review: 30_000,
@@ -161,7 +169,7 @@ export const policySchema = z
           .strict()
           .prefault({}),
         /** The command to suggest for a missing check, when none was seen yet. */
-        commands: z.record(z.string(), z.string()).default({
+        commands: withDefaults(z.string().min(1), {
           tests: "npm test",
           lint: "npm run lint",
           build: "npm run build",

@@ -4,9 +4,13 @@ import type { State } from "../state.js";
 
 const name = "completion-gate";
 
-/** The command to run a check: the one last seen running it, else the policy's suggestion. */
+/**
+ * How to run a check, for an instruction: the command last seen running it, else the policy's suggestion,
+ * quoted; or, for a check with no known command (an oracle such as `task`), its name in words.
+ */
 export function checkCommand(state: State, check: string, policy: Policy): string {
-  return state.checks[check]?.command ?? policy.completion.commands[check] ?? `the ${check} check`;
+  const command = state.checks[check]?.command ?? policy.completion.commands[check];
+  return command === undefined ? `the ${check} verification` : quote(command);
 }
 
 /**
@@ -24,7 +28,7 @@ export const completionGate: Guard = {
     const missing: string[] = [];
     for (const check of required) {
       const memo = state.checks[check];
-      const run = quote(checkCommand(state, check, policy));
+      const run = checkCommand(state, check, policy);
       if (memo === undefined) missing.push(`${check} has not run (run ${run})`);
       else if (!memo.passed) missing.push(`${check} is failing (run ${run} and fix it)`);
       else if (memo.passSeq < state.edits.lastSeq)

@@ -22,6 +22,8 @@ function alternating(state: State, policy: Policy): GuardResult | null {
   const a = recent[n - 1];
   const b = recent[n - 2];
   if (a === undefined || b === undefined || a.sig === b.sig) return null;
+  // An exempt tool's calls are never part of a loop, not even half of an A-B-A-B one.
+  if (policy.loops.tools[b.tool]?.exempt === true) return null;
   let length = 2;
   while (length < n && recent[n - 1 - length]?.sig === (length % 2 === 0 ? a.sig : b.sig)) length += 1;
   const cycles = Math.floor(length / 2);
@@ -64,6 +66,8 @@ export const loopPatterns: Guard = {
   category: "progress-integrity",
   shortCircuit: false,
   evaluate(state, event, policy) {
+    if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return pass(name);
+    if (policy.loops.tools[event.tool]?.exempt === true) return pass(name);
     if (event.kind === "tool.completed") {
       const streak = state.calls.errorStreak;
       const rules = policy.loops;
@@ -71,7 +75,6 @@ export const loopPatterns: Guard = {
       const text = `The same error came back ${streak} times in a row (last from ${event.tool}). Retrying will not change it: read the error, find its cause, and fix that.`;
       return streak >= rules.errorRepeatBlock ? block(name, text) : warn(name, text);
     }
-    if (event.kind !== "tool.requested" || policy.loops.tools[event.tool]?.exempt === true) return pass(name);
     return alternating(state, policy) ?? nearIdentical(state, policy, event.tool) ?? pass(name);
   },
 };

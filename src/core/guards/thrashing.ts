@@ -4,8 +4,8 @@ import { pass, quote, warn, type Guard } from "../guard.js";
 const name = "thrashing";
 
 /**
- * The same file edited, or flagged by failing checks, in 5 iterations without the checks getting greener.
- * Thrashing is a warning with instructions, never a block.
+ * The same file edited, or flagged by failing checks, in 5 iterations without the checks getting greener,
+ * while a check is red or the task is failing. Thrashing is a warning with instructions, never a block.
  */
 export const thrashing: Guard = {
   name,
@@ -17,6 +17,9 @@ export const thrashing: Guard = {
     if (event.kind === "tool.requested") paths = event.writes ?? [];
     else if (event.kind === "verification.ran" && !event.passed) paths = event.flagged ?? [];
     else return pass(name);
+    // Edit rounds while every check is green and the task is not failing are ordinary step-by-step work.
+    const red = Object.values(state.checks).some((check) => !check.passed);
+    if (!red && (state.churn[state.task]?.failures ?? 0) === 0) return pass(name);
     const limit = policy.thrashing.iterations;
     const hot = paths.filter((path) => (state.files[clip(path)]?.iterations ?? 0) >= limit);
     if (hot.length === 0) return pass(name);

@@ -38,7 +38,7 @@ export const toolDiscipline: Guard = {
     }
     if ((event.writes?.length ?? 0) > 0 && state.edits.sinceTests >= rules.editsWithoutTests) {
       messages.push(
-        `This is edit ${state.edits.sinceTests} without running the tests. Run ${quote(checkCommand(state, "tests", policy))} before editing more.`,
+        `This is edit ${state.edits.sinceTests} without running the tests. Run ${checkCommand(state, "tests", policy)} before editing more.`,
       );
     }
     return messages.length === 0 ? pass(name) : warn(name, messages.join(" "));

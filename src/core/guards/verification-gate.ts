@@ -1,4 +1,4 @@
-import { block, pass, quote, type Guard } from "../guard.js";
+import { block, pass, type Guard } from "../guard.js";
 import { checkCommand } from "./completion-gate.js";
 
 const name = "verification-gate";
@@ -19,7 +19,7 @@ export const verificationGate: Guard = {
       if (edits <= rules.maxEditsWithoutVerification) return pass(name);
       return block(
         name,
-        `You have made ${edits - 1} edits since the last check ran. Run a check (for example ${quote(checkCommand(state, "tests", policy))}) before editing more.`,
+        `You have made ${edits - 1} edits since the last check ran. Run a check (for example ${checkCommand(state, "tests", policy)}) before editing more.`,
       );
     }
     if (event.kind !== "task.started" || !rules.fixOnlyWhileRed) return pass(name);
@@ -27,7 +27,7 @@ export const verificationGate: Guard = {
     if (red.length === 0) return pass(name);
     return block(
       name,
-      `${red.join(", ")} ${red.length === 1 ? "is" : "are"} failing. Fix ${red.length === 1 ? "it" : "them"} (run ${quote(checkCommand(state, red[0] ?? "tests", policy))} to see why) before starting task "${event.task}".`,
+      `${red.join(", ")} ${red.length === 1 ? "is" : "are"} failing. Fix ${red.length === 1 ? "it" : "them"} (run ${checkCommand(state, red[0] ?? "tests", policy)} to see why) before starting task "${event.task}".`,
     );
   },
 };

@@ -20,7 +20,7 @@ export const wipLimits: Guard = {
       const others = state.inFlight.filter((t) => t !== event.task);
       return block(
         name,
-        `${others.length} tasks are already in flight (${others.map((t) => `"${t}"`).join(", ")}); the limit is ${rules.maxInFlightTasks}. Finish one before starting task "${event.task}".`,
+        `${others.length} ${others.length === 1 ? "task is" : "tasks are"} already in flight (${others.map((t) => `"${t}"`).join(", ")}); the limit is ${rules.maxInFlightTasks}. Finish one before starting task "${event.task}".`,
       );
     }
     if (event.kind !== "tool.requested") return pass(name);
