@@ -3,12 +3,41 @@
  * keys, dropping the oldest one. Keys are truncated so a hostile string cannot grow state.
  */
 
-/** Longest key or stored text kept in state; longer ones are cut. */
+/** Longest key or stored text kept in state, in bytes of JSON (UTF-8, escapes included); longer ones are cut. */
 export const MAX_TEXT = 256;
 
-/** Cuts `text` to MAX_TEXT characters, keeping it distinct from other cut texts by its length. */
+/** A character that takes more than one byte in JSON text as UTF-8. */
+const COSTLY = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
+
+/** The most bytes one UTF-16 unit can take in JSON text as UTF-8. */
+function jsonBytes(c: number): number {
+  if (c < 0x20) return 6; // a control character: `\u0001` (`\n` takes 2; count the worst)
+  if (c === 0x22 || c === 0x5c) return 2; // `\"` and `\\`
+  if (c < 0x80) return 1;
+  if (c < 0x800) return 2;
+  return c >= 0xd800 && c < 0xe000 ? 6 : 3; // a lone surrogate is escaped; a pair takes 4 in all
+}
+
+/**
+ * Cuts `text` to MAX_TEXT bytes of JSON, keeping it distinct from other cut texts by its length. Bytes, not
+ * characters: control characters, quotes and non-ASCII text take more, and the state bound is in bytes.
+ */
 export function clip(text: string): string {
-  return text.length <= MAX_TEXT ? text : `${text.slice(0, MAX_TEXT - 16)}…[${text.length}]`;
+  // Fast paths for the common case, printable ASCII that JSON does not escape: one byte per character.
+  if (text.length <= MAX_TEXT) {
+    if (text.length <= MAX_TEXT / 6 || !COSTLY.test(text)) return text;
+  } else {
+    const head = text.slice(0, MAX_TEXT);
+    if (!COSTLY.test(head)) return `${head.slice(0, MAX_TEXT - 16)}…[${text.length}]`;
+  }
+  let bytes = 0;
+  let keep = text.length;
+  for (let i = 0; i < text.length; i++) {
+    bytes += jsonBytes(text.charCodeAt(i));
+    if (bytes > MAX_TEXT - 16 && keep === text.length) keep = i;
+    if (bytes > MAX_TEXT) return `${text.slice(0, keep)}…[${text.length}]`;
+  }
+  return text;
 }
 
 /**

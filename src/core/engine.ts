@@ -1,5 +1,6 @@
 import type { AlertKind, Effect, Guard, GuardResult, Verdict } from "./guard.js";
 import { isHumanEvent, type ReinsEvent } from "./events.js";
+import { clip } from "./capped.js";
 import { ReinsError, assertNever } from "./errors.js";
 import { defaultGuards } from "./guards/index.js";
 import { meterAt } from "./meter.js";
@@ -53,9 +54,14 @@ export function advance(
   const seq = state.seq;
   applyEvent(state, event, policy);
   const results = isHumanEvent(event) ? [] : evaluate(guards, state, event, policy);
+  const decision = summarise(seq, results);
   for (const result of results)
-    for (const effect of result.effects ?? []) applyEffect(state, effect, event.at);
-  return summarise(seq, results);
+    for (const effect of result.effects ?? []) {
+      // A blocked call never runs, so it cannot be the half-open breaker's probe.
+      if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
+      applyEffect(state, effect, event.at);
+    }
+  return decision;
 }
 
 /** The pure engine: the state after `event` and the decision for it. `state` is left untouched. */
@@ -151,7 +157,7 @@ function applyEffect(state: State, effect: Effect, at: number): void {
       state.breaker = {
         status: "open",
         reason: effect.reason,
-        detail: effect.detail,
+        detail: clip(effect.detail), // it may quote the agent's text: a huge tool name must not grow the state
         openedAt: at,
         probe: "none",
         probeAt: null,

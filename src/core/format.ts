@@ -9,7 +9,8 @@ export function formatCount(n: number): string {
 
 /** 0.8512 → "85%". */
 export function formatPercent(ratio: number): string {
-  return Number.isFinite(ratio) ? `${Math.floor(ratio * 100)}%` : "100%+";
+  // The epsilon keeps 0.29 at 29% (0.29 * 100 is 28.999999999999996).
+  return Number.isFinite(ratio) ? `${Math.floor(ratio * 100 + 1e-9)}%` : "100%+";
 }
 
 /** 1.5 → "$1.50". */
@@ -23,6 +24,6 @@ export function formatDuration(ms: number): string {
   const m = Math.floor(s / 60);
   const h = Math.floor(m / 60);
   if (h > 0) return `${h}h ${m % 60}m`;
-  if (m > 0) return `${m}m ${s % 60}s`;
+  if (m > 0) return s % 60 === 0 ? `${m}m` : `${m}m ${s % 60}s`;
   return `${s}s`;
 }

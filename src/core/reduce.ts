@@ -162,6 +162,8 @@ function settleBreaker(state: State, at: number, policy: Policy): void {
     breaker.status = "half_open";
     breaker.probe = "none";
     breaker.probeAt = null;
+    // As after an acknowledgement: the counters that tripped it would trip the probe at once.
+    clearAnomalies(state);
   }
   if (
     breaker.status === "half_open" &&
@@ -208,11 +210,15 @@ function applyRequest(state: State, event: ToolRequested, policy: Policy): void 
   pushCapped(calls.times, event.at, policy.circuit.rapidFireThreshold);
   const shape = event.shapeHash === undefined ? sig : clip(`${event.tool}#${event.shapeHash}`);
   const label = clip(event.command ?? event.writes?.[0] ?? event.reads?.[0] ?? event.tool);
-  pushCapped(
-    calls.recent,
-    { sig, shape, tool: clip(event.tool), label, out: null, failed: false },
-    CAPS.recentCalls,
-  );
+  const last = calls.recent[calls.recent.length - 1];
+  // Retrying a call that never came back (it was refused) is not a new call: it must not push an A-B-A-B
+  // loop out of the window and so turn its block into an allow.
+  if (last === undefined || last.sig !== sig || last.out !== null)
+    pushCapped(
+      calls.recent,
+      { sig, shape, tool: clip(event.tool), label, out: null, failed: false },
+      CAPS.recentCalls,
+    );
 
   state.budget.session.spent.toolCalls += 1;
   const task = state.budget.tasks[state.task];
@@ -231,7 +237,7 @@ function applyRequest(state: State, event: ToolRequested, policy: Policy): void 
   edits.lastSeq = state.seq;
   edits.sinceVerification += 1;
   edits.sinceTests += 1;
-  edits.unverifiedLines += Math.max(0, Math.min(event.linesChanged ?? 0, 1e9));
+  edits.unverifiedLines += Math.max(0, Math.min(event.linesChanged ?? 0, 1e9)) || 0; // NaN counts as 0
   for (const path of writes) {
     const key = clip(path);
     if (key in state.reads) state.reads[key] = 0;
@@ -304,8 +310,12 @@ function applyCompletion(state: State, event: ToolCompleted): void {
   }
 }
 
+/** The most one event may add to a counter, so sums stay finite (Infinity would not survive JSON). */
+const MAX_AMOUNT = 1e15;
+
 function applyUsage(state: State, event: UsageRecorded, policy: Policy): void {
-  const n = (v: number | undefined) => (v !== undefined && Number.isFinite(v) && v > 0 ? v : 0);
+  const n = (v: number | undefined) =>
+    v !== undefined && Number.isFinite(v) && v > 0 ? Math.min(v, MAX_AMOUNT) : 0;
   const tokens =
     n(event.inputTokens) +
     n(event.outputTokens) +
@@ -315,7 +325,8 @@ function applyUsage(state: State, event: UsageRecorded, policy: Policy): void {
   const premium = n(event.premiumRequests);
   const charge = (meter: Meter) => {
     meter.spent.tokens += tokens;
-    meter.spent.usd += usd;
+    // Rounded to nano-dollars so that $0.10 + $0.70 is $0.80, not 0.7999999999999999.
+    meter.spent.usd = Math.round((meter.spent.usd + usd) * 1e9) / 1e9;
     meter.spent.premiumRequests += premium;
   };
   charge(state.budget.session);
@@ -374,7 +385,7 @@ function applyVerification(state: State, event: VerificationRan): void {
 }
 
 function applyExtension(state: State, event: BudgetExtended, policy: Policy): void {
-  const amount = Number.isFinite(event.amount) ? Math.max(0, event.amount) : 0;
+  const amount = Number.isFinite(event.amount) ? Math.min(Math.max(0, event.amount), MAX_AMOUNT) : 0;
   const ref =
     event.meter === "task" && state.task !== "" ? ({ meter: "task", task: state.task } as const) : null;
   const meter = ref === null ? state.budget.session : state.budget.tasks[state.task];
