@@ -46,6 +46,22 @@ describe("SQLite under concurrent writers", () => {
   }, 120_000);
 });
 
+describe("SQLite schema migrations", () => {
+  it("let 8 processes create the same new database at once", async () => {
+    for (let round = 0; round < 3; round++) {
+      const dir = tempDir();
+      const file = join(dir, "reins.db");
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => finished(startFixture("open-sqlite.mjs", [file], dir))),
+      );
+      for (const r of results) expect(r.stderr).toBe("");
+      const store = new SqliteStore(file);
+      expect(await store.scopes()).toEqual([]);
+      await store.close();
+    }
+  }, 60_000);
+});
+
 describe("SQLite after a crash", () => {
   it("keeps every acknowledged event when the writer is killed with SIGKILL mid-stream", async () => {
     const dir = tempDir();

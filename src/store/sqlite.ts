@@ -154,36 +154,38 @@ export class SqliteStore implements Store {
     );
   }
 
+  /** Brings the schema up to date in one `BEGIN IMMEDIATE` transaction, so processes opening a new file at once do not race. */
   #migrate(): void {
     const db = this.#db;
-    const version = db.pragma("user_version", { simple: true }) as number;
-    if (version === 0) {
-      const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as {
-        n: number;
-      };
-      if (tables.n > 0)
+    db.transaction(() => {
+      const version = db.pragma("user_version", { simple: true }) as number;
+      if (version === 0) {
+        const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as {
+          n: number;
+        };
+        if (tables.n > 0) {
+          throw new ReinsError(
+            "store_unavailable",
+            `${this.location} is a SQLite database of another program; choose another path`,
+          );
+        }
+      } else {
+        const app = db.prepare("SELECT value FROM reins_meta WHERE key = 'application'").get() as
+          { value: string } | undefined;
+        if (app?.value !== "reins")
+          throw new ReinsError("store_unavailable", `${this.location} is not a reins database`);
+      }
+      if (version > MIGRATIONS.length) {
         throw new ReinsError(
           "store_unavailable",
-          `${this.location} is a SQLite database of another program; choose another path`,
+          `${this.location} was written by a newer reins (schema ${version}); upgrade reins`,
         );
-    } else {
-      const app = db.prepare("SELECT value FROM reins_meta WHERE key = 'application'").get() as
-        { value: string } | undefined;
-      if (app?.value !== "reins")
-        throw new ReinsError("store_unavailable", `${this.location} is not a reins database`);
-    }
-    if (version > MIGRATIONS.length) {
-      throw new ReinsError(
-        "store_unavailable",
-        `${this.location} was written by a newer reins (schema ${version}); upgrade reins`,
-      );
-    }
-    for (let v = version; v < MIGRATIONS.length; v++) {
-      db.transaction(() => {
+      }
+      for (let v = version; v < MIGRATIONS.length; v++) {
         db.exec(MIGRATIONS[v] ?? "");
         db.pragma(`user_version = ${v + 1}`);
-      }).immediate();
-    }
+      }
+    }).immediate();
   }
 
   append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
