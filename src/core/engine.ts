@@ -164,6 +164,12 @@ function applyEffect(state: State, effect: Effect, at: number): void {
         trips: state.breaker.trips + 1,
       };
       break;
+    case "completion.refused":
+      state.refusedClaims += 1;
+      break;
+    case "completion.accepted":
+      state.refusedClaims = 0;
+      break;
     case "circuit.probe":
       state.breaker.probe = "in_flight";
       state.breaker.probeAt = at;

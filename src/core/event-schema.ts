@@ -82,6 +82,7 @@ export const eventSchema = z.discriminatedUnion("kind", [
     kind: z.literal("completion.claimed"),
     ...base,
     level: z.enum(["session", "task", "component", "module"]),
+    promiseMet: z.boolean().optional(),
   }),
   z.object({
     kind: z.literal("human.budget_extended"),

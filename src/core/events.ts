@@ -119,6 +119,8 @@ export interface IterationEnded extends EventBase {
 export interface CompletionClaimed extends EventBase {
   kind: "completion.claimed";
   level: CompletionLevel;
+  /** Whether the agent's last message holds the policy's completion promise, when the shell could tell. */
+  promiseMet?: boolean;
 }
 
 /** Fields shared by every human action: who did it and why. */

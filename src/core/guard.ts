@@ -29,7 +29,9 @@ export type Effect =
   | { kind: "budget.paused"; meter: "session" | "task"; task: string; resource: BudgetResource }
   | { kind: "rate.fired"; window: number }
   | { kind: "circuit.opened"; reason: TripReason; detail: string }
-  | { kind: "circuit.probe" };
+  | { kind: "circuit.probe" }
+  | { kind: "completion.refused" }
+  | { kind: "completion.accepted" };
 
 /** One guard's result for one event. */
 export interface GuardResult {

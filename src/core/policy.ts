@@ -30,6 +30,30 @@ const toolOverrides = z
 
 const levelList = z.array(z.string().min(1));
 
+/** A regular expression's source, checked to compile. */
+const regex = z
+  .string()
+  .min(1)
+  .max(500)
+  .refine((source) => {
+    try {
+      new RegExp(source);
+      return true;
+    } catch {
+      return false;
+    }
+  }, "must be a valid regular expression");
+
+/** USD per million tokens of each kind. */
+const price = z
+  .object({
+    input: z.number().nonnegative(),
+    output: z.number().nonnegative(),
+    cacheRead: z.number().nonnegative().default(0),
+    cacheWrite: z.number().nonnegative().default(0),
+  })
+  .strict();
+
 /** A map whose entries the user adds to or overrides one by one; the defaults not named stay. */
 function withDefaults<T extends z.ZodType>(value: T, defaults: Record<string, z.output<T>>) {
   return z
@@ -168,6 +192,10 @@ export const policySchema = z
           })
           .strict()
           .prefault({}),
+        /** After this many refused "done" claims in a row, the agent may stop anyway (with the reason). */
+        maxRefusals: positive.default(5),
+        /** Text the agent's last message must contain for "done" (the "keep going until done" loop); null: none. */
+        promise: z.string().min(1).max(1_000).nullable().default(null),
         /** The command to suggest for a missing check, when none was seen yet. */
         commands: withDefaults(z.string().min(1), {
           tests: "npm test",
@@ -178,6 +206,38 @@ export const policySchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * Shell commands that are verifications: a tool call whose command matches `pattern` (a regular
+     * expression) becomes `verification.ran` with `name`, passed when the command succeeded.
+     */
+    checks: z.array(z.object({ pattern: regex, name: z.string().min(1).max(64) }).strict()).default([
+      { pattern: "^(npm|pnpm|yarn|bun)( run)? test\\b", name: "tests" },
+      { pattern: "^(npx |pnpm |yarn )?(vitest|jest|mocha)\\b", name: "tests" },
+      { pattern: "^(python3? -m )?pytest\\b", name: "tests" },
+      { pattern: "^go test\\b", name: "tests" },
+      { pattern: "^cargo test\\b", name: "tests" },
+      { pattern: "^make (test|check)\\b", name: "tests" },
+      { pattern: "^(npm|pnpm|yarn|bun) (run )?lint\\b", name: "lint" },
+      { pattern: "^(npx |pnpm |yarn )?eslint\\b", name: "lint" },
+      { pattern: "^(npm|pnpm|yarn|bun) (run )?build\\b", name: "build" },
+      { pattern: "^(npm|pnpm|yarn|bun) (run )?typecheck\\b", name: "typecheck" },
+      { pattern: "^(npx |pnpm |yarn )?tsc\\b", name: "typecheck" },
+    ]),
+    /**
+     * USD per million tokens by model name prefix (longest prefix wins); usage of a model not listed costs
+     * nothing. Defaults are list prices of current models; override them for your contract.
+     */
+    prices: withDefaults(price, {
+      "claude-opus-4": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+      "claude-sonnet-4": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+      "claude-haiku-4": { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
+      "claude-3-5-haiku": { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 },
+      "gpt-5": { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
+      "gpt-5-mini": { input: 0.25, output: 2, cacheRead: 0.025, cacheWrite: 0 },
+      "gpt-4.1": { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 },
+      "gemini-2.5-pro": { input: 1.25, output: 10, cacheRead: 0.31, cacheWrite: 0 },
+      "gemini-2.5-flash": { input: 0.3, output: 2.5, cacheRead: 0.075, cacheWrite: 0 },
+    }),
     wip: z
       .object({
         maxInFlightTasks: positive.default(3),

@@ -161,6 +161,8 @@ export interface State {
   files: Record<string, FileMemo>;
   /** Consecutive failures per failure class (a command, or a tool that runs none). */
   failureClasses: Record<string, number>;
+  /** "Done" claims refused in a row; past the policy's limit the agent may stop anyway. */
+  refusedClaims: number;
 }
 
 /** A meter that has spent nothing, started at `at`. */
@@ -218,6 +220,7 @@ export function initialState(scope: string): State {
     checks: {},
     files: {},
     failureClasses: {},
+    refusedClaims: 0,
   };
 }
 

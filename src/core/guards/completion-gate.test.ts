@@ -176,3 +176,35 @@ describe("completion-gate: stopping when the agent cannot go on", () => {
     expect(claimInEngine(t).verdict).toBe("block");
   });
 });
+
+describe("completion-gate: bounded refusals and the completion promise", () => {
+  it("refuses 5 unproven claims in a row, then lets the 6th stop with the reason", () => {
+    const t = timeline("session:s").edit("src/a.ts", "x");
+    for (let i = 0; i < 6; i++) t.claim();
+    const results = replay(defaultPolicy, t.events, only).slice(-6).map(gateResult);
+    expect(results.map((r) => r.verdict)).toEqual(["block", "block", "block", "block", "block", "warn"]);
+    expect(results[5]?.message).toContain('"done" was already refused 5 times in a row');
+  });
+
+  it("counts refusals again from zero after an accepted claim", () => {
+    const t = timeline("session:s").edit("src/a.ts", "x");
+    for (let i = 0; i < 4; i++) t.claim();
+    t.verify("tests", true).claim().edit("src/a.ts", "y");
+    for (let i = 0; i < 5; i++) t.claim();
+    const verdicts = replay(resolvePolicy({}), t.events, only)
+      .map((d) => gateResult(d).verdict)
+      .slice(-5);
+    expect(verdicts).toEqual(["block", "block", "block", "block", "block"]);
+  });
+
+  it("refuses a claim whose last message lacks the completion promise", () => {
+    const policy = resolvePolicy({ completion: { promise: "ALL TESTS GREEN" } });
+    const t = timeline("session:s").verify("tests", true);
+    t.push({ kind: "completion.claimed", level: "session", promiseMet: false });
+    t.push({ kind: "completion.claimed", level: "session", promiseMet: true });
+    const [refused, accepted] = replay(policy, t.events, only).slice(-2).map(gateResult);
+    expect(refused?.verdict).toBe("block");
+    expect(refused?.message).toContain('your last message does not say "ALL TESTS GREEN"');
+    expect(accepted?.verdict).toBe("allow");
+  });
+});

@@ -1,4 +1,4 @@
-import { block, pass, quote, warn, type Guard } from "../guard.js";
+import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";
 import type { State } from "../state.js";
 
@@ -15,8 +15,15 @@ export function checkCommand(state: State, check: string, policy: Policy): strin
 
 /**
  * Evidence-gated completion (seed 004): "done" is refused unless every verification the level requires
- * passed after the last edit. A paused budget or an open breaker lets the agent stop: it cannot go on anyway.
+ * passed after the last edit (and, with a completion promise, the agent's last message holds it). Bounded: a
+ * paused budget, an open breaker, or `maxRefusals` refusals in a row let the agent stop, with the reason.
  */
+const accepted: GuardResult = Object.freeze({
+  guard: name,
+  verdict: "allow",
+  effects: [{ kind: "completion.accepted" }],
+}) as GuardResult;
+
 export const completionGate: Guard = {
   name,
   order: 310,
@@ -34,19 +41,31 @@ export const completionGate: Guard = {
       else if (memo.passSeq < state.edits.lastSeq)
         missing.push(`${check} has not run since the last edit (run ${run})`);
     }
-    if (missing.length === 0) return pass(name);
+    const promise = policy.completion.promise;
+    if (promise !== null && event.promiseMet === false) {
+      missing.push(`your last message does not say "${promise}"; say it only when the work is really done`);
+    }
+    if (missing.length === 0) return accepted;
     const paused = [state.budget.session, ...Object.values(state.budget.tasks)].some(
       (m) => m.paused !== null,
     );
-    if (paused || state.breaker.status === "open") {
-      return warn(
-        name,
-        `Stopping without evidence because ${paused ? "the budget is paused" : "the circuit breaker is open"}: ${missing.join("; ")}.`,
-      );
+    const why = paused
+      ? "the budget is paused"
+      : state.breaker.status === "open"
+        ? "the circuit breaker is open"
+        : state.refusedClaims >= policy.completion.maxRefusals
+          ? `"done" was already refused ${state.refusedClaims} times in a row`
+          : null;
+    // Bounded: an agent that cannot go on, or keeps failing to prove it is done, is let stop with the reason.
+    if (why !== null) {
+      return warn(name, `Stopping without evidence because ${why}: ${missing.join("; ")}.`, {
+        effects: [{ kind: "completion.accepted" }],
+      });
     }
     return block(
       name,
       `Not done yet: ${missing.join("; ")}. Claim completion again once ${missing.length === 1 ? "it passes" : "they pass"}.`,
+      { effects: [{ kind: "completion.refused" }] },
     );
   },
 };
