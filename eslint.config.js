@@ -83,7 +83,7 @@ export default tseslint.config(
     },
   },
   // Plain JavaScript (the bin shim, benchmarks, scripts) is not type-checked.
-  { files: ["**/*.js"], ...tseslint.configs.disableTypeChecked },
+  { files: ["**/*.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
   {
     files: ["**/*.test.ts", "test/**/*.ts", "bench/**"],
     rules: {

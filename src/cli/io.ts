@@ -6,6 +6,8 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   /** Colour output: on for a terminal unless NO_COLOR, forced by FORCE_COLOR. */
   color: boolean;
+  /** Everything on standard input. */
+  stdin(): Promise<Buffer>;
 }
 
 /** The real process's streams and environment. */
@@ -21,12 +23,17 @@ export function processIo(): Io {
     cwd: process.cwd(),
     env,
     color,
+    stdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    },
   };
 }
 
 /** Lines written to an Io, for tests. */
 export function memoryIo(
-  options: Partial<Omit<Io, "stdout" | "stderr">> = {},
+  options: Partial<Omit<Io, "stdout" | "stderr" | "stdin">> & { input?: Buffer | string } = {},
 ): Io & { out: string[]; err: string[] } {
   const out: string[] = [];
   const err: string[] = [];
@@ -38,5 +45,6 @@ export function memoryIo(
     cwd: options.cwd ?? process.cwd(),
     env: options.env ?? {},
     color: options.color ?? false,
+    stdin: () => Promise.resolve(Buffer.from(options.input ?? "")),
   };
 }

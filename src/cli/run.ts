@@ -2,6 +2,10 @@ import { Command, CommanderError } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { describePolicy, loadPolicy } from "../shell/config.js";
 import { checkTrace, readTrace } from "../shell/trace.js";
+import { homedir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { claudeSettingsPath, initClaude } from "../hooks/init.js";
+import { AGENTS, runHook, type Agent } from "../hooks/run-hook.js";
 import { openStore } from "../store/open.js";
 import { demo } from "./demo.js";
 import { registerStoreCommands } from "./store-commands.js";
@@ -104,6 +108,42 @@ function program(io: Io, result: { code: number }): Command {
       }
       io.stdout(`policy file: ${loaded.file ?? "none (defaults)"}\n\n`);
       io.stdout(table(["field", "value", "source"], describePolicy(loaded)));
+    });
+
+  root
+    .command("hook")
+    .description(
+      "answer one agent hook call: the event JSON on stdin, the agent's reply on stdout (always exit 0)",
+    )
+    .argument("<agent>", `the agent: ${AGENTS.join(", ")}`)
+    .action(async (agent: string) => {
+      if (!(AGENTS as readonly string[]).includes(agent)) {
+        io.stderr(
+          `reins hook: unknown agent "${agent}" (use ${AGENTS.join(", ")}); allowed without guarding\n`,
+        );
+        return;
+      }
+      const cwd = root.opts<{ cwd: string }>().cwd;
+      const result = await runHook(agent as Agent, await io.stdin(), io.env, cwd);
+      if (result.stdout !== "") io.stdout(`${result.stdout}\n`);
+      if (result.warning !== "") io.stderr(`${result.warning}\n`);
+    });
+
+  root
+    .command("init")
+    .description("install reins' hooks into an agent's settings (merging with the user's own hooks)")
+    .argument("<agent>", "claude")
+    .option("--user", "the user's settings in the home folder instead of the project's")
+    .option("--uninstall", "remove exactly the hooks reins added")
+    .action((agent: string, opts: { user?: boolean; uninstall?: boolean }) => {
+      if (agent !== "claude")
+        throw new ReinsError("usage", `reins init supports claude so far, not "${agent}"`);
+      const loaded = policyOf();
+      const bin = fileURLToPath(new URL("../../bin/reins.js", import.meta.url));
+      const settingsPath = claudeSettingsPath(loaded.root, io.env.HOME ?? homedir(), opts.user === true);
+      io.stdout(
+        `${initClaude({ settingsPath, bin, ...(opts.uninstall === true ? { uninstall: true } : {}) })}\n`,
+      );
     });
 
   registerStoreCommands(root, { io, loaded: policyOf });

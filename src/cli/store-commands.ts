@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { createColors } from "picocolors";
 import { poolPolicy } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
-import type { BudgetResource, EventInput, ReinsEvent } from "../core/events.js";
+import type { BudgetResource, EventInput } from "../core/events.js";
 import { formatCount, formatDuration, formatPercent, formatUsd } from "../core/format.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
@@ -90,7 +90,7 @@ async function act(ctx: StoreContext, scope: string, event: EventInput, done: st
       spool: new Spool(join(loaded.root, ".reins", "spool")),
       onWarning: (l) => ctx.io.stderr(`${l}\n`),
     });
-    const { degraded } = await governor.record(scope, [{ ...event, at: Date.now(), scope } as ReinsEvent]);
+    const { degraded } = await governor.record(scope, [{ ...event, at: Date.now(), scope }]);
     if (degraded !== null)
       throw new ReinsError(
         "store_unavailable",

@@ -26,8 +26,13 @@ export function limitOf(
 ): number | null {
   const limits = ref.meter === "session" ? policy.budget.session : policy.budget.task;
   let base = limits[resource];
-  if (ref.meter === "task" && resource === "tokens" && meter.taskType !== null) {
-    base = policy.budget.taskTypes[meter.taskType] ?? base;
+  if (
+    ref.meter === "task" &&
+    resource === "tokens" &&
+    meter.taskType !== null &&
+    meter.taskType in policy.budget.taskTypes
+  ) {
+    base = policy.budget.taskTypes[meter.taskType] ?? null;
   }
   if (base === null) return null;
   return base + (meter.extra[resource] ?? 0);

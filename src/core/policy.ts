@@ -80,8 +80,10 @@ export const policySchema = z
         countCacheReads: z.boolean().default(false),
         session: meterLimits(500_000),
         task: meterLimits(100_000),
-        /** Token budget of a task by its type; overrides `task.tokens`. */
-        taskTypes: withDefaults(z.number().nonnegative(), {
+        /** Token budget of a task by its type (`null`: unlimited); overrides `task.tokens`. */
+        taskTypes: withDefaults(z.number().nonnegative().nullable(), {
+          /** One prompt of an interactive agent: only the session's budget limits it. */
+          prompt: null,
           planning: 50_000,
           implement: 100_000,
           review: 30_000,

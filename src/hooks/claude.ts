@@ -1,0 +1,248 @@
+import { z } from "zod";
+import type { Answer } from "../core/batch.js";
+import type { EventInput } from "../core/events.js";
+import type { Policy } from "../core/policy.js";
+import type { State } from "../core/state.js";
+import { summarize } from "../core/summary.js";
+import { formatCount, formatPercent } from "../core/format.js";
+import { checkOf, hashOf, shapeOf, touchOf } from "./common.js";
+import type { TranscriptReader } from "./transcript.js";
+
+/** The fields of Claude Code's hook input that reins reads; everything else is ignored. */
+export const claudeInput = z
+  .object({
+    session_id: z.string().min(1).max(256),
+    hook_event_name: z.string().min(1).max(64),
+    transcript_path: z.string().max(4096).optional(),
+    cwd: z.string().max(4096).optional(),
+    prompt_id: z.string().max(256).optional(),
+    tool_name: z.string().max(256).optional(),
+    tool_input: z.unknown().optional(),
+    tool_response: z.unknown().optional(),
+    tool_use_id: z.string().max(256).optional(),
+    error: z.unknown().optional(),
+    stop_hook_active: z.boolean().optional(),
+    last_assistant_message: z.unknown().optional(),
+    prompt: z.string().optional(),
+  })
+  .loose();
+
+export type ClaudeInput = z.infer<typeof claudeInput>;
+
+/** What one hook call records, and how to turn the answers into the agent's reply. */
+export interface HookPlan {
+  scope: string;
+  events: EventInput[];
+  /** The agent's JSON reply, or null for "nothing to say" (allow). */
+  reply(answers: Answer[], state: State | null): object | null;
+}
+
+export interface HookContext {
+  policy: Policy;
+  transcripts: TranscriptReader;
+  /** The scope's state before this call, for events that depend on it (the previous prompt's task). */
+  before: State | null;
+}
+
+const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+
+/** The worst answer among those of the events that matter to the reply. */
+function worst(answers: Answer[]): NonNullable<Answer> | null {
+  const rank = { allow: 0, warn: 1, block: 2 } as const;
+  let found: NonNullable<Answer> | null = null;
+  for (const a of answers) {
+    if (a === null) continue;
+    if (
+      found === null ||
+      rank[a.verdict] > rank[found.verdict] ||
+      (a.verdict === found.verdict && a.needsHuman && !found.needsHuman)
+    )
+      found = a;
+  }
+  return found;
+}
+
+function text(answer: NonNullable<Answer>): string {
+  return `reins: ${answer.instructions.join(" ")}`;
+}
+
+/** One line for the model about the session's budget and breaker. */
+export function statusLine(state: State | null, policy: Policy): string {
+  if (state === null) return "reins is guarding this session: no spend recorded yet.";
+  const s = summarize(state, policy);
+  const tokens = s.budget.find((b) => b.resource === "tokens");
+  const budget =
+    tokens === undefined
+      ? "no token limit"
+      : `${formatCount(tokens.used)} of ${formatCount(tokens.limit)} tokens used (${formatPercent(tokens.ratio)})`;
+  const breaker =
+    s.breaker.status === "closed"
+      ? "circuit breaker closed"
+      : `circuit breaker ${s.breaker.status.replace("_", "-")}: ${s.breaker.detail ?? ""}`;
+  const paused =
+    s.status === "paused" ? " The budget is paused: stop and wait for a person to extend it." : "";
+  return `reins: session budget ${budget}; ${breaker}.${paused}`;
+}
+
+function outcomeOf(input: ClaudeInput): { failed: boolean; errorText: string } {
+  if (input.hook_event_name === "PostToolUseFailure") {
+    return {
+      failed: true,
+      errorText: str(input.error) ?? JSON.stringify(input.error ?? input.tool_response ?? ""),
+    };
+  }
+  const r = (input.tool_response ?? {}) as Record<string, unknown>;
+  const code =
+    typeof r.exit_code === "number" ? r.exit_code : typeof r.exitCode === "number" ? r.exitCode : 0;
+  const failed = r.is_error === true || r.interrupted === true || code !== 0;
+  return { failed, errorText: failed ? `${str(r.stderr) ?? ""}${str(r.stdout) ?? ""}` : "" };
+}
+
+/** Removes volatile details (times, durations, ids) from error text so the same error hashes the same. */
+function errorShape(text: string): string {
+  return shapeOf(text.slice(0, 4_000));
+}
+
+/**
+ * Turns one Claude Code hook call into reins events and a reply in Claude Code's protocol
+ * (DESIGN.md, "Agent CLI integration").
+ */
+export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
+  const scope = `session:${input.session_id}`;
+  const task =
+    input.prompt_id !== undefined && input.prompt_id !== "" ? { task: `prompt-${input.prompt_id}` } : {};
+  const usage = () => ctx.transcripts.read(input.session_id, input.transcript_path, ctx.policy);
+  const tool = input.tool_name ?? "unknown";
+  const touch = () => ({
+    tool,
+    inputHash: hashOf(input.tool_input ?? null),
+    shapeHash: shapeOf(input.tool_input ?? null),
+    ...touchOf(tool, input.tool_input),
+    ...(input.tool_use_id !== undefined ? { callId: input.tool_use_id } : {}),
+  });
+  const none = () => null;
+
+  switch (input.hook_event_name) {
+    case "SessionStart":
+      return {
+        scope,
+        events: [{ kind: "session.started", agent: "claude-code" }],
+        reply: (_answers, state) => ({
+          hookSpecificOutput: {
+            hookEventName: "SessionStart",
+            additionalContext: statusLine(state, ctx.policy),
+          },
+        }),
+      };
+    case "SessionEnd":
+      return { scope, events: [...usage(), { kind: "session.ended" }], reply: none };
+    case "UserPromptSubmit": {
+      const events: EventInput[] = [];
+      const previous = ctx.before?.task ?? "";
+      if (previous.startsWith("prompt-") && ctx.before?.inFlight.includes(previous) === true) {
+        events.push({ kind: "task.ended", task: previous, status: "done" });
+      }
+      if ("task" in task) events.push({ kind: "task.started", task: task.task, taskType: "prompt" });
+      return {
+        scope,
+        events: [...usage(), ...events],
+        reply: (_answers, state) => ({
+          hookSpecificOutput: {
+            hookEventName: "UserPromptSubmit",
+            additionalContext: statusLine(state, ctx.policy),
+          },
+        }),
+      };
+    }
+    case "PreToolUse":
+      return {
+        scope,
+        events: [{ kind: "tool.requested", ...task, ...touch() }],
+        reply: (answers) => {
+          const answer = worst(answers);
+          if (answer === null || answer.verdict === "allow") return null;
+          const reason = text(answer);
+          if (answer.verdict === "block") {
+            return {
+              hookSpecificOutput: {
+                hookEventName: "PreToolUse",
+                permissionDecision: "deny",
+                permissionDecisionReason: reason,
+              },
+            };
+          }
+          if (answer.needsHuman) {
+            return {
+              hookSpecificOutput: {
+                hookEventName: "PreToolUse",
+                permissionDecision: "ask",
+                permissionDecisionReason: reason,
+              },
+            };
+          }
+          return { hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: reason } };
+        },
+      };
+    case "PostToolUse":
+    case "PostToolUseFailure": {
+      const { failed, errorText } = outcomeOf(input);
+      const base = touch();
+      const events: EventInput[] = [
+        {
+          kind: "tool.completed",
+          ...task,
+          ...base,
+          outcome: failed ? "failure" : "success",
+          outputHash: hashOf(input.tool_response ?? input.error ?? null),
+          ...(failed ? { errorHash: errorShape(errorText) } : {}),
+        },
+      ];
+      const check = base.command === undefined ? null : checkOf(base.command, ctx.policy);
+      if (check !== null && base.command !== undefined) {
+        events.push({
+          kind: "verification.ran",
+          ...task,
+          name: check,
+          passed: !failed,
+          command: base.command,
+          tier: "fast",
+        });
+      }
+      return {
+        scope,
+        events: [...events, ...usage()],
+        reply: (answers) => {
+          const answer = worst(answers);
+          if (answer === null || answer.verdict === "allow") return null;
+          if (answer.verdict === "block") return { decision: "block", reason: text(answer) };
+          return {
+            hookSpecificOutput: { hookEventName: input.hook_event_name, additionalContext: text(answer) },
+          };
+        },
+      };
+    }
+    case "Stop":
+    case "SubagentStop": {
+      const promise = ctx.policy.completion.promise;
+      const last = str(input.last_assistant_message) ?? JSON.stringify(input.last_assistant_message ?? "");
+      const claim: EventInput = {
+        kind: "completion.claimed",
+        ...task,
+        level: "session",
+        ...(promise !== null ? { promiseMet: last.includes(promise) } : {}),
+      };
+      return {
+        scope,
+        events: [...usage(), claim],
+        reply: (answers) => {
+          const answer = answers[answers.length - 1] ?? null;
+          if (answer === null || answer.verdict === "allow") return null;
+          if (answer.verdict === "block") return { decision: "block", reason: text(answer) };
+          return { systemMessage: text(answer) };
+        },
+      };
+    }
+    default:
+      return { scope, events: [], reply: none };
+  }
+}

@@ -1,0 +1,138 @@
+import { createHash } from "node:crypto";
+import type { Policy } from "../core/policy.js";
+import type { ToolTouch } from "../core/events.js";
+
+/**
+ * What every agent adapter shares: stable hashes of tool input and output, the "shape" of an input with
+ * its noise removed, what a tool call reads, writes and runs, which commands are checks, and prices.
+ */
+
+/** JSON with object keys sorted, so equal values always give equal text. */
+export function canonical(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+}
+
+/** A short stable hash (SHA-256, 16 hex digits) of any JSON value. */
+export function hashOf(value: unknown): string {
+  return createHash("sha256")
+    .update(typeof value === "string" ? value : canonical(value))
+    .digest("hex")
+    .slice(0, 16);
+}
+
+const NOISE: [RegExp, string][] = [
+  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>"],
+  [/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?\b/g, "<time>"],
+  [/(\/tmp|\/var\/folders|\/private\/var)\/[^\s"']+/g, "<tmp>"],
+  [/\b[0-9a-f]{8,}\b/gi, "<hex>"],
+  [/\d+/g, "<n>"],
+];
+
+/** The input's text with noise (uuids, timestamps, temp paths, hex ids, numbers) replaced, hashed. */
+export function shapeOf(value: unknown): string {
+  let text = canonical(value);
+  if (text.length > 20_000) text = text.slice(0, 20_000);
+  for (const [pattern, mark] of NOISE) text = text.replace(pattern, mark);
+  return hashOf(text);
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+
+function lineCount(text: unknown): number {
+  return typeof text === "string" && text !== "" ? text.split("\n").length : 0;
+}
+
+/**
+ * What a tool call touches, from its name and input, for the tools of Claude Code, Codex CLI and Gemini
+ * CLI. Unknown tools touch nothing reins can name (their calls still count).
+ */
+export function touchOf(tool: string, input: unknown): Omit<ToolTouch, "tool" | "inputHash"> {
+  const i = (input !== null && typeof input === "object" ? input : {}) as Record<string, unknown>;
+  const path = str(i.file_path) ?? str(i.absolute_path) ?? str(i.path) ?? str(i.notebook_path);
+  const command =
+    str(i.command) ?? (Array.isArray(i.command) ? i.command.join(" ") : undefined) ?? str(i.cmd);
+  switch (tool) {
+    case "Read":
+    case "read_file":
+    case "read_many_files":
+      return path === undefined ? {} : { reads: [path] };
+    case "Write":
+    case "write_file":
+      return path === undefined ? {} : { writes: [path], linesChanged: lineCount(i.content) };
+    case "Edit":
+    case "replace":
+      return path === undefined
+        ? {}
+        : { writes: [path], linesChanged: lineCount(i.old_string) + lineCount(i.new_string) };
+    case "MultiEdit": {
+      const edits = Array.isArray(i.edits) ? (i.edits as Record<string, unknown>[]) : [];
+      const lines = edits.reduce((n, e) => n + lineCount(e.old_string) + lineCount(e.new_string), 0);
+      return path === undefined ? {} : { writes: [path], linesChanged: lines };
+    }
+    case "NotebookEdit":
+      return path === undefined ? {} : { writes: [path], linesChanged: lineCount(i.new_source) };
+    case "Bash":
+    case "shell":
+    case "local_shell":
+    case "exec_command":
+    case "run_shell_command":
+      return command === undefined ? {} : { command };
+    case "apply_patch": {
+      const patch = str(i.input) ?? str(i.patch) ?? "";
+      const files = [...patch.matchAll(/^\*\*\* (?:Update|Add|Delete) File: (.+)$/gm)].map((m) =>
+        (m[1] ?? "").trim(),
+      );
+      return files.length === 0
+        ? {}
+        : { writes: files, linesChanged: patch.split("\n").filter((l) => /^[+-]/.test(l)).length };
+    }
+    default:
+      return {};
+  }
+}
+
+const compiled = new WeakMap<Policy, [RegExp, string][]>();
+
+/** The check a shell command runs (`tests`, `lint`...), by the policy's patterns, or null. */
+export function checkOf(command: string, policy: Policy): string | null {
+  let patterns = compiled.get(policy);
+  if (patterns === undefined) {
+    patterns = policy.checks.map((c) => [new RegExp(c.pattern), c.name]);
+    compiled.set(policy, patterns);
+  }
+  // Judge the last command of a chain (`cd app && npm test`), which decides the exit code.
+  const last =
+    command
+      .split(/&&|;|\|\|/)
+      .pop()
+      ?.trim() ?? command.trim();
+  for (const [pattern, name] of patterns) if (pattern.test(last)) return name;
+  return null;
+}
+
+/** USD for a model's usage, by the policy's price table (longest matching model prefix). */
+export function costOf(
+  policy: Policy,
+  model: string | undefined,
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number },
+): number {
+  if (model === undefined) return 0;
+  let best: string | null = null;
+  for (const prefix of Object.keys(policy.prices)) {
+    if (model.startsWith(prefix) && (best === null || prefix.length > best.length)) best = prefix;
+  }
+  const price = best === null ? undefined : policy.prices[best];
+  if (price === undefined) return 0;
+  return (
+    (usage.input * price.input +
+      usage.output * price.output +
+      usage.cacheRead * price.cacheRead +
+      usage.cacheWrite * price.cacheWrite) /
+    1e6
+  );
+}

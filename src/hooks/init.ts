@@ -1,0 +1,116 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ReinsError } from "../core/errors.js";
+
+/** Claude Code hook events reins answers, and whether they take a tool matcher. */
+const CLAUDE_EVENTS: [string, boolean][] = [
+  ["SessionStart", false],
+  ["UserPromptSubmit", false],
+  ["PreToolUse", true],
+  ["PostToolUse", true],
+  ["PostToolUseFailure", true],
+  ["Stop", false],
+  ["SubagentStop", false],
+  ["SessionEnd", false],
+];
+
+interface HookEntry {
+  type: string;
+  command?: string;
+  timeout?: number;
+  [key: string]: unknown;
+}
+
+interface HookGroup {
+  matcher?: string;
+  hooks: HookEntry[];
+  [key: string]: unknown;
+}
+
+type Settings = { hooks?: Record<string, HookGroup[]> } & Record<string, unknown>;
+
+/** The command Claude Code runs for every hook: this Node and this reins, by absolute path. */
+export function hookCommand(bin: string, agent: string): string {
+  return `"${process.execPath}" "${bin}" hook ${agent}`;
+}
+
+/** True for a hook entry reins added (for any agent), whatever path it was installed from. */
+function isOurs(entry: HookEntry, agent: string): boolean {
+  return (
+    typeof entry.command === "string" &&
+    entry.command.includes("reins") &&
+    entry.command.endsWith(` hook ${agent}`)
+  );
+}
+
+function readSettings(path: string): Settings {
+  if (!existsSync(path)) return {};
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new ReinsError(
+      "usage",
+      `${path} is not valid JSON (${(error as Error).message}); fix it first, reins did not change it`,
+    );
+  }
+  if (data === null || typeof data !== "object" || Array.isArray(data))
+    throw new ReinsError("usage", `${path} must hold a JSON object`);
+  const settings = data as Settings;
+  if (settings.hooks !== undefined && (typeof settings.hooks !== "object" || Array.isArray(settings.hooks))) {
+    throw new ReinsError("usage", `${path}: "hooks" must be an object; reins did not change it`);
+  }
+  return settings;
+}
+
+function writeSettings(path: string, settings: Settings): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(`${path}.reins-tmp`, `${JSON.stringify(settings, null, 2)}\n`);
+  renameSync(`${path}.reins-tmp`, path);
+}
+
+/**
+ * Merges reins' hooks into Claude Code's settings file, keeping every hook of the user's own. Idempotent:
+ * a second run changes nothing. With `uninstall`, removes exactly what it added. Returns what it did.
+ */
+export function initClaude(options: { settingsPath: string; bin: string; uninstall?: boolean }): string {
+  const { settingsPath, bin } = options;
+  const settings = readSettings(settingsPath);
+  const hooks = settings.hooks ?? {};
+  const command = hookCommand(bin, "claude");
+  let changed = 0;
+  for (const [event, matcher] of CLAUDE_EVENTS) {
+    const groups = (hooks[event] ?? []).map((g) => ({ ...g, hooks: [...(g.hooks ?? [])] }));
+    if (options.uninstall === true) {
+      for (const group of groups) {
+        const before = group.hooks.length;
+        group.hooks = group.hooks.filter((h) => !isOurs(h, "claude"));
+        changed += before - group.hooks.length;
+      }
+      const kept = groups.filter((g) => g.hooks.length > 0);
+      if (kept.length > 0) hooks[event] = kept;
+      else delete hooks[event];
+      continue;
+    }
+    if (groups.some((g) => g.hooks.some((h) => h.command === command))) continue;
+    for (const group of groups) group.hooks = group.hooks.filter((h) => !isOurs(h, "claude")); // an older install
+    groups.push({ ...(matcher ? { matcher: "*" } : {}), hooks: [{ type: "command", command, timeout: 30 }] });
+    hooks[event] = groups.filter((g) => g.hooks.length > 0);
+    changed += 1;
+  }
+  if (changed === 0)
+    return options.uninstall === true
+      ? `no reins hooks in ${settingsPath}`
+      : `reins hooks already in ${settingsPath}`;
+  if (Object.keys(hooks).length > 0) settings.hooks = hooks;
+  else delete settings.hooks;
+  writeSettings(settingsPath, settings);
+  return options.uninstall === true
+    ? `removed ${changed} reins hook(s) from ${settingsPath}`
+    : `added reins hooks for ${changed} event(s) to ${settingsPath}`;
+}
+
+/** Where Claude Code's settings live: the project's `.claude/settings.json`, or the user's with `user`. */
+export function claudeSettingsPath(root: string, home: string, user: boolean): string {
+  return user ? join(home, ".claude", "settings.json") : join(root, ".claude", "settings.json");
+}
