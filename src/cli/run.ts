@@ -1,16 +1,49 @@
 import { Command, CommanderError } from "commander";
 import { ReinsError } from "../core/errors.js";
-import { describePolicy, loadPolicy } from "../shell/config.js";
+import { describePolicy, findRoot, loadPolicy } from "../shell/config.js";
 import { checkTrace, readTrace } from "../shell/trace.js";
 import { homedir } from "node:os";
 import { fileURLToPath } from "node:url";
-import { claudeSettingsPath, initClaude } from "../hooks/init.js";
-import { AGENTS, runHook, type Agent } from "../hooks/run-hook.js";
+import { ENSURE_DAEMON, claudeSettingsPath, initClaude } from "../hooks/init.js";
+import { openServices } from "../hooks/run-hook.js";
+import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
+import { hookSecret } from "../server/secret.js";
+import { createServer } from "../server/server.js";
+import { AGENTS, runHook } from "../hooks/run-hook.js";
 import { openStore } from "../store/open.js";
 import { demo } from "./demo.js";
 import { registerStoreCommands } from "./store-commands.js";
 import { processIo, type Io } from "./io.js";
 import { table } from "./table.js";
+
+/** The `cwd` a hook input names, if it is JSON with one. */
+function hookCwd(raw: Buffer): string | undefined {
+  try {
+    const cwd = (JSON.parse(raw.toString()) as { cwd?: unknown }).cwd;
+    return typeof cwd === "string" ? cwd : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Adds a line to a Claude Code reply's additional context (or makes a reply that carries it). */
+function withContext(reply: object | null, note: string): object {
+  const r = (reply ?? {}) as { hookSpecificOutput?: { additionalContext?: string } };
+  const specific = r.hookSpecificOutput;
+  if (specific === undefined) return { ...r, systemMessage: note };
+  return {
+    ...r,
+    hookSpecificOutput: {
+      ...specific,
+      additionalContext: [specific.additionalContext, note].filter(Boolean).join("\n"),
+    },
+  };
+}
+
+/** The reins executable, for hook commands and the background daemon. */
+function binPath(): string {
+  return fileURLToPath(new URL("../../bin/reins.js", import.meta.url));
+}
 
 /** Exit codes: 0 fine, 1 the check failed (a divergence), 2 a usage or input error. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -116,17 +149,72 @@ function program(io: Io, result: { code: number }): Command {
       "answer one agent hook call: the event JSON on stdin, the agent's reply on stdout (always exit 0)",
     )
     .argument("<agent>", `the agent: ${AGENTS.join(", ")}`)
-    .action(async (agent: string) => {
-      if (!(AGENTS as readonly string[]).includes(agent)) {
-        io.stderr(
-          `reins hook: unknown agent "${agent}" (use ${AGENTS.join(", ")}); allowed without guarding\n`,
-        );
+    .option(
+      ENSURE_DAEMON,
+      "also start the daemon when it is not running, and tell the agent when it was down",
+    )
+    .option("--port <port>", "the daemon's port", String(DEFAULT_PORT))
+    .action(async (agent: string, opts: { ensureDaemon?: boolean; port: string }) => {
+      const cwd = root.opts<{ cwd: string }>().cwd;
+      const raw = await io.stdin();
+      const result = await runHook(agent, raw, io.env, cwd);
+      let reply = result.reply;
+      if (opts.ensureDaemon === true) {
+        const state = await ensureDaemon({
+          root: findRoot(hookCwd(raw) ?? cwd),
+          bin: binPath(),
+          host: DEFAULT_HOST,
+          port: Number(opts.port),
+        });
+        if (state !== "running") {
+          const note =
+            state === "started"
+              ? "reins: the reins daemon was not running, so tool calls since it stopped were not guarded; it has been restarted."
+              : "reins: the reins daemon could not be started; tool calls are NOT guarded (see .reins/serve.log).";
+          io.stderr(`${note}\n`);
+          reply = withContext(reply, note);
+        }
+      }
+      if (reply !== null) io.stdout(`${JSON.stringify(reply)}\n`);
+      if (result.warning !== "") io.stderr(`${result.warning}\n`);
+    });
+
+  root
+    .command("serve")
+    .description("run the daemon: answers agent hooks over loopback HTTP with the store kept open")
+    .option("--host <host>", "address to bind", DEFAULT_HOST)
+    .option("--port <port>", "port", String(DEFAULT_PORT))
+    .option("--ensure", "start the daemon in the background unless one already answers, then exit")
+    .action(async (opts: { host: string; port: string; ensure?: boolean }) => {
+      const port = Number(opts.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new ReinsError("usage", `--port must be 0..65535, got "${opts.port}"`);
+      const loaded = policyOf();
+      if (opts.ensure === true) {
+        const state = await ensureDaemon({ root: loaded.root, bin: binPath(), host: opts.host, port });
+        io.stdout(`reins daemon ${state} on http://${opts.host}:${port}\n`);
+        if (state === "failed") result.code = EXIT.failed;
         return;
       }
-      const cwd = root.opts<{ cwd: string }>().cwd;
-      const result = await runHook(agent as Agent, await io.stdin(), io.env, cwd);
-      if (result.stdout !== "") io.stdout(`${result.stdout}\n`);
-      if (result.warning !== "") io.stderr(`${result.warning}\n`);
+      const services = await openServices(loaded.root, io.env);
+      const app = createServer({
+        services,
+        secret: hookSecret(loaded.root),
+        log: (line) => io.stderr(`${line}\n`),
+      });
+      const address = await app.listen({ host: opts.host, port });
+      io.stdout(
+        `reins serving ${address} for ${loaded.root} (store: ${services.store.location}; hooks: POST /hooks/<agent>)\n`,
+      );
+      await new Promise<void>((resolve) => {
+        const stop = () =>
+          void app
+            .close()
+            .then(() => services.store.close())
+            .then(resolve);
+        process.once("SIGTERM", stop);
+        process.once("SIGINT", stop);
+      });
     });
 
   root
@@ -135,15 +223,31 @@ function program(io: Io, result: { code: number }): Command {
     .argument("<agent>", "claude")
     .option("--user", "the user's settings in the home folder instead of the project's")
     .option("--uninstall", "remove exactly the hooks reins added")
-    .action((agent: string, opts: { user?: boolean; uninstall?: boolean }) => {
+    .option(
+      "--http",
+      "answer through the daemon (no process per tool call); hooks go to .claude/settings.local.json",
+    )
+    .option("--port <port>", "the daemon's port, with --http", String(DEFAULT_PORT))
+    .action((agent: string, opts: { user?: boolean; uninstall?: boolean; http?: boolean; port: string }) => {
       if (agent !== "claude")
         throw new ReinsError("usage", `reins init supports claude so far, not "${agent}"`);
       const loaded = policyOf();
-      const bin = fileURLToPath(new URL("../../bin/reins.js", import.meta.url));
-      const settingsPath = claudeSettingsPath(loaded.root, io.env.HOME ?? homedir(), opts.user === true);
-      io.stdout(
-        `${initClaude({ settingsPath, bin, ...(opts.uninstall === true ? { uninstall: true } : {}) })}\n`,
-      );
+      const home = io.env.HOME ?? homedir();
+      const http =
+        opts.http === true
+          ? {
+              url: `http://${DEFAULT_HOST}:${Number(opts.port)}/hooks/claude`,
+              secret: hookSecret(loaded.root),
+            }
+          : undefined;
+      const settingsPath = claudeSettingsPath(loaded.root, home, opts.user === true, http !== undefined);
+      const options = {
+        settingsPath,
+        bin: binPath(),
+        ...(opts.uninstall === true ? { uninstall: true } : {}),
+        ...(http !== undefined ? { http } : {}),
+      };
+      io.stdout(`${initClaude(options)}\n`);
     });
 
   registerStoreCommands(root, { io, loaded: policyOf });

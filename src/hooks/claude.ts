@@ -37,6 +37,20 @@ export interface HookPlan {
   reply(answers: Answer[], state: State | null): object | null;
 }
 
+/** One agent's hook protocol: how to read its input and how to answer it. */
+export interface AgentAdapter<I = unknown> {
+  name: string;
+  /** Checks the hook input; unknown fields are ignored. */
+  input: z.ZodType<I>;
+  /** The session id, scope of every event of the call. */
+  session(input: I): string;
+  /** The project folder the agent runs in, when the input says. */
+  cwd(input: I): string | undefined;
+  /** Whether the plan needs the scope's state before the call (a hook that closes the previous task). */
+  needsState(input: I): boolean;
+  plan(input: I, ctx: HookContext): HookPlan;
+}
+
 export interface HookContext {
   policy: Policy;
   transcripts: TranscriptReader;
@@ -246,3 +260,13 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
       return { scope, events: [], reply: none };
   }
 }
+
+/** Claude Code's hook protocol. */
+export const claude: AgentAdapter<ClaudeInput> = {
+  name: "claude",
+  input: claudeInput,
+  session: (input) => input.session_id,
+  cwd: (input) => input.cwd,
+  needsState: (input) => input.hook_event_name === "UserPromptSubmit",
+  plan: planClaude,
+};

@@ -17,6 +17,8 @@ const CLAUDE_EVENTS: [string, boolean][] = [
 interface HookEntry {
   type: string;
   command?: string;
+  url?: string;
+  headers?: Record<string, string>;
   timeout?: number;
   [key: string]: unknown;
 }
@@ -34,14 +36,27 @@ export function hookCommand(bin: string, agent: string): string {
   return `"${process.execPath}" "${bin}" hook ${agent}`;
 }
 
+/** The flag that makes a command hook also start the daemon when it is not running. */
+export const ENSURE_DAEMON = "--ensure-daemon";
+
 /** True for a hook entry reins added (for any agent), whatever path it was installed from. */
 function isOurs(entry: HookEntry, agent: string): boolean {
+  if (entry.type === "http")
+    return (
+      typeof entry.url === "string" &&
+      /^http:\/\/127\.0\.0\.1:\d+\/hooks\//.test(entry.url) &&
+      entry.url.endsWith(`/hooks/${agent}`)
+    );
+  const command = entry.command;
   return (
-    typeof entry.command === "string" &&
-    entry.command.includes("reins") &&
-    entry.command.endsWith(` hook ${agent}`)
+    typeof command === "string" &&
+    command.includes("reins") &&
+    (command.endsWith(` hook ${agent}`) || command.endsWith(` hook ${agent} ${ENSURE_DAEMON}`))
   );
 }
+
+/** Events answered by a command hook even in http mode: they start the daemon and report when it was down. */
+const ENSURING = new Set(["SessionStart", "UserPromptSubmit"]);
 
 function readSettings(path: string): Settings {
   if (!existsSync(path)) return {};
@@ -73,8 +88,14 @@ function writeSettings(path: string, settings: Settings): void {
  * Merges reins' hooks into Claude Code's settings file, keeping every hook of the user's own. Idempotent:
  * a second run changes nothing. With `uninstall`, removes exactly what it added. Returns what it did.
  */
-export function initClaude(options: { settingsPath: string; bin: string; uninstall?: boolean }): string {
-  const { settingsPath, bin } = options;
+export function initClaude(options: {
+  settingsPath: string;
+  bin: string;
+  uninstall?: boolean;
+  /** Answer through the daemon: Claude Code's native http hooks, with the project's secret. */
+  http?: { url: string; secret: string };
+}): string {
+  const { settingsPath, bin, http } = options;
   const settings = readSettings(settingsPath);
   const hooks = settings.hooks ?? {};
   const command = hookCommand(bin, "claude");
@@ -92,9 +113,26 @@ export function initClaude(options: { settingsPath: string; bin: string; uninsta
       else delete hooks[event];
       continue;
     }
-    if (groups.some((g) => g.hooks.some((h) => h.command === command))) continue;
+    const entry: HookEntry =
+      http === undefined
+        ? { type: "command", command, timeout: 30 }
+        : ENSURING.has(event)
+          ? { type: "command", command: `${command} ${ENSURE_DAEMON}`, timeout: 30 }
+          : {
+              type: "http",
+              url: http.url,
+              headers: { Authorization: `Bearer ${http.secret}` },
+              timeout: 10,
+              reins: true,
+            };
+    const same = (h: HookEntry) =>
+      h.type === entry.type &&
+      h.command === entry.command &&
+      h.url === entry.url &&
+      JSON.stringify(h.headers) === JSON.stringify(entry.headers);
+    if (groups.some((g) => g.hooks.some(same))) continue;
     for (const group of groups) group.hooks = group.hooks.filter((h) => !isOurs(h, "claude")); // an older install
-    groups.push({ ...(matcher ? { matcher: "*" } : {}), hooks: [{ type: "command", command, timeout: 30 }] });
+    groups.push({ ...(matcher ? { matcher: "*" } : {}), hooks: [entry] });
     hooks[event] = groups.filter((g) => g.hooks.length > 0);
     changed += 1;
   }
@@ -110,7 +148,12 @@ export function initClaude(options: { settingsPath: string; bin: string; uninsta
     : `added reins hooks for ${changed} event(s) to ${settingsPath}`;
 }
 
-/** Where Claude Code's settings live: the project's `.claude/settings.json`, or the user's with `user`. */
-export function claudeSettingsPath(root: string, home: string, user: boolean): string {
-  return user ? join(home, ".claude", "settings.json") : join(root, ".claude", "settings.json");
+/**
+ * Where Claude Code's settings live: the project's `.claude/settings.json`, or the user's with `user`. With
+ * `local` (http hooks, which carry the project's secret) the project's `.claude/settings.local.json`,
+ * which Claude Code keeps out of version control.
+ */
+export function claudeSettingsPath(root: string, home: string, user: boolean, local = false): string {
+  if (user) return join(home, ".claude", "settings.json");
+  return join(root, ".claude", local ? "settings.local.json" : "settings.json");
 }

@@ -1,93 +1,143 @@
 import { join } from "node:path";
 import { ReinsError } from "../core/errors.js";
+import type { Policy } from "../core/policy.js";
+import type { Store } from "../core/store.js";
 import { createGovernor } from "../governor.js";
 import { findRoot, loadPolicy } from "../shell/config.js";
 import { openStore } from "../store/open.js";
 import { Spool } from "../store/spool.js";
-import { claudeInput, planClaude } from "./claude.js";
+import { claude, type AgentAdapter } from "./claude.js";
 import { TranscriptReader } from "./transcript.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
 
-/** The agents whose hook protocols reins speaks. */
-export const AGENTS = ["claude"] as const;
-export type Agent = (typeof AGENTS)[number];
+/** The agents whose hook protocols reins speaks, by name. */
+export const ADAPTERS: Record<string, AgentAdapter> = { claude: claude as AgentAdapter };
+
+/** Their names. */
+export const AGENTS = Object.keys(ADAPTERS);
 
 export interface HookResult {
-  /** What to print on stdout: the agent's JSON reply, or "" for a plain allow. */
-  stdout: string;
+  /** The agent's JSON reply, or null for a plain allow. */
+  reply: object | null;
   /** One line for stderr when something went wrong, else "". */
   warning: string;
 }
 
-const allow = (warning: string): HookResult => ({ stdout: "", warning });
+const allow = (warning: string): HookResult => ({ reply: null, warning });
 
-/**
- * Answers one hook call in-process: parse and check the input, record its events through the project's
- * store, reply in the agent's protocol. Never throws and never blocks by accident: any failure is an allow
- * with one line saying why.
- */
-export async function runHook(
-  agent: Agent,
-  raw: Buffer,
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-): Promise<HookResult> {
-  if (raw.length > MAX_HOOK_INPUT)
+/** What a hook needs that outlives one call: the project's store, policy and folders. */
+export interface HookServices {
+  root: string;
+  policy: Policy;
+  store: Store;
+  spool: Spool;
+  transcripts: TranscriptReader;
+}
+
+/** The services of the project at `root`, opened from its policy (and `REINS_STORE`). */
+export async function openServices(root: string, env: NodeJS.ProcessEnv): Promise<HookServices> {
+  const { policy } = loadPolicy({ cwd: root, env });
+  const store = await openStore(env.REINS_STORE ?? policy.store, root);
+  return {
+    root,
+    policy,
+    store,
+    spool: new Spool(join(root, ".reins", "spool")),
+    transcripts: new TranscriptReader(join(root, ".reins", "transcripts")),
+  };
+}
+
+/** Checks raw hook input: the adapter and the parsed input, or the allow-with-warning for bad input. */
+export function readHookInput(
+  agent: string,
+  raw: Buffer | string,
+): { adapter: AgentAdapter; input: unknown } | HookResult {
+  const size = typeof raw === "string" ? Buffer.byteLength(raw) : raw.length;
+  if (size > MAX_HOOK_INPUT) {
     return allow(
-      `reins hook ${agent}: input of ${raw.length} bytes is over the ${MAX_HOOK_INPUT}-byte limit; allowed without guarding`,
+      `reins hook ${agent}: input of ${size} bytes is over the ${MAX_HOOK_INPUT}-byte limit; allowed without guarding`,
     );
-  const text = raw.toString("utf8").trim();
-  if (text === "") return allow(`reins hook ${agent}: empty input on stdin; allowed without guarding`);
+  }
+  const adapter = ADAPTERS[agent];
+  if (adapter === undefined)
+    return allow(`reins hook: unknown agent "${agent}" (use ${AGENTS.join(", ")}); allowed without guarding`);
+  const text = raw.toString().trim();
+  if (text === "") return allow(`reins hook ${agent}: empty input; allowed without guarding`);
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
     return allow(`reins hook ${agent}: input is not JSON; allowed without guarding`);
   }
-  const parsed = claudeInput.safeParse(data);
+  const parsed = adapter.input.safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
+    const field = issue === undefined || issue.path.length === 0 ? "value" : issue.path.join(".");
     return allow(
-      `reins hook ${agent}: input is missing or has a bad ${issue?.path.join(".") || "value"} (${issue?.message ?? "invalid"}); allowed without guarding`,
+      `reins hook ${agent}: input is missing or has a bad ${field} (${issue?.message ?? "invalid"}); allowed without guarding`,
     );
   }
-  const input = parsed.data;
+  return { adapter, input: parsed.data };
+}
+
+/** Records one checked hook input through `services` and builds the agent's reply. */
+export async function answerHook(
+  adapter: AgentAdapter,
+  input: unknown,
+  services: HookServices,
+  now: number,
+): Promise<HookResult> {
+  const { store, policy } = services;
+  const scope = `session:${adapter.session(input)}`;
+  const before = adapter.needsState(input) ? await store.state(scope) : null;
+  const plan = adapter.plan(input, { policy, before, transcripts: services.transcripts });
+  const events = plan.events.map((e) => ({ ...e, at: now, scope: plan.scope }));
+  let warning = "";
+  const governor = createGovernor({
+    store,
+    policy,
+    spool: services.spool,
+    onWarning: (line) => (warning = line),
+  });
+  const { answers } = await governor.record(plan.scope, events);
+  const state = await store.state(plan.scope).catch(() => null);
+  return { reply: plan.reply(answers, state), warning };
+}
+
+/** The one line for a failure inside a hook. */
+export function hookFailure(agent: string, error: unknown): HookResult {
+  const message = ReinsError.is(error)
+    ? error.message
+    : error instanceof Error
+      ? error.message
+      : String(error);
+  return allow(`reins hook ${agent}: ${message.split("\n")[0] ?? "failed"}; allowed without guarding`);
+}
+
+/**
+ * Answers one hook call in-process (the slow path: it opens the store itself): parse and check the input,
+ * record its events, reply in the agent's protocol. Never throws and never blocks by accident: any failure
+ * is an allow with one line saying why.
+ */
+export async function runHook(
+  agent: string,
+  raw: Buffer,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<HookResult> {
+  const checked = readHookInput(agent, raw);
+  if (!("adapter" in checked)) return checked;
+  const { adapter, input } = checked;
   try {
-    const root = findRoot(input.cwd ?? env.CLAUDE_PROJECT_DIR ?? cwd);
-    const { policy } = loadPolicy({ cwd: root, env });
-    const store = await openStore(env.REINS_STORE ?? policy.store, root);
+    const services = await openServices(findRoot(adapter.cwd(input) ?? env.CLAUDE_PROJECT_DIR ?? cwd), env);
     try {
-      const scope = `session:${input.session_id}`;
-      const before = input.hook_event_name === "UserPromptSubmit" ? await store.state(scope) : null;
-      const plan = planClaude(input, {
-        policy,
-        before,
-        transcripts: new TranscriptReader(join(root, ".reins", "transcripts")),
-      });
-      const now = Date.now();
-      const events = plan.events.map((e) => ({ ...e, at: now, scope: plan.scope }));
-      let warning = "";
-      const governor = createGovernor({
-        store,
-        policy,
-        spool: new Spool(join(root, ".reins", "spool")),
-        onWarning: (line) => (warning = line),
-      });
-      const { answers } = await governor.record(plan.scope, events);
-      const state = await store.state(plan.scope).catch(() => null);
-      const reply = plan.reply(answers, state);
-      return { stdout: reply === null ? "" : JSON.stringify(reply), warning };
+      return await answerHook(adapter, input, services, Date.now());
     } finally {
-      await store.close();
+      await services.store.close();
     }
   } catch (error) {
-    const message = ReinsError.is(error)
-      ? error.message
-      : error instanceof Error
-        ? error.message
-        : String(error);
-    return allow(`reins hook ${agent}: ${message.split("\n")[0] ?? "failed"}; allowed without guarding`);
+    return hookFailure(agent, error);
   }
 }

@@ -1,0 +1,215 @@
+import { execFile, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openServices, type HookServices } from "../src/hooks/run-hook.js";
+import { hookSecret } from "../src/server/secret.js";
+import { createServer } from "../src/server/server.js";
+
+const root = join(import.meta.dirname, "..");
+const run = promisify(execFile);
+
+const project = mkdtempSync(join(tmpdir(), "reins-daemon-"));
+writeFileSync(join(project, "reins.config.json"), "{}");
+let services: HookServices;
+let app: FastifyInstance;
+let url: string;
+let secret: string;
+const logged: string[] = [];
+
+beforeAll(async () => {
+  services = await openServices(project, {});
+  secret = hookSecret(project);
+  app = createServer({ services, secret, log: (line) => logged.push(line) });
+  url = await app.listen({ host: "127.0.0.1", port: 0 });
+});
+
+afterAll(async () => {
+  await app.close();
+  await services.store.close();
+});
+
+const failing = (session: string) => ({
+  session_id: session,
+  hook_event_name: "PreToolUse",
+  tool_name: "Bash",
+  tool_input: { command: "node migrate.js" },
+  cwd: project,
+});
+const failed = (session: string) => ({
+  ...failing(session),
+  hook_event_name: "PostToolUseFailure",
+  error: "Exit code 1\nECONNREFUSED",
+});
+
+async function post(body: unknown, token: string | null = secret, agent = "claude") {
+  const response = await fetch(`${url}/hooks/${agent}`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(token !== null ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+describe("the daemon answering hooks over loopback HTTP", () => {
+  it("refuses calls without the project's bearer token", async () => {
+    expect((await post(failing("auth"), null)).status).toBe(401);
+    expect((await post(failing("auth"), "wrong")).status).toBe(401);
+    expect(await services.store.state("session:auth")).toBeNull();
+  });
+
+  it("denies the 5th identical failing call in Claude Code's protocol", async () => {
+    const replies = [];
+    for (let i = 0; i < 5; i++) {
+      replies.push((await post(failing("five"))).json);
+      if (i < 4) await post(failed("five"));
+    }
+    expect(replies[0]).toEqual({});
+    expect(replies[4]).toMatchObject({
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" },
+    });
+    expect(JSON.stringify(replies[4])).toContain("was made 5 times in a row");
+  });
+
+  it("answers malformed bodies with an allow and one logged line, recording nothing", async () => {
+    const before = (await services.store.scopes()).length;
+    for (const body of ["not json", "", "{}", JSON.stringify({ session_id: "x" })]) {
+      const { status, json } = await post(body);
+      expect(status).toBe(200);
+      expect(json).toEqual({});
+    }
+    expect(logged.length).toBeGreaterThanOrEqual(4);
+    expect(logged.every((l) => !l.includes("\n"))).toBe(true);
+    expect((await services.store.scopes()).length).toBe(before);
+  });
+
+  it("forwards command hooks through bin/reins-hook, and falls back in-process without a daemon", async () => {
+    const port = new URL(url).port;
+    const input = JSON.stringify(failing("client"));
+    // Asynchronously: the daemon answering the client lives in this very process.
+    const started = Date.now();
+    const through = await pipe(join(root, "bin", "reins-hook"), ["claude"], input, { REINS_PORT: port });
+    expect(through.code).toBe(0);
+    expect(through.stdout).toBe("");
+    expect(Date.now() - started).toBeLessThan(5_000); // answered by the daemon, not after curl's 10 s timeout
+    expect((await services.store.state("session:client"))?.seq).toBe(1);
+    // Nothing listens on port 1: the client answers through `reins hook claude` in-process, same store.
+    const fallback = await pipe(join(root, "bin", "reins-hook"), ["claude"], input, { REINS_PORT: "1" });
+    expect(fallback.code).toBe(0);
+    expect((await services.store.state("session:client"))?.seq).toBe(2);
+  });
+});
+
+/** Runs a command with `input` on stdin, without blocking this process's event loop. */
+function pipe(command: string, args: string[], input: string, env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(command, args, { cwd: project, env: { ...process.env, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+describe("reins hook claude with bad input on stdin", () => {
+  const bin = join(root, "bin", "reins.js");
+  const cases: [string, Buffer, RegExp][] = [
+    ["not JSON", Buffer.from("{oops"), /input is not JSON/],
+    ["empty", Buffer.alloc(0), /empty input/],
+    ["missing fields", Buffer.from(JSON.stringify({ tool_name: "Bash" })), /missing or has a bad session_id/],
+    [
+      "an unknown event",
+      Buffer.from(JSON.stringify({ session_id: "u", hook_event_name: "Teleport", cwd: project })),
+      /^$/,
+    ],
+    ["17 MB", Buffer.alloc(17 * 1024 * 1024, 0x20), /over the 16777216-byte limit/],
+    [
+      "invalid UTF-8",
+      Buffer.concat([
+        Buffer.from('{"session_id":"'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}'),
+      ]),
+      /^$/,
+    ],
+  ];
+  for (const [name, input, message] of cases) {
+    it(`answers ${name} with exit 0, an allow and at most one line on stderr`, () => {
+      const result = spawnSync(process.execPath, [bin, "--cwd", project, "hook", "claude"], {
+        input,
+        cwd: project,
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      expect(result.status).toBe(0);
+      expect(result.stdout).toBe("");
+      expect(result.stderr.trim()).toMatch(message);
+      expect(result.stderr.trim().split("\n").length).toBeLessThanOrEqual(1);
+    });
+  }
+
+  it("answers a 10 MB tool input and records it without growing the state", async () => {
+    const input = JSON.stringify({
+      ...failing("huge"),
+      tool_input: { command: "x".repeat(10 * 1024 * 1024) },
+    });
+    const child = spawnSync(process.execPath, [bin, "--cwd", project, "hook", "claude"], {
+      input,
+      cwd: project,
+      encoding: "utf8",
+    });
+    expect(child.status).toBe(0);
+    expect(child.stderr).toBe("");
+    const state = await services.store.state("session:huge");
+    expect(state?.seq).toBe(1);
+    expect(JSON.stringify(state).length).toBeLessThan(64 * 1024);
+  });
+});
+
+describe("reins init claude --http", () => {
+  it("puts http hooks with the project's secret in settings.local.json and command hooks that start the daemon", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-init-http-"));
+    writeFileSync(join(dir, "reins.config.json"), "{}");
+    await run(process.execPath, [
+      join(root, "bin", "reins.js"),
+      "--cwd",
+      dir,
+      "init",
+      "claude",
+      "--http",
+      "--port",
+      "7999",
+    ]);
+    const settings = JSON.parse(readFileSync(join(dir, ".claude", "settings.local.json"), "utf8")) as {
+      hooks: Record<
+        string,
+        { hooks: { type: string; url?: string; command?: string; headers?: Record<string, string> }[] }[]
+      >;
+    };
+    const pre = settings.hooks.PreToolUse?.[0]?.hooks[0];
+    expect(pre).toMatchObject({
+      type: "http",
+      url: "http://127.0.0.1:7999/hooks/claude",
+      headers: { Authorization: `Bearer ${hookSecret(dir)}` },
+    });
+    expect(settings.hooks.SessionStart?.[0]?.hooks[0]?.command).toMatch(/hook claude --ensure-daemon$/);
+    await run(process.execPath, [
+      join(root, "bin", "reins.js"),
+      "--cwd",
+      dir,
+      "init",
+      "claude",
+      "--http",
+      "--uninstall",
+    ]);
+    expect(JSON.parse(readFileSync(join(dir, ".claude", "settings.local.json"), "utf8"))).toEqual({});
+  });
+});
