@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -6,6 +14,7 @@ import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { claudeUnavailableReason, runClaude, type ClaudeRun } from "./support/claude-code.js";
+import { freePort } from "./support/redis-server.js";
 import {
   lastToolResults,
   lastUserTexts,
@@ -199,5 +208,28 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
         "completion.claimed",
       ]),
     );
+  }, 120_000);
+
+  it("answers through the daemon with http hooks: no process per tool call, same guard", async () => {
+    const port = await freePort();
+    const io = memoryIo({ cwd: project, env: { HOME: home } });
+    expect(await run(["init", "claude", "--uninstall"], io)).toBe(0);
+    expect(await run(["init", "claude", "--http", "--port", String(port)], io)).toBe(0);
+    try {
+      const script: Script = (_request, turn) => (turn < 6 ? bash("node fail.js") : { text: "Stopping." });
+      const result = await drive(script, 10);
+      const results = fake!.mainRequests().map((r) => lastToolResults(r)[0]);
+      expect(results[4]?.text).toContain("ECONNREFUSED");
+      expect(results[5]?.text).toMatch(
+        /^PreToolUse:Bash hook error: reins: The same Bash call `node fail\.js` was made 5 times/,
+      );
+      // The SessionStart command hook started the daemon; every tool call went to it over HTTP.
+      expect(existsSync(join(project, ".reins", "serve.pid"))).toBe(true);
+      const { log } = await decisions(result.json!.session_id);
+      expect(log.filter((r) => r.event.kind === "tool.requested")).toHaveLength(6);
+    } finally {
+      const pidFile = join(project, ".reins", "serve.pid");
+      if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, "utf8")), "SIGTERM");
+    }
   }, 120_000);
 });

@@ -200,7 +200,9 @@ describe("reins init claude --http", () => {
       url: "http://127.0.0.1:7999/hooks/claude",
       headers: { Authorization: `Bearer ${hookSecret(dir)}` },
     });
-    expect(settings.hooks.SessionStart?.[0]?.hooks[0]?.command).toMatch(/hook claude --ensure-daemon$/);
+    expect(settings.hooks.SessionStart?.[0]?.hooks[0]?.command).toMatch(
+      /hook claude --ensure-daemon --port 7999$/,
+    );
     await run(process.execPath, [
       join(root, "bin", "reins.js"),
       "--cwd",

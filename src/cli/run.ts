@@ -2,7 +2,9 @@ import { Command, CommanderError } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { describePolicy, findRoot, loadPolicy } from "../shell/config.js";
 import { checkTrace, readTrace } from "../shell/trace.js";
+import { rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ENSURE_DAEMON, claudeSettingsPath, initClaude } from "../hooks/init.js";
 import { openServices } from "../hooks/run-hook.js";
@@ -16,15 +18,18 @@ import { registerStoreCommands } from "./store-commands.js";
 import { processIo, type Io } from "./io.js";
 import { table } from "./table.js";
 
-/** The `cwd` a hook input names, if it is JSON with one. */
-function hookCwd(raw: Buffer): string | undefined {
+/** A string field of a hook input, if it is JSON with one. */
+function hookField(raw: Buffer, field: string): string | undefined {
   try {
-    const cwd = (JSON.parse(raw.toString()) as { cwd?: unknown }).cwd;
-    return typeof cwd === "string" ? cwd : undefined;
+    const value = (JSON.parse(raw.toString()) as Record<string, unknown>)[field];
+    return typeof value === "string" ? value : undefined;
   } catch {
     return undefined;
   }
 }
+
+const hookCwd = (raw: Buffer) => hookField(raw, "cwd");
+const hookEvent = (raw: Buffer) => hookField(raw, "hook_event_name");
 
 /** Adds a line to a Claude Code reply's additional context (or makes a reply that carries it). */
 function withContext(reply: object | null, note: string): object {
@@ -166,11 +171,11 @@ function program(io: Io, result: { code: number }): Command {
           host: DEFAULT_HOST,
           port: Number(opts.port),
         });
-        if (state !== "running") {
+        if (state !== "running" && !(state === "started" && hookEvent(raw) === "SessionStart")) {
           const note =
             state === "started"
               ? "reins: the reins daemon was not running, so tool calls since it stopped were not guarded; it has been restarted."
-              : "reins: the reins daemon could not be started; tool calls are NOT guarded (see .reins/serve.log).";
+              : `reins: the reins daemon ${state === "port taken" ? `could not start: port ${opts.port} is taken by another program or project` : "could not be started"}; tool calls are NOT guarded (see .reins/serve.log).`;
           io.stderr(`${note}\n`);
           reply = withContext(reply, note);
         }
@@ -203,15 +208,19 @@ function program(io: Io, result: { code: number }): Command {
         log: (line) => io.stderr(`${line}\n`),
       });
       const address = await app.listen({ host: opts.host, port });
+      const pidFile = join(loaded.root, ".reins", "serve.pid");
+      writeFileSync(pidFile, `${process.pid}\n`);
       io.stdout(
         `reins serving ${address} for ${loaded.root} (store: ${services.store.location}; hooks: POST /hooks/<agent>)\n`,
       );
       await new Promise<void>((resolve) => {
-        const stop = () =>
+        const stop = () => {
+          rmSync(pidFile, { force: true });
           void app
             .close()
             .then(() => services.store.close())
             .then(resolve);
+        };
         process.once("SIGTERM", stop);
         process.once("SIGINT", stop);
       });
@@ -237,6 +246,7 @@ function program(io: Io, result: { code: number }): Command {
         opts.http === true
           ? {
               url: `http://${DEFAULT_HOST}:${Number(opts.port)}/hooks/claude`,
+              port: Number(opts.port),
               secret: hookSecret(loaded.root),
             }
           : undefined;

@@ -51,7 +51,7 @@ function isOurs(entry: HookEntry, agent: string): boolean {
   return (
     typeof command === "string" &&
     command.includes("reins") &&
-    (command.endsWith(` hook ${agent}`) || command.endsWith(` hook ${agent} ${ENSURE_DAEMON}`))
+    new RegExp(` hook ${agent}( ${ENSURE_DAEMON}( --port \\d+)?)?$`).test(command)
   );
 }
 
@@ -93,7 +93,7 @@ export function initClaude(options: {
   bin: string;
   uninstall?: boolean;
   /** Answer through the daemon: Claude Code's native http hooks, with the project's secret. */
-  http?: { url: string; secret: string };
+  http?: { url: string; port: number; secret: string };
 }): string {
   const { settingsPath, bin, http } = options;
   const settings = readSettings(settingsPath);
@@ -117,13 +117,12 @@ export function initClaude(options: {
       http === undefined
         ? { type: "command", command, timeout: 30 }
         : ENSURING.has(event)
-          ? { type: "command", command: `${command} ${ENSURE_DAEMON}`, timeout: 30 }
+          ? { type: "command", command: `${command} ${ENSURE_DAEMON} --port ${http.port}`, timeout: 30 }
           : {
               type: "http",
               url: http.url,
               headers: { Authorization: `Bearer ${http.secret}` },
               timeout: 10,
-              reins: true,
             };
     const same = (h: HookEntry) =>
       h.type === entry.type &&

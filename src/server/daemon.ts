@@ -6,22 +6,29 @@ import { join } from "node:path";
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 7878;
 
-/** Whether a reins daemon answers at host:port (within `timeoutMs`). */
-export async function daemonUp(host: string, port: number, timeoutMs = 300): Promise<boolean> {
+/** What answers at host:port: nothing, this project's daemon, or another project's. */
+export async function daemonAt(
+  host: string,
+  port: number,
+  root: string,
+  timeoutMs = 300,
+): Promise<"none" | "ours" | "other"> {
   try {
     const response = await fetch(`http://${host}:${port}/healthz`, {
       signal: AbortSignal.timeout(timeoutMs),
     });
-    return response.ok;
+    if (!response.ok) return "other";
+    const body = (await response.json()) as { root?: unknown };
+    return body.root === root ? "ours" : "other";
   } catch {
-    return false;
+    return "none";
   }
 }
 
 /**
  * Makes sure the project's daemon runs: starts `reins serve` in the background (logging to
  * `.reins/serve.log`) when nothing answers, and waits up to `waitMs` for it. Returns whether it was
- * already running.
+ * already running, or that the port belongs to something else.
  */
 export async function ensureDaemon(options: {
   root: string;
@@ -29,9 +36,12 @@ export async function ensureDaemon(options: {
   host: string;
   port: number;
   waitMs?: number;
-}): Promise<"running" | "started" | "failed"> {
+}): Promise<"running" | "started" | "failed" | "port taken"> {
   const { root, bin, host, port } = options;
-  if (await daemonUp(host, port)) return "running";
+  const found = await daemonAt(host, port, root);
+  if (found === "ours") return "running";
+  // Another project's daemon (or another program) holds the port: answering through it would use the wrong store.
+  if (found === "other") return "port taken";
   mkdirSync(join(root, ".reins"), { recursive: true });
   const log = openSync(join(root, ".reins", "serve.log"), "a");
   const child = spawn(
@@ -46,7 +56,7 @@ export async function ensureDaemon(options: {
   child.unref();
   const deadline = Date.now() + (options.waitMs ?? 5_000);
   while (Date.now() < deadline) {
-    if (await daemonUp(host, port)) return "started";
+    if ((await daemonAt(host, port, root)) === "ours") return "started";
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return "failed";

@@ -22,7 +22,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
 
-  app.get("/healthz", () => ({ ok: true, store: services.store.kind }));
+  app.get("/healthz", () => ({ ok: true, root: services.root, store: services.store.kind }));
 
   app.post<{ Params: { agent: string } }>("/hooks/:agent", async (request, reply) => {
     if (!authorized(request.headers.authorization, secret)) {
