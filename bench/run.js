@@ -1,5 +1,6 @@
 // `npm run bench`: prints each figure with its same-run baseline and the machine it was measured on.
 import { engineBench } from "./engine.js";
+import { hooksBench } from "./hooks.js";
 import { redisBench, sqliteBench } from "./stores.js";
 import { machine } from "./stats.js";
 
@@ -16,3 +17,4 @@ console.log(`machine: ${machine()}\n`);
 engineBench(report);
 await sqliteBench(report);
 await redisBench(report);
+await hooksBench(report);

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
+import type { Answer } from "../core/batch.js";
+import type { EventInput, ToolTouch } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
-import type { ToolTouch } from "../core/events.js";
+import type { State } from "../core/state.js";
 
 /**
  * What every agent adapter shares: stable hashes of tool input and output, the "shape" of an input with
@@ -83,7 +85,8 @@ export function touchOf(tool: string, input: unknown): Omit<ToolTouch, "tool" | 
     case "run_shell_command":
       return command === undefined ? {} : { command };
     case "apply_patch": {
-      const patch = str(i.input) ?? str(i.patch) ?? "";
+      // Codex's hooks carry the patch as `tool_input.command`; its model-facing tool calls as `input`.
+      const patch = str(i.input) ?? str(i.patch) ?? str(i.command) ?? "";
       const files = [...patch.matchAll(/^\*\*\* (?:Update|Add|Delete) File: (.+)$/gm)].map((m) =>
         (m[1] ?? "").trim(),
       );
@@ -135,4 +138,133 @@ export function costOf(
       usage.cacheWrite * price.cacheWrite) /
     1e6
   );
+}
+
+/*
+ * The adapter kit: what every agent adapter does the same way, whatever its protocol. Each adapter keeps
+ * only its field names and reply forms.
+ */
+
+/** The answer that decides a reply: the most severe one, a person's confirmation breaking a tie. */
+export function worstAnswer(answers: readonly Answer[]): NonNullable<Answer> | null {
+  const rank = { allow: 0, warn: 1, block: 2 } as const;
+  let found: NonNullable<Answer> | null = null;
+  for (const a of answers) {
+    if (a === null) continue;
+    if (
+      found === null ||
+      rank[a.verdict] > rank[found.verdict] ||
+      (a.verdict === found.verdict && a.needsHuman && !found.needsHuman)
+    )
+      found = a;
+  }
+  return found;
+}
+
+/** What reins tells the agent for an answer: its corrective instructions. */
+export function reasonOf(answer: NonNullable<Answer>): string {
+  return `reins: ${answer.instructions.join(" ")}`;
+}
+
+/**
+ * What an answer asks of the agent's reply: nothing (allow), `deny` (block), `ask` (a person must confirm;
+ * an agent without an ask form denies), or `note` (a warning for the model), with the reason.
+ */
+export function verdictOf(
+  answer: Answer | undefined,
+): { form: "deny" | "ask" | "note"; reason: string } | null {
+  if (answer === null || answer === undefined || answer.verdict === "allow") return null;
+  const reason = reasonOf(answer);
+  if (answer.verdict === "block") return { form: "deny", reason };
+  return { form: answer.needsHuman ? "ask" : "note", reason };
+}
+
+/** The `hookSpecificOutput.additionalContext` reply that Claude Code, Codex CLI and Gemini CLI all read. */
+export function contextReply(hookEventName: string, additionalContext: string): object {
+  return { hookSpecificOutput: { hookEventName, additionalContext } };
+}
+
+const taskOf = (task: string | undefined) => (task !== undefined && task !== "" ? { task } : {});
+
+/** A tool call as reins names it: the tool, its input's hashes, what it touches, the agent's call id. */
+export function toolTouch(tool: string, input: unknown, callId?: string): ToolTouch {
+  return {
+    tool,
+    inputHash: hashOf(input ?? null),
+    shapeHash: shapeOf(input ?? null),
+    ...touchOf(tool, input),
+    ...(callId !== undefined && callId !== "" ? { callId } : {}),
+  };
+}
+
+/** How a tool call ended, as the adapter read it from the agent's input. */
+export interface ToolOutcome {
+  failed: boolean;
+  /** The error text, for failures (hashed with its noise removed, so the same error counts as the same). */
+  errorText: string;
+  exitCode?: number;
+  /** What the call produced, hashed: equal hashes mean nothing changed. */
+  output: unknown;
+}
+
+/** A finished tool call: `tool.completed`, plus `verification.ran` when its command is one of the policy's checks. */
+export function toolEndEvents(
+  touch: ToolTouch,
+  outcome: ToolOutcome,
+  policy: Policy,
+  task?: string,
+): EventInput[] {
+  const events: EventInput[] = [
+    {
+      kind: "tool.completed",
+      ...taskOf(task),
+      ...touch,
+      outcome: outcome.failed ? "failure" : "success",
+      outputHash: hashOf(outcome.output ?? null),
+      ...(outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
+      ...(outcome.failed ? { errorHash: shapeOf(outcome.errorText.slice(0, 4_000)) } : {}),
+    },
+  ];
+  const check = touch.command === undefined ? null : checkOf(touch.command, policy);
+  if (check !== null && touch.command !== undefined) {
+    events.push({
+      kind: "verification.ran",
+      ...taskOf(task),
+      name: check,
+      passed: !outcome.failed,
+      command: touch.command,
+      tier: "fast",
+    });
+  }
+  return events;
+}
+
+/** The agent's "done": a session-level claim, with whether its last message holds the completion promise. */
+export function claimEvent(policy: Policy, lastMessage: unknown, task?: string): EventInput {
+  const promise = policy.completion.promise;
+  const last = typeof lastMessage === "string" ? lastMessage : JSON.stringify(lastMessage ?? "");
+  return {
+    kind: "completion.claimed",
+    ...taskOf(task),
+    level: "session",
+    ...(promise !== null ? { promiseMet: last.includes(promise) } : {}),
+  };
+}
+
+/**
+ * A new prompt (turn) as tasks named `<prefix><id>`: the previous one of that kind still in flight ends
+ * (done), the new one starts. Needs the scope's state before the call.
+ */
+export function promptTaskEvents(
+  before: State | null,
+  task: string | undefined,
+  prefix: string,
+): EventInput[] {
+  const events: EventInput[] = [];
+  const previous = before?.task ?? "";
+  if (previous.startsWith(prefix) && previous !== task && before?.inFlight.includes(previous) === true) {
+    events.push({ kind: "task.ended", task: previous, status: "done" });
+  }
+  if (task !== undefined && task !== "") events.push({ kind: "task.started", task, taskType: "prompt" });
+  return events;
 }

@@ -7,13 +7,15 @@ import { findRoot, loadPolicy } from "../shell/config.js";
 import { openStore } from "../store/open.js";
 import { Spool } from "../store/spool.js";
 import { claude, type AgentAdapter } from "./claude.js";
+import { codex } from "./codex.js";
+import { gemini } from "./gemini.js";
 import { TranscriptReader } from "./transcript.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
 
 /** The agents whose hook protocols reins speaks, by name. */
-export const ADAPTERS: Record<string, AgentAdapter> = { claude: claude as AgentAdapter };
+export const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini };
 
 /** Their names. */
 export const AGENTS = Object.keys(ADAPTERS);

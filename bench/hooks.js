@@ -1,0 +1,115 @@
+// Hook latency: what each way of installing reins adds to one agent tool call, beside two floors measured
+// in the same run: an empty Node process, and a trivial HTTP server's loopback round trip.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openServices } from "../dist/hooks/run-hook.js";
+import { hookSecret } from "../dist/server/secret.js";
+import { createServer as createReins } from "../dist/server/server.js";
+import { median, quantile } from "./stats.js";
+
+const root = join(import.meta.dirname, "..");
+const ms = (ns) => `${(ns / 1e6).toFixed(2)} ms`;
+
+function timeProcess(command, args, input, runs) {
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    const r = spawnSync(command, args, { input });
+    times.push(Number(process.hrtime.bigint() - t0));
+    if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  }
+  return times;
+}
+
+async function timeFetch(url, body, headers, runs) {
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    const response = await fetch(url, {
+      method: "POST",
+      body: body(i),
+      headers: { "content-type": "application/json", ...headers },
+    });
+    await response.text();
+    times.push(Number(process.hrtime.bigint() - t0));
+  }
+  return times;
+}
+
+export async function hooksBench(report) {
+  const project = mkdtempSync(join(tmpdir(), "reins-bench-hooks-"));
+  writeFileSync(join(project, "reins.config.json"), "{}");
+  const input = (i) =>
+    JSON.stringify({
+      session_id: `bench-${i % 20}`,
+      hook_event_name: "PreToolUse",
+      tool_name: "Read",
+      tool_input: { file_path: `src/f${i}.ts` },
+      cwd: project,
+    });
+
+  const emptyNode = median(timeProcess(process.execPath, ["-e", ""], "", 15));
+  const trivial = createServer((req, res) => req.resume().on("end", () => res.end("{}")));
+  await new Promise((r) => trivial.listen(0, "127.0.0.1", r));
+  await timeFetch(`http://127.0.0.1:${trivial.address().port}/`, input, {}, 50);
+  const loopback = median(await timeFetch(`http://127.0.0.1:${trivial.address().port}/`, input, {}, 400));
+  trivial.close();
+
+  const services = await openServices(project, {});
+  const secret = hookSecret(project);
+  const app = createReins({ services, secret });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  const auth = { authorization: `Bearer ${secret}` };
+  await timeFetch(`${url}/hooks/claude`, input, auth, 100);
+  const http = await timeFetch(`${url}/hooks/claude`, input, auth, 1_000);
+
+  // The command-hook client (curl forwarding to the daemon), as Codex or Gemini CLI would run it.
+
+  // Spawned asynchronously: the daemon answering the client lives in this very process.
+  const port = new URL(url).port;
+  const clientTimes = [];
+  for (let i = 0; i < 40; i++) {
+    const t0 = process.hrtime.bigint();
+    const code = await new Promise((resolve) => {
+      const child = spawn(join(root, "bin", "reins-hook"), ["claude"], {
+        cwd: project,
+        env: { ...process.env, REINS_PORT: port },
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      child.on("close", resolve);
+      child.stdin.end(input(i));
+    });
+    clientTimes.push(Number(process.hrtime.bigint() - t0));
+    if (code !== 0) throw new Error(`reins-hook exited ${code}`);
+  }
+  await app.close();
+  await services.store.close();
+
+  // The in-process fallback: a Node process running `reins hook claude`, opening the store itself.
+  const inProcess = timeProcess(
+    process.execPath,
+    [join(root, "bin", "reins.js"), "hook", "claude"],
+    input(7),
+    15,
+  );
+
+  report('hook floor: empty Node process (node -e "")', `p50 ${ms(emptyNode)}`);
+  report("hook floor: trivial HTTP server round trip on 127.0.0.1", `p50 ${ms(loopback)}`);
+  report("hook: Claude Code http hook to the daemon (SQLite)", `p50 ${ms(median(http))}`, {
+    p99: ms(quantile(http, 0.99)),
+    ratio: `${(median(http) / emptyNode).toFixed(3)}x an empty Node process; ${(median(http) / loopback).toFixed(1)}x the trivial round trip`,
+    aim: "< 0.05x an empty Node process",
+  });
+  const curl = median(timeProcess("sh", ["-c", "true"], "", 20));
+  report("hook: command-hook client (bin/reins-hook, curl to the daemon)", `p50 ${ms(median(clientTimes))}`, {
+    ratio: `${(median(clientTimes) / emptyNode).toFixed(3)}x an empty Node process (a bare \`sh -c true\` takes ${ms(curl)})`,
+    aim: "< 0.05x an empty Node process",
+  });
+  report("hook: in-process fallback (node bin/reins.js hook claude)", `p50 ${ms(median(inProcess))}`, {
+    ratio: `${(median(inProcess) / emptyNode).toFixed(2)}x an empty Node process`,
+    aim: "<= 1.5x an empty Node process",
+  });
+}

@@ -1,0 +1,238 @@
+import { z } from "zod";
+import type { EventInput } from "../core/events.js";
+import type { Policy } from "../core/policy.js";
+import { statusLine, type AgentAdapter, type HookContext, type HookPlan } from "./claude.js";
+import {
+  claimEvent,
+  contextReply,
+  costOf,
+  hashOf,
+  toolEndEvents,
+  toolTouch,
+  verdictOf,
+  worstAnswer,
+  type ToolOutcome,
+} from "./common.js";
+
+/**
+ * Gemini CLI's hook protocol (`hooks` in `.gemini/settings.json`, timeouts in milliseconds). Field names are
+ * those of Gemini CLI's hooks reference (docs/hooks/reference.md) and its hook types
+ * (packages/core/src/hooks/types.ts, hookTranslator.ts). Every input carries `session_id`,
+ * `transcript_path`, `cwd`, `hook_event_name` and `timestamp`; replies use `decision: "deny"` + `reason`,
+ * `systemMessage`, and `hookSpecificOutput.additionalContext`.
+ *
+ * Gemini CLI's inputs carry no prompt or turn id, so its events are not split into per-prompt tasks.
+ */
+
+/** The Gemini CLI hook events reins answers; any other is refused as bad input (allowed, with one stderr line). */
+export const GEMINI_EVENTS = [
+  "SessionStart",
+  "SessionEnd",
+  "BeforeAgent",
+  "AfterAgent",
+  "BeforeTool",
+  "AfterTool",
+  "AfterModel",
+] as const;
+
+/** The fields of Gemini CLI's hook input that reins reads; everything else is ignored. */
+export const geminiInput = z
+  .object({
+    session_id: z.string().min(1).max(256),
+    hook_event_name: z.enum(GEMINI_EVENTS),
+    transcript_path: z.string().max(4096).optional(),
+    cwd: z.string().max(4096).optional(),
+    timestamp: z.string().max(64).optional(),
+    tool_name: z.string().max(256).optional(),
+    tool_input: z.unknown().optional(),
+    tool_response: z.unknown().optional(),
+    prompt: z.string().optional(),
+    prompt_response: z.string().optional(),
+    stop_hook_active: z.boolean().optional(),
+    source: z.string().max(64).optional(),
+    reason: z.string().max(256).optional(),
+    llm_request: z.unknown().optional(),
+    llm_response: z.unknown().optional(),
+  })
+  .loose();
+
+export type GeminiInput = z.infer<typeof geminiInput>;
+
+const record = (v: unknown) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>) : {});
+const count = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
+
+/** The last `<label>: <value>` line of a text, e.g. the `Exit Code: 1` run_shell_command adds after the output. */
+function lastLine(text: string, label: string): string | undefined {
+  let found: string | undefined;
+  for (const m of text.matchAll(new RegExp(`^${label}: (.*)$`, "gm"))) found = m[1];
+  return found;
+}
+
+/**
+ * How a Gemini CLI tool call ended. `tool_response` is `{ llmContent, returnDisplay, error? }`; `error` is
+ * set when the tool itself failed. `run_shell_command` reports a command's failure only in its text:
+ * `Exit Code: N` (older versions print `Exit Code: 0` too), `Signal: ...`, or a cancellation notice.
+ */
+export function geminiOutcome(response: unknown): ToolOutcome {
+  const r = record(response);
+  const content = typeof r.llmContent === "string" ? r.llmContent : JSON.stringify(r.llmContent ?? "");
+  const error = record(r.error);
+  const errorMessage =
+    typeof error.message === "string" ? error.message : r.error !== undefined ? "error" : "";
+  const code = lastLine(content, "Exit Code");
+  const exitCode = code !== undefined && /^-?\d+$/.test(code.trim()) ? Number(code.trim()) : undefined;
+  const signal = lastLine(content, "Signal");
+  const failed =
+    errorMessage !== "" ||
+    (exitCode !== undefined && exitCode !== 0) ||
+    (signal !== undefined && signal.trim() !== "" && signal.trim() !== "(none)") ||
+    /^Command was (automatically )?cancelled/.test(content);
+  // The process ids run_shell_command appends change on every run: without them, the same result hashes the same.
+  const stable = content.replace(/^(?:Process Group PGID|Background PIDs): .*$/gm, "");
+  return {
+    failed,
+    errorText: failed ? `${errorMessage}\n${stable}` : "",
+    output: { content: stable, error: errorMessage },
+    ...(exitCode !== undefined ? { exitCode } : {}),
+  };
+}
+
+/**
+ * Token usage from an AfterModel call's `llm_response.usageMetadata`. AfterModel fires for every streamed
+ * chunk, so only a final chunk (one whose candidate has a `finishReason`, or a usage-only chunk) counts, and
+ * its id is derived from the session and the request, which is the same for every chunk of one model call
+ * and for a redelivered event: the store applies it once. Gemini CLI passes hooks `promptTokenCount`,
+ * `candidatesTokenCount` and `totalTokenCount`; `cachedContentTokenCount`, `thoughtsTokenCount` and
+ * `toolUsePromptTokenCount` (the Gemini API's other fields) are read when present. `promptTokenCount`
+ * includes the cached tokens; `totalTokenCount` also counts the thinking tokens that `candidatesTokenCount`
+ * leaves out, so output is what the total adds to the prompt.
+ */
+export function geminiUsage(input: GeminiInput, policy: Policy): EventInput[] {
+  const response = record(input.llm_response);
+  const meta = record(response.usageMetadata);
+  if (Object.keys(meta).length === 0) return [];
+  const candidates = Array.isArray(response.candidates) ? (response.candidates as unknown[]) : [];
+  const final =
+    candidates.length === 0 ||
+    candidates.some((c) => {
+      const reason = record(c).finishReason;
+      return typeof reason === "string" && reason !== "";
+    });
+  if (!final) return [];
+  const prompt = count(meta.promptTokenCount);
+  const cached = Math.min(count(meta.cachedContentTokenCount), prompt);
+  const shown = count(meta.candidatesTokenCount) + count(meta.thoughtsTokenCount);
+  const total = count(meta.totalTokenCount);
+  const usage = {
+    input: prompt - cached,
+    output: Math.max(shown, total - prompt - count(meta.toolUsePromptTokenCount)),
+    cacheRead: cached,
+    cacheWrite: 0,
+  };
+  const model = record(input.llm_request).model;
+  const name = typeof model === "string" && model !== "" ? model : undefined;
+  return [
+    {
+      kind: "usage.recorded",
+      id: `usage:${hashOf(["gemini", input.session_id, hashOf(input.llm_request ?? input.timestamp ?? null)])}`,
+      inputTokens: usage.input,
+      outputTokens: usage.output,
+      cacheReadTokens: usage.cacheRead,
+      cacheWriteTokens: 0,
+      costUsd: costOf(policy, name, usage),
+      ...(name !== undefined ? { model: name } : {}),
+    },
+  ];
+}
+
+/** Turns one Gemini CLI hook call into reins events and a reply in Gemini CLI's protocol. */
+export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
+  const scope = `session:${input.session_id}`;
+  const tool = input.tool_name ?? "unknown";
+  const none = () => null;
+  const status =
+    (event: string): HookPlan["reply"] =>
+    (_answers, state) =>
+      contextReply(event, statusLine(state, ctx.policy));
+
+  switch (input.hook_event_name) {
+    case "SessionStart":
+      return {
+        scope,
+        events: [{ kind: "session.started", agent: "gemini-cli" }],
+        reply: status("SessionStart"),
+      };
+    case "SessionEnd":
+      return {
+        scope,
+        events: [{ kind: "session.ended", ...(input.reason !== undefined ? { reason: input.reason } : {}) }],
+        // Gemini CLI does not wait for SessionEnd hooks and ignores their flow control.
+        reply: none,
+      };
+    case "BeforeAgent":
+      return { scope, events: [], reply: status("BeforeAgent") };
+    case "BeforeTool":
+      return {
+        scope,
+        events: [{ kind: "tool.requested", ...toolTouch(tool, input.tool_input) }],
+        reply: (answers) => {
+          const verdict = verdictOf(worstAnswer(answers));
+          if (verdict === null) return null;
+          // BeforeTool has no "ask" (an `ask` decision is not acted on), so a person's confirmation becomes
+          // a deny; and no context for the model, so a warning goes to the person as `systemMessage`.
+          if (verdict.form === "note") return { systemMessage: verdict.reason };
+          return { decision: "deny", reason: verdict.reason };
+        },
+      };
+    case "AfterTool":
+      return {
+        scope,
+        events: toolEndEvents(
+          toolTouch(tool, input.tool_input),
+          geminiOutcome(input.tool_response),
+          ctx.policy,
+        ),
+        // The tool already ran. AfterTool's `decision: "deny"` would replace its result with the reason,
+        // hiding what the model needs to fix the problem; a block takes effect at the next BeforeTool
+        // anyway. So both blocks and warnings are appended as context.
+        reply: (answers) => {
+          const verdict = verdictOf(worstAnswer(answers));
+          return verdict === null ? null : contextReply("AfterTool", verdict.reason);
+        },
+      };
+    case "AfterModel":
+      return {
+        scope,
+        events: geminiUsage(input, ctx.policy),
+        // A budget threshold this usage crosses fires once, here: the person sees it. A deny would discard
+        // the chunk the model already produced (and paid for); a paused budget is enforced at the next
+        // BeforeTool, and lets the agent stop at AfterAgent.
+        reply: (answers) => {
+          const verdict = verdictOf(worstAnswer(answers));
+          return verdict === null ? null : { systemMessage: verdict.reason };
+        },
+      };
+    case "AfterAgent":
+      return {
+        scope,
+        events: [claimEvent(ctx.policy, input.prompt_response)],
+        reply: (answers) => {
+          const verdict = verdictOf(answers[answers.length - 1]);
+          if (verdict === null) return null;
+          // Gemini CLI's "keep going": a denied AfterAgent is retried with the reason as the new prompt.
+          if (verdict.form === "deny") return { decision: "deny", reason: verdict.reason };
+          return { systemMessage: verdict.reason };
+        },
+      };
+  }
+}
+
+/** Gemini CLI's hook protocol. */
+export const gemini: AgentAdapter<GeminiInput> = {
+  name: "gemini",
+  input: geminiInput,
+  session: (input) => input.session_id,
+  cwd: (input) => input.cwd,
+  needsState: () => false,
+  plan: planGemini,
+};
