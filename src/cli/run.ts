@@ -6,7 +6,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ENSURE_DAEMON, claudeSettingsPath, initClaude } from "../hooks/init.js";
+import { ENSURE_DAEMON, INIT_AGENTS, initAgent, settingsPathOf } from "../hooks/init.js";
 import { openServices } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
 import { hookSecret } from "../server/secret.js";
@@ -229,35 +229,39 @@ function program(io: Io, result: { code: number }): Command {
   root
     .command("init")
     .description("install reins' hooks into an agent's settings (merging with the user's own hooks)")
-    .argument("<agent>", "claude")
+    .argument("<agent>", INIT_AGENTS.join(", "))
     .option("--user", "the user's settings in the home folder instead of the project's")
     .option("--uninstall", "remove exactly the hooks reins added")
     .option(
       "--http",
-      "answer through the daemon (no process per tool call); hooks go to .claude/settings.local.json",
+      "claude: answer through the daemon (no process per tool call); hooks go to .claude/settings.local.json",
     )
-    .option("--port <port>", "the daemon's port, with --http", String(DEFAULT_PORT))
+    .option("--port <port>", "the daemon's port", String(DEFAULT_PORT))
     .action((agent: string, opts: { user?: boolean; uninstall?: boolean; http?: boolean; port: string }) => {
-      if (agent !== "claude")
-        throw new ReinsError("usage", `reins init supports claude so far, not "${agent}"`);
+      const port = Number(opts.port);
+      if (!Number.isInteger(port) || port <= 0 || port > 65535)
+        throw new ReinsError("usage", `--port must be 1..65535, got "${opts.port}"`);
+      if (opts.http === true && agent !== "claude")
+        throw new ReinsError(
+          "usage",
+          "--http is for claude; codex and gemini always reach the daemon through bin/reins-hook",
+        );
       const loaded = policyOf();
-      const home = io.env.HOME ?? homedir();
       const http =
         opts.http === true
-          ? {
-              url: `http://${DEFAULT_HOST}:${Number(opts.port)}/hooks/claude`,
-              port: Number(opts.port),
-              secret: hookSecret(loaded.root),
-            }
+          ? { url: `http://${DEFAULT_HOST}:${port}/hooks/claude`, secret: hookSecret(loaded.root) }
           : undefined;
-      const settingsPath = claudeSettingsPath(loaded.root, home, opts.user === true, http !== undefined);
-      const options = {
-        settingsPath,
-        bin: binPath(),
-        ...(opts.uninstall === true ? { uninstall: true } : {}),
-        ...(http !== undefined ? { http } : {}),
-      };
-      io.stdout(`${initClaude(options)}\n`);
+      if (agent !== "claude") hookSecret(loaded.root); // the client authenticates with it
+      const settingsPath = settingsPathOf(
+        agent,
+        loaded.root,
+        io.env.HOME ?? homedir(),
+        opts.user === true,
+        http !== undefined,
+      );
+      io.stdout(
+        `${initAgent(agent, { settingsPath, bin: binPath(), port, ...(opts.uninstall === true ? { uninstall: true } : {}), ...(http !== undefined ? { http } : {}) })}\n`,
+      );
     });
 
   registerStoreCommands(root, { io, loaded: policyOf });

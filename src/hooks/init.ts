@@ -2,17 +2,50 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { dirname, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 
-/** Claude Code hook events reins answers, and whether they take a tool matcher. */
-const CLAUDE_EVENTS: [string, boolean][] = [
-  ["SessionStart", false],
-  ["UserPromptSubmit", false],
-  ["PreToolUse", true],
-  ["PostToolUse", true],
-  ["PostToolUseFailure", true],
-  ["Stop", false],
-  ["SubagentStop", false],
-  ["SessionEnd", false],
-];
+/** Per agent: the hook events reins answers (and whether they take a tool matcher), and the timeout unit. */
+const AGENT_HOOKS: Record<string, { events: [string, boolean][]; timeout: number; file: string[] }> = {
+  claude: {
+    events: [
+      ["SessionStart", false],
+      ["UserPromptSubmit", false],
+      ["PreToolUse", true],
+      ["PostToolUse", true],
+      ["PostToolUseFailure", true],
+      ["Stop", false],
+      ["SubagentStop", false],
+      ["SessionEnd", false],
+    ],
+    timeout: 30,
+    file: [".claude", "settings.json"],
+  },
+  codex: {
+    events: [
+      ["SessionStart", false],
+      ["UserPromptSubmit", false],
+      ["PreToolUse", true],
+      ["PostToolUse", true],
+      ["Stop", false],
+    ],
+    timeout: 30,
+    file: [".codex", "hooks.json"],
+  },
+  gemini: {
+    events: [
+      ["SessionStart", false],
+      ["BeforeAgent", false],
+      ["BeforeTool", true],
+      ["AfterTool", true],
+      ["AfterModel", false],
+      ["AfterAgent", false],
+      ["SessionEnd", false],
+    ],
+    timeout: 30_000, // Gemini CLI counts hook timeouts in milliseconds
+    file: [".gemini", "settings.json"],
+  },
+};
+
+/** The agents `reins init` knows. */
+export const INIT_AGENTS = Object.keys(AGENT_HOOKS);
 
 interface HookEntry {
   type: string;
@@ -39,19 +72,19 @@ export function hookCommand(bin: string, agent: string): string {
 /** The flag that makes a command hook also start the daemon when it is not running. */
 export const ENSURE_DAEMON = "--ensure-daemon";
 
-/** True for a hook entry reins added (for any agent), whatever path it was installed from. */
+/** True for a hook entry reins added for `agent`, whatever path it was installed from. */
 function isOurs(entry: HookEntry, agent: string): boolean {
-  if (entry.type === "http")
+  if (entry.type === "http") {
     return (
       typeof entry.url === "string" &&
       /^http:\/\/127\.0\.0\.1:\d+\/hooks\//.test(entry.url) &&
       entry.url.endsWith(`/hooks/${agent}`)
     );
+  }
   const command = entry.command;
   return (
     typeof command === "string" &&
-    command.includes("reins") &&
-    new RegExp(` hook ${agent}( ${ENSURE_DAEMON}( --port \\d+)?)?$`).test(command)
+    new RegExp(`(reins\\.js" hook|reins-hook") ${agent}( ${ENSURE_DAEMON}( --port \\d+)?)?$`).test(command)
   );
 }
 
@@ -88,24 +121,35 @@ function writeSettings(path: string, settings: Settings): void {
  * Merges reins' hooks into Claude Code's settings file, keeping every hook of the user's own. Idempotent:
  * a second run changes nothing. With `uninstall`, removes exactly what it added. Returns what it did.
  */
-export function initClaude(options: {
-  settingsPath: string;
-  bin: string;
-  uninstall?: boolean;
-  /** Answer through the daemon: Claude Code's native http hooks, with the project's secret. */
-  http?: { url: string; port: number; secret: string };
-}): string {
-  const { settingsPath, bin, http } = options;
+export function initAgent(
+  agent: string,
+  options: {
+    settingsPath: string;
+    bin: string;
+    uninstall?: boolean;
+    /** The daemon's port: command-hook agents start it at session start and reach it through bin/reins-hook. */
+    port: number;
+    /** Claude Code only: answer through the daemon with native http hooks, carrying the project's secret. */
+    http?: { url: string; secret: string };
+  },
+): string {
+  const spec = AGENT_HOOKS[agent];
+  if (spec === undefined)
+    throw new ReinsError("usage", `reins init knows ${INIT_AGENTS.join(", ")}, not "${agent}"`);
+  const { settingsPath, bin, http, port } = options;
   const settings = readSettings(settingsPath);
   const hooks = settings.hooks ?? {};
-  const command = hookCommand(bin, "claude");
+  const command = hookCommand(bin, agent);
+  // Claude Code without --http runs reins in-process per call; the other agents go through the client.
+  const client = `"${join(dirname(bin), "reins-hook")}" ${agent}`;
+  const viaDaemon = agent !== "claude";
   let changed = 0;
-  for (const [event, matcher] of CLAUDE_EVENTS) {
+  for (const [event, matcher] of spec.events) {
     const groups = (hooks[event] ?? []).map((g) => ({ ...g, hooks: [...(g.hooks ?? [])] }));
     if (options.uninstall === true) {
       for (const group of groups) {
         const before = group.hooks.length;
-        group.hooks = group.hooks.filter((h) => !isOurs(h, "claude"));
+        group.hooks = group.hooks.filter((h) => !isOurs(h, agent));
         changed += before - group.hooks.length;
       }
       const kept = groups.filter((g) => g.hooks.length > 0);
@@ -113,24 +157,28 @@ export function initClaude(options: {
       else delete hooks[event];
       continue;
     }
+    const ensure: HookEntry = {
+      type: "command",
+      command: `${command} ${ENSURE_DAEMON} --port ${port}`,
+      timeout: spec.timeout,
+    };
     const entry: HookEntry =
-      http === undefined
-        ? { type: "command", command, timeout: 30 }
-        : ENSURING.has(event)
-          ? { type: "command", command: `${command} ${ENSURE_DAEMON} --port ${http.port}`, timeout: 30 }
-          : {
-              type: "http",
-              url: http.url,
-              headers: { Authorization: `Bearer ${http.secret}` },
-              timeout: 10,
-            };
+      http !== undefined
+        ? ENSURING.has(event)
+          ? ensure
+          : { type: "http", url: http.url, headers: { Authorization: `Bearer ${http.secret}` }, timeout: 10 }
+        : viaDaemon
+          ? event === "SessionStart"
+            ? ensure
+            : { type: "command", command: client, timeout: spec.timeout }
+          : { type: "command", command, timeout: spec.timeout };
     const same = (h: HookEntry) =>
       h.type === entry.type &&
       h.command === entry.command &&
       h.url === entry.url &&
       JSON.stringify(h.headers) === JSON.stringify(entry.headers);
     if (groups.some((g) => g.hooks.some(same))) continue;
-    for (const group of groups) group.hooks = group.hooks.filter((h) => !isOurs(h, "claude")); // an older install
+    for (const group of groups) group.hooks = group.hooks.filter((h) => !isOurs(h, agent)); // an older install
     groups.push({ ...(matcher ? { matcher: "*" } : {}), hooks: [entry] });
     hooks[event] = groups.filter((g) => g.hooks.length > 0);
     changed += 1;
@@ -148,11 +196,21 @@ export function initClaude(options: {
 }
 
 /**
- * Where Claude Code's settings live: the project's `.claude/settings.json`, or the user's with `user`. With
- * `local` (http hooks, which carry the project's secret) the project's `.claude/settings.local.json`,
- * which Claude Code keeps out of version control.
+ * Where an agent's hook settings live: in the project (`.claude/settings.json`, `.codex/hooks.json`,
+ * `.gemini/settings.json`) or, with `user`, in the home folder. With `local` (Claude Code's http hooks,
+ * which carry the project's secret) `.claude/settings.local.json`, which Claude Code keeps out of version
+ * control.
  */
-export function claudeSettingsPath(root: string, home: string, user: boolean, local = false): string {
-  if (user) return join(home, ".claude", "settings.json");
-  return join(root, ".claude", local ? "settings.local.json" : "settings.json");
+export function settingsPathOf(
+  agent: string,
+  root: string,
+  home: string,
+  user: boolean,
+  local = false,
+): string {
+  const spec = AGENT_HOOKS[agent];
+  if (spec === undefined)
+    throw new ReinsError("usage", `reins init knows ${INIT_AGENTS.join(", ")}, not "${agent}"`);
+  const [dir = "", file = ""] = spec.file;
+  return join(user ? home : root, dir, local ? "settings.local.json" : file);
 }
