@@ -5,7 +5,7 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { summarize } from "../core/summary.js";
 import { formatCount, formatPercent } from "../core/format.js";
-import { checkOf, hashOf, shapeOf, touchOf } from "./common.js";
+import { checkOf, hashOf, reasonOf, shapeOf, touchOf, worstAnswer } from "./common.js";
 import type { TranscriptReader } from "./transcript.js";
 
 /** The fields of Claude Code's hook input that reins reads; everything else is ignored. */
@@ -59,26 +59,6 @@ export interface HookContext {
 }
 
 const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-
-/** The worst answer among those of the events that matter to the reply. */
-function worst(answers: Answer[]): NonNullable<Answer> | null {
-  const rank = { allow: 0, warn: 1, block: 2 } as const;
-  let found: NonNullable<Answer> | null = null;
-  for (const a of answers) {
-    if (a === null) continue;
-    if (
-      found === null ||
-      rank[a.verdict] > rank[found.verdict] ||
-      (a.verdict === found.verdict && a.needsHuman && !found.needsHuman)
-    )
-      found = a;
-  }
-  return found;
-}
-
-function text(answer: NonNullable<Answer>): string {
-  return `reins: ${answer.instructions.join(" ")}`;
-}
 
 /** One line for the model about the session's budget and breaker. */
 export function statusLine(state: State | null, policy: Policy): string {
@@ -173,9 +153,9 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
         scope,
         events: [{ kind: "tool.requested", ...task, ...touch() }],
         reply: (answers) => {
-          const answer = worst(answers);
+          const answer = worstAnswer(answers);
           if (answer === null || answer.verdict === "allow") return null;
-          const reason = text(answer);
+          const reason = reasonOf(answer);
           if (answer.verdict === "block") {
             return {
               hookSpecificOutput: {
@@ -226,11 +206,11 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
         scope,
         events: [...events, ...usage()],
         reply: (answers) => {
-          const answer = worst(answers);
+          const answer = worstAnswer(answers);
           if (answer === null || answer.verdict === "allow") return null;
-          if (answer.verdict === "block") return { decision: "block", reason: text(answer) };
+          if (answer.verdict === "block") return { decision: "block", reason: reasonOf(answer) };
           return {
-            hookSpecificOutput: { hookEventName: input.hook_event_name, additionalContext: text(answer) },
+            hookSpecificOutput: { hookEventName: input.hook_event_name, additionalContext: reasonOf(answer) },
           };
         },
       };
@@ -251,8 +231,8 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
         reply: (answers) => {
           const answer = answers[answers.length - 1] ?? null;
           if (answer === null || answer.verdict === "allow") return null;
-          if (answer.verdict === "block") return { decision: "block", reason: text(answer) };
-          return { systemMessage: text(answer) };
+          if (answer.verdict === "block") return { decision: "block", reason: reasonOf(answer) };
+          return { systemMessage: reasonOf(answer) };
         },
       };
     }
