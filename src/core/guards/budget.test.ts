@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { advance, pipeline, type Decision } from "../engine.js";
+import { pipeline, type Decision } from "../engine.js";
 import type { BudgetResource, UsageRecorded } from "../events.js";
 import { resolvePolicy, type PolicyInput } from "../policy.js";
-import { LEVEL, initialState } from "../state.js";
-import { timeline, type Timeline } from "../timeline.js";
+import { LEVEL } from "../state.js";
+import type { Timeline } from "../timeline.js";
+import { driver } from "../../../test/support/drive.js";
 import { budget } from "./budget.js";
 import { defaultGuards } from "./index.js";
 
@@ -14,16 +15,7 @@ type Usage = Omit<UsageRecorded, "kind" | "at" | "scope">;
 /** A session run through the budget guard alone; each step returns the decisions of the events it added. */
 function drive(input: PolicyInput = {}, guards = only) {
   const policy = resolvePolicy(input);
-  const t = timeline("session:s");
-  const state = initialState(t.scope);
-  let applied = 0;
-  const steps = (script: (t: Timeline) => unknown): Decision[] => {
-    script(t);
-    const fresh = t.events.slice(applied);
-    applied = t.events.length;
-    return fresh.map((event) => advance(state, event, policy, guards));
-  };
-  const step = (script: (t: Timeline) => unknown): Decision => steps(script).at(-1)!;
+  const { t, state, steps, step } = driver(policy, guards);
   return { t, state, steps, step };
 }
 

@@ -1,24 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { advance, pipeline, type Decision } from "../engine.js";
+import { advance, pipeline } from "../engine.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { initialState } from "../state.js";
-import { timeline, type Timeline } from "../timeline.js";
+import { timeline } from "../timeline.js";
+import { driver } from "../../../test/support/drive.js";
 import { churn } from "./churn.js";
 
 const only = pipeline([churn]);
 
 /** A session working on task "t1", run through the churn guard alone. */
 function drive(policy: Policy = defaultPolicy) {
-  const t = timeline("session:s");
-  const state = initialState(t.scope);
-  let applied = 0;
-  const steps = (script: (t: Timeline) => unknown): Decision[] => {
-    script(t);
-    const fresh = t.events.slice(applied);
-    applied = t.events.length;
-    return fresh.map((event) => advance(state, event, policy, only));
-  };
-  const step = (script: (t: Timeline) => unknown): Decision => steps(script).at(-1)!;
+  const { t, state, steps, step } = driver(policy, only);
   steps((t) => t.startTask("t1", "implement"));
   return {
     t,

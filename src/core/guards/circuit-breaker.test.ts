@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { advance, pipeline, type Decision, type Pipeline } from "../engine.js";
+import { pipeline, type Decision, type Pipeline } from "../engine.js";
 import { resolvePolicy, type PolicyInput } from "../policy.js";
-import { initialState } from "../state.js";
-import { fnv1a, timeline, type Timeline } from "../timeline.js";
+import { fnv1a } from "../timeline.js";
+import { driver } from "../../../test/support/drive.js";
 import { circuitBreaker } from "./circuit-breaker.js";
 import { defaultGuards } from "./index.js";
 
@@ -11,16 +11,7 @@ const only = pipeline([circuitBreaker]);
 /** A session run through the circuit breaker alone; each step returns the decisions of the events it added. */
 function drive(input: PolicyInput = {}, guards: Pipeline = only) {
   const policy = resolvePolicy(input);
-  const t = timeline("session:s");
-  const state = initialState(t.scope);
-  let applied = 0;
-  const steps = (script: (t: Timeline) => unknown): Decision[] => {
-    script(t);
-    const fresh = t.events.slice(applied);
-    applied = t.events.length;
-    return fresh.map((event) => advance(state, event, policy, guards));
-  };
-  const step = (script: (t: Timeline) => unknown): Decision => steps(script).at(-1)!;
+  const { t, state, steps, step } = driver(policy, guards);
   return {
     t,
     state,

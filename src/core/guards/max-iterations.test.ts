@@ -1,24 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { advance, pipeline, type Decision } from "../engine.js";
+import { pipeline, type Decision } from "../engine.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
-import { initialState } from "../state.js";
-import { timeline, type Timeline } from "../timeline.js";
+import { driver } from "../../../test/support/drive.js";
 import { maxIterations } from "./max-iterations.js";
 
 const only = pipeline([maxIterations]);
 
 /** A session run through the max-iterations guard alone; each step returns the decisions of the events it added. */
 function drive(policy: Policy = defaultPolicy) {
-  const t = timeline("session:s");
-  const state = initialState(t.scope);
-  let applied = 0;
-  const steps = (script: (t: Timeline) => unknown): Decision[] => {
-    script(t);
-    const fresh = t.events.slice(applied);
-    applied = t.events.length;
-    return fresh.map((event) => advance(state, event, policy, only));
-  };
-  const step = (script: (t: Timeline) => unknown): Decision => steps(script).at(-1)!;
+  const { t, state, steps, step } = driver(policy, only);
   return { t, state, steps, step };
 }
 
