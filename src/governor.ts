@@ -4,6 +4,7 @@ import type { Decision } from "./core/engine.js";
 import { ReinsError } from "./core/errors.js";
 import type { ReinsEvent } from "./core/events.js";
 import { defaultPolicy, type Policy } from "./core/policy.js";
+import type { State } from "./core/state.js";
 import type { Store } from "./core/store.js";
 import { MemoryStore } from "./store/memory.js";
 import type { Spool } from "./store/spool.js";
@@ -23,6 +24,8 @@ export interface GovernorOptions {
 export interface Governed {
   answers: Answer[];
   degraded: string | null;
+  /** The scope's state after the batch, when the store applied it (null when degraded or nothing applied). */
+  state: State | null;
 }
 
 /** A decision made without the store: allow with a warning, or block when the policy fails closed. */
@@ -53,7 +56,7 @@ export function createGovernor(options: GovernorOptions = {}) {
     try {
       if (options.spool !== undefined) await options.spool.drain(store, policy);
       const result = await store.append(scope, stamped, policy);
-      return { answers: result.answers, degraded: null };
+      return { answers: result.answers, degraded: null, state: result.states.get(scope) ?? null };
     } catch (error) {
       if (!ReinsError.is(error) || error.code !== "store_unavailable") throw error;
       options.spool?.add(scope, stamped);
@@ -63,7 +66,11 @@ export function createGovernor(options: GovernorOptions = {}) {
         ? `reins: store unavailable (${error.message}); failClosed is set, so work is blocked until it is back${kept}`
         : `reins: store unavailable (${error.message}); allowing without guards${kept}`;
       warn(message);
-      return { answers: stamped.map(() => degradedDecision(message, policy.failClosed)), degraded: message };
+      return {
+        answers: stamped.map(() => degradedDecision(message, policy.failClosed)),
+        degraded: message,
+        state: null,
+      };
     }
   }
 

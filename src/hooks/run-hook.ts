@@ -103,9 +103,12 @@ export async function answerHook(
     spool: services.spool,
     onWarning: (line) => (warning = line),
   });
-  const { answers } = await governor.record(plan.scope, events);
-  const state = await store.state(plan.scope).catch(() => null);
-  return { reply: plan.reply(answers, state), warning };
+  const recorded = await governor.record(plan.scope, events);
+  // The batch returns the new state; only a call that recorded nothing reads it (for a status reply).
+  const state =
+    recorded.state ??
+    (events.length === 0 && recorded.degraded === null ? await store.state(plan.scope) : null);
+  return { reply: plan.reply(recorded.answers, state), warning };
 }
 
 /** The one line for a failure inside a hook. */
