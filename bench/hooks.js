@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { buildClient } from "../dist/hooks/init.js";
 import { openServices } from "../dist/hooks/run-hook.js";
 import { hookSecret } from "../dist/server/secret.js";
 import { createServer as createReins } from "../dist/server/server.js";
@@ -85,6 +86,33 @@ export async function hooksBench(report) {
     clientTimes.push(Number(process.hrtime.bigint() - t0));
     if (code !== 0) throw new Error(`reins-hook exited ${code}`);
   }
+  // Any command hook costs the agent a process spawn; measure a no-op one (/bin/true) the same way.
+  const spawnOnce = (command, args, env, text) =>
+    new Promise((resolve) => {
+      const t0 = process.hrtime.bigint();
+      const child = spawn(command, args, { cwd: project, env, stdio: ["pipe", "ignore", "ignore"] });
+      child.on("close", (code) => resolve({ code, ns: Number(process.hrtime.bigint() - t0) }));
+      child.stdin.on("error", () => {});
+      child.stdin.end(text);
+    });
+  const noop = [];
+  for (let i = 0; i < 200; i++) noop.push((await spawnOnce("/bin/true", [], process.env, input(i))).ns);
+  const native = buildClient(project, join(root, "src", "client", "reins-hook.c"));
+  const nativeTimes = [];
+  for (let i = 0; native !== null && i < 200; i++) {
+    const t0 = process.hrtime.bigint();
+    const code = await new Promise((resolve) => {
+      const child = spawn(native, ["claude", process.execPath, join(root, "bin", "reins.js")], {
+        cwd: project,
+        env: { ...process.env, REINS_PORT: port },
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      child.on("close", resolve);
+      child.stdin.end(input(i));
+    });
+    nativeTimes.push(Number(process.hrtime.bigint() - t0));
+    if (code !== 0) throw new Error(`native reins-hook exited ${code}`);
+  }
   await app.close();
   await services.store.close();
 
@@ -108,6 +136,19 @@ export async function hooksBench(report) {
     ratio: `${(median(clientTimes) / emptyNode).toFixed(3)}x an empty Node process (a bare \`sh -c true\` takes ${ms(curl)})`,
     aim: "< 0.05x an empty Node process",
   });
+  if (native === null) report("hook: native command-hook client", "skipped: no C compiler");
+  else {
+    report(
+      "hook: native command-hook client (.reins/bin/reins-hook, built by reins init codex|gemini)",
+      `p50 ${ms(median(nativeTimes))}`,
+      {
+        p99: ms(quantile(nativeTimes, 0.99)),
+        floor: `a no-op command hook (/bin/true) spawned the same way: p50 ${ms(median(noop))}`,
+        adds: `${ms(median(nativeTimes) - median(noop))} over the no-op hook = ${((median(nativeTimes) - median(noop)) / emptyNode).toFixed(3)}x an empty Node process`,
+        aim: "< 0.05x an empty Node process",
+      },
+    );
+  }
   report("hook: in-process fallback (node bin/reins.js hook claude)", `p50 ${ms(median(inProcess))}`, {
     ratio: `${(median(inProcess) / emptyNode).toFixed(2)}x an empty Node process`,
     aim: "<= 1.5x an empty Node process",

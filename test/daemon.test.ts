@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildClient } from "../src/hooks/init.js";
 import { openServices, type HookServices } from "../src/hooks/run-hook.js";
 import { hookSecret } from "../src/server/secret.js";
 import { createServer } from "../src/server/server.js";
@@ -104,6 +105,31 @@ describe("the daemon answering hooks over loopback HTTP", () => {
     expect(fallback.code).toBe(0);
     expect((await services.store.state("session:client"))?.seq).toBe(2);
   });
+});
+
+describe("the native command-hook client", () => {
+  const compiled = buildClient(project, join(root, "src", "client", "reins-hook.c"));
+  it.skipIf(compiled === null)(
+    "forwards to the daemon, and hands the input to reins hook when none answers",
+    async () => {
+      const client = compiled!;
+      const input = JSON.stringify(failing("native"));
+      const args = ["claude", process.execPath, join(root, "bin", "reins.js")];
+      const through = await pipe(client, args, input, { REINS_PORT: new URL(url).port });
+      expect(through).toMatchObject({ code: 0, stdout: "" });
+      expect((await services.store.state("session:native"))?.seq).toBe(1);
+      const fallback = await pipe(client, args, input, { REINS_PORT: "1" });
+      expect(fallback.code).toBe(0);
+      expect((await services.store.state("session:native"))?.seq).toBe(2);
+      // A deny comes back as the agent's JSON on stdout, exactly as the daemon sent it.
+      for (let i = 0; i < 4; i++) {
+        await post(failed("native"));
+        await pipe(client, args, input, { REINS_PORT: new URL(url).port });
+      }
+      const denied = await pipe(client, args, input, { REINS_PORT: new URL(url).port });
+      expect(JSON.parse(denied.stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    },
+  );
 });
 
 /** Runs a command with `input` on stdin, without blocking this process's event loop. */

@@ -6,7 +6,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ENSURE_DAEMON, INIT_AGENTS, initAgent, settingsPathOf } from "../hooks/init.js";
+import { ENSURE_DAEMON, INIT_AGENTS, buildClient, initAgent, settingsPathOf } from "../hooks/init.js";
 import { openServices } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
 import { hookSecret } from "../server/secret.js";
@@ -251,7 +251,18 @@ function program(io: Io, result: { code: number }): Command {
         opts.http === true
           ? { url: `http://${DEFAULT_HOST}:${port}/hooks/claude`, secret: hookSecret(loaded.root) }
           : undefined;
-      if (agent !== "claude") hookSecret(loaded.root); // the client authenticates with it
+      let client: string | null = null;
+      if (agent !== "claude" && opts.uninstall !== true) {
+        hookSecret(loaded.root); // the client authenticates with it
+        client = buildClient(
+          loaded.root,
+          fileURLToPath(new URL("../../src/client/reins-hook.c", import.meta.url)),
+        );
+        if (client === null)
+          io.stderr(
+            "reins: no C compiler found; the hooks use bin/reins-hook (sh + curl), which is slower\n",
+          );
+      }
       const settingsPath = settingsPathOf(
         agent,
         loaded.root,
@@ -260,7 +271,7 @@ function program(io: Io, result: { code: number }): Command {
         http !== undefined,
       );
       io.stdout(
-        `${initAgent(agent, { settingsPath, bin: binPath(), port, ...(opts.uninstall === true ? { uninstall: true } : {}), ...(http !== undefined ? { http } : {}) })}\n`,
+        `${initAgent(agent, { settingsPath, bin: binPath(), port, ...(opts.uninstall === true ? { uninstall: true } : {}), ...(http !== undefined ? { http } : {}), ...(client !== null ? { client } : {}) })}\n`,
       );
     });
 

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
@@ -84,7 +85,9 @@ function isOurs(entry: HookEntry, agent: string): boolean {
   const command = entry.command;
   return (
     typeof command === "string" &&
-    new RegExp(`(reins\\.js" hook|reins-hook") ${agent}( ${ENSURE_DAEMON}( --port \\d+)?)?$`).test(command)
+    new RegExp(
+      `(reins\\.js" hook|reins-hook") ${agent}( ${ENSURE_DAEMON}( --port \\d+)?| "[^"]*" "[^"]*reins\\.js")?$`,
+    ).test(command)
   );
 }
 
@@ -131,6 +134,8 @@ export function initAgent(
     port: number;
     /** Claude Code only: answer through the daemon with native http hooks, carrying the project's secret. */
     http?: { url: string; secret: string };
+    /** The compiled client (see buildClient); without it, command-hook agents use bin/reins-hook (sh + curl). */
+    client?: string;
   },
 ): string {
   const spec = AGENT_HOOKS[agent];
@@ -141,7 +146,10 @@ export function initAgent(
   const hooks = settings.hooks ?? {};
   const command = hookCommand(bin, agent);
   // Claude Code without --http runs reins in-process per call; the other agents go through the client.
-  const client = `"${join(dirname(bin), "reins-hook")}" ${agent}`;
+  const client =
+    options.client !== undefined
+      ? `"${options.client}" ${agent} "${process.execPath}" "${bin}"`
+      : `"${join(dirname(bin), "reins-hook")}" ${agent}`;
   const viaDaemon = agent !== "claude";
   let changed = 0;
   for (const [event, matcher] of spec.events) {
@@ -213,4 +221,24 @@ export function settingsPathOf(
     throw new ReinsError("usage", `reins init knows ${INIT_AGENTS.join(", ")}, not "${agent}"`);
   const [dir = "", file = ""] = spec.file;
   return join(user ? home : root, dir, local ? "settings.local.json" : file);
+}
+
+/**
+ * Builds the native command-hook client (src/client/reins-hook.c) into `.reins/bin/` with the system C
+ * compiler, so a hook call costs a connect instead of a shell, curl and cat. Returns its path, or null when
+ * no compiler is there (the shell client is used instead).
+ */
+export function buildClient(root: string, source: string): string | null {
+  if (!existsSync(source)) return null;
+  const out = join(root, ".reins", "bin", "reins-hook");
+  mkdirSync(dirname(out), { recursive: true });
+  for (const compiler of ["cc", "gcc", "clang"]) {
+    try {
+      execFileSync(compiler, ["-O2", "-o", out, source], { stdio: "ignore", timeout: 30_000 });
+      return out;
+    } catch {
+      // try the next compiler
+    }
+  }
+  return null;
 }
