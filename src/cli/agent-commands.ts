@@ -1,0 +1,185 @@
+import { rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Command } from "commander";
+import { ReinsError } from "../core/errors.js";
+import { ENSURE_DAEMON, INIT_AGENTS, buildClient, initAgent, settingsPathOf } from "../hooks/init.js";
+import { AGENTS, openServices, runHook } from "../hooks/run-hook.js";
+import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
+import { hookSecret } from "../server/secret.js";
+import { createServer } from "../server/server.js";
+import { findRoot, type LoadedPolicy } from "../shell/config.js";
+import type { Io } from "./io.js";
+
+/** What the agent commands need from the program. */
+export interface AgentContext {
+  io: Io;
+  loaded(): LoadedPolicy & { storeSpec: string };
+  /** The process's exit code, for commands that fail without throwing. */
+  result: { code: number };
+}
+
+/** A string field of a hook input, if it is JSON with one. */
+function hookField(raw: Buffer, field: string): string | undefined {
+  try {
+    const value = (JSON.parse(raw.toString()) as Record<string, unknown>)[field];
+    return typeof value === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const hookCwd = (raw: Buffer) => hookField(raw, "cwd");
+const hookEvent = (raw: Buffer) => hookField(raw, "hook_event_name");
+
+/** Adds a line to a Claude Code reply's additional context (or makes a reply that carries it). */
+function withContext(reply: object | null, note: string): object {
+  const r = (reply ?? {}) as { hookSpecificOutput?: { additionalContext?: string } };
+  const specific = r.hookSpecificOutput;
+  if (specific === undefined) return { ...r, systemMessage: note };
+  return {
+    ...r,
+    hookSpecificOutput: {
+      ...specific,
+      additionalContext: [specific.additionalContext, note].filter(Boolean).join("\n"),
+    },
+  };
+}
+
+/** The reins executable, for hook commands and the background daemon. */
+function binPath(): string {
+  return fileURLToPath(new URL("../../bin/reins.js", import.meta.url));
+}
+
+/** `hook`, `serve` and `init`: how agents reach reins. */
+export function registerAgentCommands(root: Command, ctx: AgentContext): void {
+  const { io, result } = ctx;
+  const policyOf = () => ctx.loaded();
+  root
+    .command("hook")
+    .description(
+      "answer one agent hook call: the event JSON on stdin, the agent's reply on stdout (always exit 0)",
+    )
+    .argument("<agent>", `the agent: ${AGENTS.join(", ")}`)
+    .option(
+      ENSURE_DAEMON,
+      "also start the daemon when it is not running, and tell the agent when it was down",
+    )
+    .option("--port <port>", "the daemon's port", String(DEFAULT_PORT))
+    .action(async (agent: string, opts: { ensureDaemon?: boolean; port: string }) => {
+      const cwd = root.opts<{ cwd: string }>().cwd;
+      const raw = await io.stdin();
+      const result = await runHook(agent, raw, io.env, cwd);
+      let reply = result.reply;
+      if (opts.ensureDaemon === true) {
+        const state = await ensureDaemon({
+          root: findRoot(hookCwd(raw) ?? cwd),
+          bin: binPath(),
+          host: DEFAULT_HOST,
+          port: Number(opts.port),
+        });
+        if (state !== "running" && !(state === "started" && hookEvent(raw) === "SessionStart")) {
+          const note =
+            state === "started"
+              ? "reins: the reins daemon was not running, so tool calls since it stopped were not guarded; it has been restarted."
+              : `reins: the reins daemon ${state === "port taken" ? `could not start: port ${opts.port} is taken by another program or project` : "could not be started"}; tool calls are NOT guarded (see .reins/serve.log).`;
+          io.stderr(`${note}\n`);
+          reply = withContext(reply, note);
+        }
+      }
+      if (reply !== null) io.stdout(`${JSON.stringify(reply)}\n`);
+      if (result.warning !== "") io.stderr(`${result.warning}\n`);
+    });
+
+  root
+    .command("serve")
+    .description("run the daemon: answers agent hooks over loopback HTTP with the store kept open")
+    .option("--host <host>", "address to bind", DEFAULT_HOST)
+    .option("--port <port>", "port", String(DEFAULT_PORT))
+    .option("--ensure", "start the daemon in the background unless one already answers, then exit")
+    .action(async (opts: { host: string; port: string; ensure?: boolean }) => {
+      const port = Number(opts.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new ReinsError("usage", `--port must be 0..65535, got "${opts.port}"`);
+      const loaded = policyOf();
+      if (opts.ensure === true) {
+        const state = await ensureDaemon({ root: loaded.root, bin: binPath(), host: opts.host, port });
+        io.stdout(`reins daemon ${state} on http://${opts.host}:${port}\n`);
+        if (state === "failed") result.code = 1;
+        return;
+      }
+      const services = await openServices(loaded.root, io.env);
+      const app = createServer({
+        services,
+        secret: hookSecret(loaded.root),
+        log: (line) => io.stderr(`${line}\n`),
+      });
+      const address = await app.listen({ host: opts.host, port });
+      const pidFile = join(loaded.root, ".reins", "serve.pid");
+      writeFileSync(pidFile, `${process.pid}\n`);
+      io.stdout(
+        `reins serving ${address} for ${loaded.root} (store: ${services.store.location}; hooks: POST /hooks/<agent>)\n`,
+      );
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          rmSync(pidFile, { force: true });
+          void app
+            .close()
+            .then(() => services.store.close())
+            .then(resolve);
+        };
+        process.once("SIGTERM", stop);
+        process.once("SIGINT", stop);
+      });
+    });
+
+  root
+    .command("init")
+    .description("install reins' hooks into an agent's settings (merging with the user's own hooks)")
+    .argument("<agent>", INIT_AGENTS.join(", "))
+    .option("--user", "the user's settings in the home folder instead of the project's")
+    .option("--uninstall", "remove exactly the hooks reins added")
+    .option(
+      "--http",
+      "claude: answer through the daemon (no process per tool call); hooks go to .claude/settings.local.json",
+    )
+    .option("--port <port>", "the daemon's port", String(DEFAULT_PORT))
+    .action((agent: string, opts: { user?: boolean; uninstall?: boolean; http?: boolean; port: string }) => {
+      const port = Number(opts.port);
+      if (!Number.isInteger(port) || port <= 0 || port > 65535)
+        throw new ReinsError("usage", `--port must be 1..65535, got "${opts.port}"`);
+      if (opts.http === true && agent !== "claude")
+        throw new ReinsError(
+          "usage",
+          "--http is for claude; codex and gemini always reach the daemon through bin/reins-hook",
+        );
+      const loaded = policyOf();
+      const http =
+        opts.http === true
+          ? { url: `http://${DEFAULT_HOST}:${port}/hooks/claude`, secret: hookSecret(loaded.root) }
+          : undefined;
+      let client: string | null = null;
+      if (agent !== "claude" && opts.uninstall !== true) {
+        hookSecret(loaded.root); // the client authenticates with it
+        client = buildClient(
+          loaded.root,
+          fileURLToPath(new URL("../../src/client/reins-hook.c", import.meta.url)),
+        );
+        if (client === null)
+          io.stderr(
+            "reins: no C compiler found; the hooks use bin/reins-hook (sh + curl), which is slower\n",
+          );
+      }
+      const settingsPath = settingsPathOf(
+        agent,
+        loaded.root,
+        io.env.HOME ?? homedir(),
+        opts.user === true,
+        http !== undefined,
+      );
+      io.stdout(
+        `${initAgent(agent, { settingsPath, bin: binPath(), port, ...(opts.uninstall === true ? { uninstall: true } : {}), ...(http !== undefined ? { http } : {}), ...(client !== null ? { client } : {}) })}\n`,
+      );
+    });
+}
