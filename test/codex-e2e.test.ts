@@ -1,0 +1,133 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { memoryIo } from "../src/cli/io.js";
+import { run } from "../src/cli/run.js";
+import { SqliteStore } from "../src/store/sqlite.js";
+import { codexUnavailableReason, runCodex, type CodexRun } from "./support/codex-cli.js";
+import {
+  developerTexts,
+  execCommand,
+  lastFunctionCallOutputs,
+  startFakeOpenAi,
+  type FakeOpenAi,
+  type Script,
+} from "./support/fake-openai.js";
+import { freePort } from "./support/redis-server.js";
+
+/**
+ * The real Codex CLI (`codex exec`), offline against a scripted Responses API, with reins' hooks
+ * installed by `reins init codex`. Assertions are on what the client did: the requests the fake model
+ * received and the `--json` events, then on what reins recorded.
+ */
+
+let root: string;
+let project: string;
+let home: string;
+let fake: FakeOpenAi | undefined;
+
+beforeEach(async () => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), "reins-codex-e2e-")));
+  project = join(root, "project");
+  home = join(root, "home");
+  mkdirSync(project);
+  mkdirSync(home);
+  writeFileSync(
+    join(project, "fail.js"),
+    "console.error('Error: connect ECONNREFUSED 127.0.0.1:5432'); process.exit(1);\n",
+  );
+  writeFileSync(join(project, "reins.config.json"), JSON.stringify({}));
+  // A free port, so the daemon the SessionStart hook starts never meets another one.
+  const port = await freePort();
+  const io = memoryIo({ cwd: project, env: { HOME: home } });
+  expect(await run(["init", "codex", "--port", String(port)], io), io.err.join("")).toBe(0);
+});
+
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+  const pidFile = join(project, ".reins", "serve.pid");
+  if (existsSync(pidFile)) {
+    try {
+      process.kill(Number(readFileSync(pidFile, "utf8")), "SIGTERM");
+    } catch {
+      // Already gone.
+    }
+  }
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function drive(script: Script): Promise<CodexRun> {
+  fake = await startFakeOpenAi(script);
+  const result = await runCodex({
+    cwd: project,
+    home,
+    prompt: "Do the task.",
+    baseUrl: fake.url,
+    timeoutMs: 90_000,
+  });
+  expect(result.timedOut, result.stderr).toBe(false);
+  expect(result.code, result.stderr).toBe(0);
+  expect(fake.errors).toEqual([]);
+  return result;
+}
+
+async function decisions(sessionId: string) {
+  const store = new SqliteStore(join(project, ".reins", "reins.db"));
+  try {
+    return {
+      log: await store.events(`session:${sessionId}`),
+      state: await store.state(`session:${sessionId}`),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+describe.skipIf(codexUnavailableReason() !== null)("reins guarding the real Codex CLI", () => {
+  it("denies the 5th identical failing shell call, and the model reads why", async () => {
+    // Seven shell calls, then a final answer: one `codex exec` turn of eight model requests.
+    const script: Script = (_request, turn) =>
+      turn < 7 ? execCommand("node fail.js") : { text: "I am stuck." };
+    const result = await drive(script);
+
+    const main = fake!.mainRequests();
+    expect(main).toHaveLength(8);
+    const outputs = main.map((r) => lastFunctionCallOutputs(r)[0]?.text);
+    // Calls 1-4 ran and failed for real; the 5th was denied by reins before it ran.
+    for (let i = 1; i <= 4; i++) {
+      expect(outputs[i]).toContain("Process exited with code 1");
+      expect(outputs[i]).toContain("ECONNREFUSED");
+    }
+    expect(outputs[5]).toMatch(
+      /^Command blocked by PreToolUse hook: reins: The same Bash call `node fail\.js` was made 5 times in a row/,
+    );
+    expect(outputs[6]).toMatch(/^Command blocked by PreToolUse hook: reins: The circuit breaker is open/);
+    expect(outputs[7]).toMatch(/^Command blocked by PreToolUse hook: reins: The circuit breaker is open/);
+    // Before the breaker, reins' PostToolUse notes reached the model as developer messages.
+    expect(developerTexts(main[4]!).join("\n")).toContain("gave the same result 3 times");
+
+    // What the client reports: only the four calls that ran are command executions.
+    const commands = result.events.filter(
+      (e) => e.type === "item.completed" && e.item?.type === "command_execution",
+    );
+    expect(commands).toHaveLength(4);
+    expect(commands.every((e) => e.item?.exit_code === 1)).toBe(true);
+    expect(result.events.at(-1)?.type).toBe("turn.completed");
+
+    // The thread id is the hooks' session_id.
+    expect(result.threadId).toBeDefined();
+    const { log, state } = await decisions(result.threadId!);
+    expect(state?.breaker).toMatchObject({ status: "open", reason: "duplicate_calls" });
+    expect(log.filter((r) => r.event.kind === "tool.requested")).toHaveLength(7);
+  }, 120_000);
+});
