@@ -40,6 +40,14 @@ export function clip(text: string): string {
   return text;
 }
 
+/** The most one event may add to a counter, so sums stay finite (Infinity would not survive JSON). */
+export const MAX_AMOUNT = 1e15;
+
+/** A counted amount: a finite non-negative number at most MAX_AMOUNT, 0 for anything else. */
+export function amount(v: number | undefined): number {
+  return v !== undefined && Number.isFinite(v) && v > 0 ? Math.min(v, MAX_AMOUNT) : 0;
+}
+
 /**
  * Writes `key`; a new key past `cap` evicts the oldest keys. Updating a key keeps its place, so the common
  * case (a key already there) costs one property write.

@@ -6,6 +6,7 @@ import { defaultGuards } from "./guards/index.js";
 import { meterAt } from "./meter.js";
 import type { Policy } from "./policy.js";
 import { applyEvent } from "./reduce.js";
+import { tally } from "./tally.js";
 import { LEVEL, cloneState, initialState, type State } from "./state.js";
 
 /** An alert raised by a decision, for the humans watching. */
@@ -52,6 +53,7 @@ export function advance(
     throw new ReinsError("scope_mismatch", `event for ${event.scope} applied to the state of ${state.scope}`);
   }
   const seq = state.seq;
+  const tripsBefore = state.breaker.trips;
   applyEvent(state, event, policy);
   const results = isHumanEvent(event) ? [] : evaluate(guards, state, event, policy);
   const decision = summarise(seq, results);
@@ -61,6 +63,7 @@ export function advance(
       if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
       applyEffect(state, effect, event.at);
     }
+  tally(state, event, decision, tripsBefore);
   return decision;
 }
 

@@ -1,5 +1,5 @@
 import { CAPS, LEVEL, cloneState, emptyMeter, type Meter, type State } from "./state.js";
-import { capSet, clip, pushCapped } from "./capped.js";
+import { amount, capSet, clip, pushCapped } from "./capped.js";
 import { assertNever } from "./errors.js";
 import type {
   BudgetExtended,
@@ -310,19 +310,14 @@ function applyCompletion(state: State, event: ToolCompleted): void {
   }
 }
 
-/** The most one event may add to a counter, so sums stay finite (Infinity would not survive JSON). */
-const MAX_AMOUNT = 1e15;
-
 function applyUsage(state: State, event: UsageRecorded, policy: Policy): void {
-  const n = (v: number | undefined) =>
-    v !== undefined && Number.isFinite(v) && v > 0 ? Math.min(v, MAX_AMOUNT) : 0;
   const tokens =
-    n(event.inputTokens) +
-    n(event.outputTokens) +
-    n(event.cacheWriteTokens) +
-    (policy.budget.countCacheReads ? n(event.cacheReadTokens) : 0);
-  const usd = n(event.costUsd);
-  const premium = n(event.premiumRequests);
+    amount(event.inputTokens) +
+    amount(event.outputTokens) +
+    amount(event.cacheWriteTokens) +
+    (policy.budget.countCacheReads ? amount(event.cacheReadTokens) : 0);
+  const usd = amount(event.costUsd);
+  const premium = amount(event.premiumRequests);
   const charge = (meter: Meter) => {
     meter.spent.tokens += tokens;
     // Rounded to nano-dollars so that $0.10 + $0.70 is $0.80, not 0.7999999999999999.
@@ -385,12 +380,12 @@ function applyVerification(state: State, event: VerificationRan): void {
 }
 
 function applyExtension(state: State, event: BudgetExtended, policy: Policy): void {
-  const amount = Number.isFinite(event.amount) ? Math.min(Math.max(0, event.amount), MAX_AMOUNT) : 0;
+  const added = amount(event.amount);
   const ref =
     event.meter === "task" && state.task !== "" ? ({ meter: "task", task: state.task } as const) : null;
   const meter = ref === null ? state.budget.session : state.budget.tasks[state.task];
   if (meter === undefined) return;
-  meter.extra[event.resource] = (meter.extra[event.resource] ?? 0) + amount;
+  meter.extra[event.resource] = (meter.extra[event.resource] ?? 0) + added;
   const limit = limitOf(meter, ref ?? { meter: "session", task: "" }, event.resource, policy);
   const level = levelOf(utilization(usedOf(meter, event.resource, event.at), limit), policy);
   // Thresholds above the new utilisation fire again; the ones still reached stay fired.

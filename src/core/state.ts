@@ -1,4 +1,5 @@
 import type { BudgetResource } from "./events.js";
+import { emptyTally, type Tally } from "./tally.js";
 
 /**
  * The state of one scope: plain JSON that round-trips, folded from its events. Every collection is
@@ -163,6 +164,8 @@ export interface State {
   failureClasses: Record<string, number>;
   /** "Done" claims refused in a row; past the policy's limit the agent may stop anyway. */
   refusedClaims: number;
+  /** Running totals for metrics (absent in snapshots written before they existed). */
+  tally?: Tally;
 }
 
 /** A meter that has spent nothing, started at `at`. */
@@ -221,6 +224,7 @@ export function initialState(scope: string): State {
     files: {},
     failureClasses: {},
     refusedClaims: 0,
+    tally: emptyTally(),
   };
 }
 
