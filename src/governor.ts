@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Answer } from "./core/batch.js";
+import type { Answer, LogRecord } from "./core/batch.js";
 import type { Decision } from "./core/engine.js";
 import { ReinsError } from "./core/errors.js";
 import type { ReinsEvent } from "./core/events.js";
@@ -26,6 +26,8 @@ export interface Governed {
   degraded: string | null;
   /** The scope's state after the batch, when the store applied it (null when degraded or nothing applied). */
   state: State | null;
+  /** What the store wrote to the scope's and its pools' logs (empty when degraded). */
+  records: LogRecord[];
 }
 
 /** A decision made without the store: allow with a warning, or block when the policy fails closed. */
@@ -56,7 +58,12 @@ export function createGovernor(options: GovernorOptions = {}) {
     try {
       if (options.spool !== undefined) await options.spool.drain(store, policy);
       const result = await store.append(scope, stamped, policy);
-      return { answers: result.answers, degraded: null, state: result.states.get(scope) ?? null };
+      return {
+        answers: result.answers,
+        degraded: null,
+        state: result.states.get(scope) ?? null,
+        records: result.records,
+      };
     } catch (error) {
       if (!ReinsError.is(error) || error.code !== "store_unavailable") throw error;
       options.spool?.add(scope, stamped);
@@ -70,6 +77,7 @@ export function createGovernor(options: GovernorOptions = {}) {
         answers: stamped.map(() => degradedDecision(message, policy.failClosed)),
         degraded: message,
         state: null,
+        records: [],
       };
     }
   }

@@ -7,7 +7,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildClient } from "../src/hooks/init.js";
 import { openServices, type HookServices } from "../src/hooks/run-hook.js";
-import { hookSecret } from "../src/server/secret.js";
+import { apiToken, hookSecret } from "../src/server/secret.js";
 import { createServer } from "../src/server/server.js";
 
 const root = join(import.meta.dirname, "..");
@@ -24,7 +24,13 @@ const logged: string[] = [];
 beforeAll(async () => {
   services = await openServices(project, {});
   secret = hookSecret(project);
-  app = createServer({ services, secret, log: (line) => logged.push(line) });
+  app = await createServer({
+    services,
+    secret,
+    token: apiToken(project).value,
+    host: "127.0.0.1",
+    log: (line) => logged.push(line),
+  });
   url = await app.listen({ host: "127.0.0.1", port: 0 });
 });
 

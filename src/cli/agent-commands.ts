@@ -7,7 +7,7 @@ import { ReinsError } from "../core/errors.js";
 import { ENSURE_DAEMON, INIT_AGENTS, buildClient, initAgent, settingsPathOf } from "../hooks/init.js";
 import { AGENTS, openServices, runHook } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
-import { hookSecret } from "../server/secret.js";
+import { apiToken, hookSecret, tokenPath } from "../server/secret.js";
 import { createServer } from "../server/server.js";
 import { findRoot, type LoadedPolicy } from "../shell/config.js";
 import type { Io } from "./io.js";
@@ -98,7 +98,9 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
     .option("--host <host>", "address to bind", DEFAULT_HOST)
     .option("--port <port>", "port", String(DEFAULT_PORT))
     .option("--ensure", "start the daemon in the background unless one already answers, then exit")
-    .action(async (opts: { host: string; port: string; ensure?: boolean }) => {
+    .option("--token <token>", "the API's bearer token (default: $REINS_TOKEN, else .reins/api-token)")
+    .option("--cors <origins>", "comma-separated origins allowed to call the API from a browser")
+    .action(async (opts: { host: string; port: string; ensure?: boolean; token?: string; cors?: string }) => {
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new ReinsError("usage", `--port must be 0..65535, got "${opts.port}"`);
@@ -109,18 +111,27 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
         if (state === "failed") result.code = 1;
         return;
       }
+      const given = opts.token ?? io.env.REINS_TOKEN;
+      if (given !== undefined && given.length < 16)
+        throw new ReinsError("usage", "the API token must be at least 16 characters");
+      const token = given !== undefined ? { value: given, created: false } : apiToken(loaded.root);
       const services = await openServices(loaded.root, io.env);
-      const app = createServer({
+      const app = await createServer({
         services,
         secret: hookSecret(loaded.root),
+        token: token.value,
+        host: opts.host,
+        ...(opts.cors !== undefined ? { corsOrigins: opts.cors.split(",").map((o) => o.trim()) } : {}),
         log: (line) => io.stderr(`${line}\n`),
       });
       const address = await app.listen({ host: opts.host, port });
       const pidFile = join(loaded.root, ".reins", "serve.pid");
       writeFileSync(pidFile, `${process.pid}\n`);
       io.stdout(
-        `reins serving ${address} for ${loaded.root} (store: ${services.store.location}; hooks: POST /hooks/<agent>)\n`,
+        `reins serving ${address} for ${loaded.root} (store: ${services.store.location}; hooks: POST /hooks/<agent>; API: /api; metrics: /metrics)\n`,
       );
+      if (token.created)
+        io.stdout(`API token (shown once; kept in ${tokenPath(loaded.root)}, mode 0600): ${token.value}\n`);
       await new Promise<void>((resolve) => {
         const stop = () => {
           rmSync(pidFile, { force: true });

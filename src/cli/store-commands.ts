@@ -2,19 +2,23 @@ import { userInfo } from "node:os";
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { createColors } from "picocolors";
-import { poolPolicy } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
-import type { BudgetResource, EventInput } from "../core/events.js";
+import type { BudgetResource } from "../core/events.js";
 import { formatCount, formatDuration, formatPercent, formatUsd } from "../core/format.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
-import { summarize, type BudgetLine, type ScopeSummary } from "../core/summary.js";
-import { createGovernor } from "../governor.js";
+import type { BudgetLine, ScopeSummary } from "../core/summary.js";
 import type { LoadedPolicy } from "../shell/config.js";
 import { traceHeader, traceLine } from "../shell/trace.js";
 import { openStore } from "../store/open.js";
-import { Spool } from "../store/spool.js";
-import { join } from "node:path";
+import {
+  noScope,
+  policyFor,
+  recordAction,
+  summaryAt,
+  summaryOf,
+  type HumanAction,
+} from "../shell/control.js";
 import type { Io } from "./io.js";
 import { table } from "./table.js";
 
@@ -57,17 +61,8 @@ async function withStore<T>(
   }
 }
 
-/** The policy a scope's decisions were made under: a pool's own, or the project's. */
-function policyFor(scope: string, policy: Policy): Policy {
-  if (!scope.startsWith("pool:")) return policy;
-  return poolPolicy(policy, scope.slice(5).split("@")[0] ?? "");
-}
-
-async function summaryOf(store: Store, scope: string, policy: Policy): Promise<ScopeSummary> {
-  const state = await store.state(scope);
-  if (state === null)
-    throw new ReinsError("not_found", `no scope "${scope}" in the store (see \`reins sessions\`)`);
-  return summarize(state, policyFor(scope, policy), Math.max(state.lastAt ?? 0, Date.now()));
+async function summaryNow(store: Store, scope: string, policy: Policy): Promise<ScopeSummary> {
+  return summaryOf(store, scope, policy, Date.now());
 }
 
 function actor(by: string | undefined): string {
@@ -79,24 +74,11 @@ function actor(by: string | undefined): string {
   }
 }
 
-/** Records one human action through the governor and reports the decision's effect. */
-async function act(ctx: StoreContext, scope: string, event: EventInput, done: string): Promise<void> {
+/** Records one human action and reports its effect. */
+async function act(ctx: StoreContext, scope: string, event: HumanAction, done: string): Promise<void> {
   await withStore(ctx, async (store, policy, loaded) => {
-    if ((await store.state(scope)) === null)
-      throw new ReinsError("not_found", `no scope "${scope}" in the store (see \`reins sessions\`)`);
-    const governor = createGovernor({
-      store,
-      policy,
-      spool: new Spool(join(loaded.root, ".reins", "spool")),
-      onWarning: (l) => ctx.io.stderr(`${l}\n`),
-    });
-    const { degraded } = await governor.record(scope, [{ ...event, at: Date.now(), scope }]);
-    if (degraded !== null)
-      throw new ReinsError(
-        "store_unavailable",
-        "the action was spooled and will be applied when the store is back",
-      );
-    const summary = await summaryOf(store, scope, policy);
+    const state = await recordAction(store, policy, loaded.root, scope, event, Date.now());
+    const summary = summaryAt(state, policy, Date.now());
     ctx.io.stdout(`${done}: ${scope} is now ${summary.status}, breaker ${summary.breaker.status}\n`);
   });
 }
@@ -139,7 +121,7 @@ export function registerStoreCommands(root: Command, ctx: StoreContext): void {
     .action(async (scope: string | undefined, opts: { json?: boolean }) => {
       await withStore(ctx, async (store, policy) => {
         const scopes = scope === undefined ? (await store.scopes()).slice(0, 20) : [scope];
-        const summaries = await Promise.all(scopes.map((s) => summaryOf(store, s, policy)));
+        const summaries = await Promise.all(scopes.map((s) => summaryNow(store, s, policy)));
         const alerts = await store.alerts({ acknowledged: false });
         if (opts.json === true)
           return json(
@@ -161,7 +143,7 @@ export function registerStoreCommands(root: Command, ctx: StoreContext): void {
     .option("--json", "print JSON")
     .action(async (opts: { json?: boolean }) => {
       await withStore(ctx, async (store, policy) => {
-        const summaries = await Promise.all((await store.scopes()).map((s) => summaryOf(store, s, policy)));
+        const summaries = await Promise.all((await store.scopes()).map((s) => summaryNow(store, s, policy)));
         if (opts.json === true) return json(summaries);
         const rows = summaries.map((s) => {
           const tokens = s.budget.find((b) => b.resource === "tokens");
@@ -353,8 +335,7 @@ export function registerStoreCommands(root: Command, ctx: StoreContext): void {
     .option("--out <file>", "write to a file instead of stdout")
     .action(async (scope: string, opts: { out?: string }) => {
       await withStore(ctx, async (store, policy) => {
-        if ((await store.state(scope)) === null)
-          throw new ReinsError("not_found", `no scope "${scope}" in the store (see \`reins sessions\`)`);
+        if ((await store.state(scope)) === null) throw noScope(scope);
         const lines = [
           traceHeader(policyFor(scope, policy), scope.startsWith("pool:") ? "pool" : "standard"),
         ];

@@ -6,6 +6,7 @@ export type ReinsErrorCode =
   | "scope_mismatch"
   | "store_unavailable"
   | "not_found"
+  | "conflict"
   | "usage";
 
 const brand = Symbol.for("reins.error");

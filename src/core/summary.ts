@@ -17,6 +17,8 @@ export type BudgetStatus = "active" | "warning" | "paused" | "exhausted";
 /** What a person wants to know about a scope: spend against limits, breaker, activity. */
 export interface ScopeSummary {
   scope: string;
+  /** The agent that started the session, or "" when unknown. */
+  agent: string;
   events: number;
   startedAt: number | null;
   lastAt: number | null;
@@ -66,6 +68,7 @@ export function summarize(state: State, policy: Policy, at = state.lastAt ?? 0):
   const { status: breaker, reason, detail, openedAt, trips } = state.breaker;
   return {
     scope: state.scope,
+    agent: state.tally?.agent ?? "",
     events: state.seq,
     startedAt: state.startedAt,
     lastAt: state.lastAt,

@@ -1,0 +1,75 @@
+import { join } from "node:path";
+import { poolPolicy } from "../core/batch.js";
+import { ReinsError } from "../core/errors.js";
+import type { EventInput } from "../core/events.js";
+import type { Policy } from "../core/policy.js";
+import type { State } from "../core/state.js";
+import type { Store } from "../core/store.js";
+import { summarize, type ScopeSummary } from "../core/summary.js";
+import { createGovernor } from "../governor.js";
+import { Spool } from "../store/spool.js";
+
+/**
+ * What people do to stored state, shared by the CLI and the HTTP API: look at a scope's budget and
+ * breaker, and record a human action (extend, reset, acknowledge, confirm) as an event with who and why.
+ */
+
+/** The policy a scope's decisions are made under: a pool's own, or the project's. */
+export function policyFor(scope: string, policy: Policy): Policy {
+  if (!scope.startsWith("pool:")) return policy;
+  return poolPolicy(policy, scope.slice(5).split("@")[0] ?? "");
+}
+
+/** The error for a scope the store does not have. */
+export function noScope(scope: string): ReinsError {
+  return new ReinsError("not_found", `no scope "${scope}" in the store (see \`reins sessions\`)`);
+}
+
+/** A scope's summary now (wall-time budgets measured at `now`). */
+export function summaryAt(state: State, policy: Policy, now: number): ScopeSummary {
+  return summarize(state, policyFor(state.scope, policy), Math.max(state.lastAt ?? 0, now));
+}
+
+/** A stored scope's summary; throws not_found when the store has no such scope. */
+export async function summaryOf(
+  store: Store,
+  scope: string,
+  policy: Policy,
+  now: number,
+): Promise<ScopeSummary> {
+  const state = await store.state(scope);
+  if (state === null) throw noScope(scope);
+  return summaryAt(state, policy, now);
+}
+
+/** A human action, without the time and scope it gets when recorded. */
+export type HumanAction = EventInput & { kind: `human.${string}` };
+
+/**
+ * Records a human action on an existing scope through the governor (the spool keeps it if the store
+ * drops mid-way) and returns the scope's state after it. Throws not_found for an unknown scope and
+ * store_unavailable when the action could only be spooled.
+ */
+export async function recordAction(
+  store: Store,
+  policy: Policy,
+  root: string,
+  scope: string,
+  action: HumanAction,
+  now: number,
+): Promise<State> {
+  if ((await store.state(scope)) === null) throw noScope(scope);
+  const governor = createGovernor({
+    store,
+    policy,
+    spool: new Spool(join(root, ".reins", "spool")),
+    onWarning: () => undefined,
+  });
+  const { degraded, state } = await governor.record(scope, [{ ...action, at: now, scope }]);
+  if (degraded !== null || state === null)
+    throw new ReinsError(
+      "store_unavailable",
+      "the action was spooled and will be applied when the store is back",
+    );
+  return state;
+}
