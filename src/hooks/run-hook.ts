@@ -38,10 +38,21 @@ export interface HookServices {
   transcripts: TranscriptReader;
 }
 
-/** The services of the project at `root`, opened from its policy (and `REINS_STORE`). */
-export async function openServices(root: string, env: NodeJS.ProcessEnv): Promise<HookServices> {
+/**
+ * The services of the project at `root`, opened from its policy (and `REINS_STORE`). With `remote`
+ * (hooks, not the server itself) and `REINS_SERVER_URL` set, the store is that shared server.
+ */
+export async function openServices(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  options: { remote?: boolean } = {},
+): Promise<HookServices> {
   const { policy } = loadPolicy({ cwd: root, env });
-  const store = await openStore(env.REINS_STORE ?? policy.store, root);
+  const server = options.remote === true ? env.REINS_SERVER_URL : undefined;
+  const store =
+    server !== undefined && server !== ""
+      ? await openRemote(server, env)
+      : await openStore(env.REINS_STORE ?? policy.store, root);
   return {
     root,
     policy,
@@ -49,6 +60,16 @@ export async function openServices(root: string, env: NodeJS.ProcessEnv): Promis
     spool: new Spool(join(root, ".reins", "spool")),
     transcripts: new TranscriptReader(join(root, ".reins", "transcripts")),
   };
+}
+
+async function openRemote(url: string, env: NodeJS.ProcessEnv): Promise<Store> {
+  const { RemoteStore, DEFAULT_REMOTE_TIMEOUT_MS } = await import("../store/remote.js");
+  const timeout = Number(env.REINS_SERVER_TIMEOUT_MS ?? DEFAULT_REMOTE_TIMEOUT_MS);
+  return new RemoteStore(
+    url,
+    env.REINS_TOKEN ?? "",
+    Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_REMOTE_TIMEOUT_MS,
+  );
 }
 
 /** Checks raw hook input: the adapter and the parsed input, or the allow-with-warning for bad input. */
@@ -136,7 +157,9 @@ export async function runHook(
   if (!("adapter" in checked)) return checked;
   const { adapter, input } = checked;
   try {
-    const services = await openServices(findRoot(adapter.cwd(input) ?? env.CLAUDE_PROJECT_DIR ?? cwd), env);
+    const services = await openServices(findRoot(adapter.cwd(input) ?? env.CLAUDE_PROJECT_DIR ?? cwd), env, {
+      remote: true,
+    });
     try {
       return await answerHook(adapter, input, services, Date.now());
     } finally {

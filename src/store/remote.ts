@@ -1,0 +1,137 @@
+import type { BatchResult, LogRecord, StoredAlert } from "../core/batch.js";
+import type { Decision } from "../core/engine.js";
+import { ReinsError } from "../core/errors.js";
+import type { ReinsEvent } from "../core/events.js";
+import type { Policy } from "../core/policy.js";
+import type { State } from "../core/state.js";
+import type { Store } from "../core/store.js";
+
+/** How long a hook waits for a shared server before it answers without it. @default 2000 ms */
+export const DEFAULT_REMOTE_TIMEOUT_MS = 2_000;
+
+/**
+ * A reins server (`reins serve`) used as the store: hooks on many machines record through one server's
+ * API (`POST /api/decide`) and the server decides with its own policy and store. When the server
+ * cannot be reached in time, or refuses the token, calls fail with `store_unavailable`, so the
+ * governor answers allow with a warning and spools the events for exactly-once delivery later.
+ */
+export class RemoteStore implements Store {
+  readonly kind = "remote";
+  readonly location: string;
+  readonly #token: string;
+  readonly #timeoutMs: number;
+
+  constructor(url: string, token: string, timeoutMs = DEFAULT_REMOTE_TIMEOUT_MS) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ReinsError(
+        "usage",
+        `REINS_SERVER_URL "${url}" is not a URL (e.g. http://reins.internal:7878)`,
+      );
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+      throw new ReinsError("usage", `REINS_SERVER_URL must be http:// or https://, got "${parsed.protocol}"`);
+    this.location = parsed.origin + parsed.pathname.replace(/\/+$/, "");
+    this.#token = token;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  async #call<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T | null> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.location}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.#token}`,
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code;
+      const why =
+        (error as Error).name === "TimeoutError"
+          ? `no answer in ${this.#timeoutMs} ms`
+          : (cause ?? (error as Error).message);
+      throw new ReinsError("store_unavailable", `reins server ${this.location} unreachable (${why})`);
+    }
+    if (response.status === 404) return null;
+    const text = await response.text();
+    if (response.ok) return JSON.parse(text) as T;
+    let message = text.slice(0, 300);
+    try {
+      message = (JSON.parse(text) as { message?: string }).message ?? message;
+    } catch {
+      // not JSON: keep the text
+    }
+    if (response.status === 401)
+      throw new ReinsError(
+        "store_unavailable",
+        `reins server ${this.location} refused the token (401): set REINS_TOKEN to the server's API token`,
+      );
+    if (response.status === 400) throw new ReinsError("invalid_event", `reins server: ${message}`);
+    throw new ReinsError(
+      "store_unavailable",
+      `reins server ${this.location} answered ${response.status}: ${message}`,
+    );
+  }
+
+  async append(scope: string, events: readonly ReinsEvent[], _policy: Policy): Promise<BatchResult> {
+    const answer = await this.#call<{ decisions: (Decision | null)[]; state: State | null }>(
+      "POST",
+      "/api/decide",
+      {
+        scope,
+        events,
+        include_state: true,
+      },
+    );
+    if (answer === null)
+      throw new ReinsError("store_unavailable", `reins server ${this.location} has no /api/decide`);
+    return {
+      answers: answer.decisions,
+      states: new Map(answer.state !== null ? [[scope, answer.state]] : []),
+      records: [],
+      alerts: [],
+    };
+  }
+
+  async state(scope: string): Promise<State | null> {
+    const answer = await this.#call<{ state: State }>("GET", `/api/sessions/${encodeURIComponent(scope)}`);
+    return answer?.state ?? null;
+  }
+
+  async events(scope: string, options: { from?: number; limit?: number } = {}): Promise<LogRecord[]> {
+    const query = new URLSearchParams({
+      from: String(options.from ?? 0),
+      limit: String(options.limit ?? 1_000),
+    });
+    const answer = await this.#call<{ items: LogRecord[] }>(
+      "GET",
+      `/api/sessions/${encodeURIComponent(scope)}/events?${query.toString()}`,
+    );
+    return answer?.items ?? [];
+  }
+
+  async scopes(): Promise<string[]> {
+    const answer = await this.#call<{ items: { scope: string }[] }>("GET", "/api/budgets?limit=1000");
+    return answer?.items.map((s) => s.scope) ?? [];
+  }
+
+  async alerts(filter: { scope?: string; acknowledged?: boolean } = {}): Promise<StoredAlert[]> {
+    const query = new URLSearchParams({ limit: "1000" });
+    if (filter.scope !== undefined) query.set("budget_id", filter.scope);
+    if (filter.acknowledged !== undefined) query.set("acknowledged", String(filter.acknowledged));
+    const answer = await this.#call<{ items: StoredAlert[] }>("GET", `/api/alerts?${query.toString()}`);
+    return answer?.items ?? [];
+  }
+
+  acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null> {
+    return this.#call<StoredAlert>("POST", `/api/alerts/${encodeURIComponent(id)}/acknowledge`, { by });
+  }
+
+  async close(): Promise<void> {}
+}
