@@ -46,6 +46,8 @@ const page = {
 const budgetStatus = z.enum(["active", "warning", "paused", "exhausted"]);
 const breakerStatus = z.enum(["closed", "open", "half_open"]);
 const bool = z.enum(["true", "false"]).transform((v) => v === "true");
+/** A JSON body that may be left out (Fastify gives null then). */
+const optionalBody = <T extends z.ZodType>(schema: T) => z.preprocess((v) => v ?? {}, schema);
 const ingestEvent = eventSchema.and(z.object({ id: z.string().min(1).max(256) }));
 
 const schemas = {
@@ -74,7 +76,7 @@ const schemas = {
         });
     }),
   reset: z.object({ reason, by }),
-  action: z.object({ reason: reason.optional(), by }).default({}),
+  action: optionalBody(z.object({ reason: reason.optional(), by })),
   alerts: z.object({ budget_id: id.optional(), acknowledged: bool.optional(), ...page }),
   events: z.object({
     from: z.coerce.number().int().min(0).default(0),
@@ -157,7 +159,8 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
             .code(STATUS_OF[error.code] ?? 500)
             .send({ error: error.code, message: oneLine(error.message) });
         const status = (error as { statusCode?: number }).statusCode;
-        const message = oneLine(error instanceof Error ? error.message : String(error));
+        const text = (error as { message?: unknown }).message;
+        const message = oneLine(typeof text === "string" ? text : String(error));
         if (status !== undefined && status >= 400 && status < 500)
           return reply.code(status).send({ error: status === 429 ? "rate_limited" : "bad_request", message });
         return reply.code(500).send({ error: "internal", message });
@@ -165,6 +168,8 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
 
       await app.register(rateLimit, {
         global: false,
+        max: ctx.actionsPerMinute ?? 10,
+        timeWindow: 60_000,
         keyGenerator: (request) =>
           createHash("sha256")
             .update(request.headers.authorization ?? request.ip)
@@ -175,7 +180,8 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
           message: `at most ${context.max} budget and breaker changes per minute; try again in ${context.after}`,
         }),
       });
-      const limited = { rateLimit: { max: ctx.actionsPerMinute ?? 10, timeWindow: 60_000 } };
+      // One shared count for extend and reset (of budgets and breakers), per token.
+      const limited = app.rateLimit();
 
       const now = () => Date.now();
       const openAlerts = async () => {
@@ -237,7 +243,7 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
       app.get("/budgets/:id", { schema: { params: idParams } }, (request) => view(request.params.id));
       app.post(
         "/budgets/:id/extend",
-        { schema: { params: idParams, body: schemas.extend }, config: limited },
+        { schema: { params: idParams, body: schemas.extend }, onRequest: limited },
         (request) => {
           const body = request.body;
           const tokens = body.additional_tokens;
@@ -253,7 +259,7 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
       );
       app.post(
         "/budgets/:id/reset",
-        { schema: { params: idParams, body: schemas.reset }, config: limited },
+        { schema: { params: idParams, body: schemas.reset }, onRequest: limited },
         (request) =>
           act(request.params.id, {
             kind: "human.budget_reset",
@@ -292,7 +298,7 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
       );
       app.post(
         "/circuits/:id/reset",
-        { schema: { params: idParams, body: schemas.action }, config: limited },
+        { schema: { params: idParams, body: schemas.action }, onRequest: limited },
         async (request) => {
           const { reason: why, by: who } = request.body;
           return circuitOf(
@@ -321,7 +327,7 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
       });
       app.post(
         "/alerts/:id/acknowledge",
-        { schema: { params: idParams, body: z.object({ by }).default({}) } },
+        { schema: { params: idParams, body: optionalBody(z.object({ by })) } },
         async (request) => {
           const who = request.body.by ?? "api";
           const alert = await store.acknowledgeAlert(request.params.id, who);

@@ -1,0 +1,409 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scripted, startApi, type ApiServer } from "./support/api-server.js";
+
+/**
+ * The control-plane API against a real server on 127.0.0.1 with a real SQLite store: every endpoint,
+ * its validation, authentication, rate limit and not-found answers.
+ */
+
+let api: ApiServer;
+const healthy = "session:healthy";
+const spender = "session:spender";
+const stuck = "session:stuck";
+
+const seed = [
+  ...scripted(healthy, (t) => t.started("claude").usage({ inputTokens: 100, outputTokens: 10 }).read("a.ts")),
+  ...scripted(spender, (t) => t.started("codex").usage({ inputTokens: 1_000 })),
+  ...scripted(stuck, (t) => {
+    t.started("claude");
+    for (let i = 0; i < 8; i++) t.bash("npm test", { ok: false, exitCode: 1, output: "1 failed" });
+  }),
+];
+
+beforeAll(async () => {
+  api = await startApi({ config: { budget: { session: { tokens: 1_000 } } }, actionsPerMinute: 1_000 });
+  const ingest = await api.call("POST", "/api/events", { events: seed });
+  expect(ingest.status).toBe(200);
+  expect(ingest.json).toEqual({ accepted: seed.length, duplicates: 0, scopes: 3 });
+});
+
+afterAll(async () => {
+  await api.close();
+});
+
+const enc = encodeURIComponent;
+
+describe("reads", () => {
+  it("GET /healthz answers without a token", async () => {
+    const r = await api.call("GET", "/healthz", undefined, { token: null });
+    expect(r.json).toMatchObject({ ok: true, store: "sqlite", root: api.project });
+  });
+
+  it("GET /api/budgets lists every scope, sorted, filtered and paged", async () => {
+    const all = await api.call("GET", "/api/budgets?sort=tokens&order=desc", undefined, { token: null });
+    expect(all.status).toBe(200);
+    expect(all.json.total).toBe(3);
+    expect(all.json.items.map((s: { scope: string }) => s.scope)).toEqual([spender, healthy, stuck]);
+    const paused = await api.call("GET", "/api/budgets?status=paused");
+    expect(paused.json.items.map((s: { scope: string }) => s.scope)).toEqual([spender]);
+    const page = await api.call("GET", "/api/budgets?limit=1&offset=1&sort=scope&order=asc");
+    expect(page.json).toMatchObject({ total: 3, limit: 1, offset: 1, items: [{ scope: spender }] });
+    const found = await api.call("GET", "/api/budgets?q=heal");
+    expect(found.json.items).toHaveLength(1);
+  });
+
+  it("GET /api/budgets/:id gives the budget lines, status, agent and open alerts", async () => {
+    const r = await api.call("GET", `/api/budgets/${enc(spender)}`);
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ scope: spender, agent: "codex", status: "paused" });
+    expect(r.json.budget).toContainEqual({ resource: "tokens", used: 1_000, limit: 1_000, ratio: 1 });
+    expect(r.json.openAlerts).toBeGreaterThan(0);
+  });
+
+  it("GET /api/circuits lists breakers and GET /api/circuits/:id shows why one tripped", async () => {
+    const list = await api.call("GET", "/api/circuits?breaker=open");
+    expect(list.json.items.map((c: { id: string }) => c.id)).toEqual([stuck]);
+    const one = await api.call("GET", `/api/circuits/${enc(stuck)}`);
+    expect(one.json).toMatchObject({ id: stuck, status: "open", reason: "duplicate_calls", trips: 1 });
+    expect(one.json.detail).toContain("npm test");
+  });
+
+  it("GET /api/alerts filters by budget and acknowledgement", async () => {
+    const r = await api.call("GET", `/api/alerts?budget_id=${enc(spender)}&acknowledged=false`);
+    expect(r.status).toBe(200);
+    expect(r.json.items.length).toBeGreaterThan(0);
+    expect(r.json.items.every((a: { scope: string }) => a.scope === spender)).toBe(true);
+    expect(r.json.items.map((a: { kind: string }) => a.kind)).toContain("budget_paused");
+  });
+
+  it("GET /api/sessions and /api/sessions/:id give summaries and the state", async () => {
+    const list = await api.call("GET", "/api/sessions");
+    expect(list.json.total).toBe(3);
+    const one = await api.call("GET", `/api/sessions/${enc(healthy)}`);
+    expect(one.json.summary).toMatchObject({ scope: healthy, status: "active", agent: "claude" });
+    expect(one.json.state.scope).toBe(healthy);
+  });
+
+  it("GET /api/sessions/:id/events pages through the log with a cursor", async () => {
+    const first = await api.call("GET", `/api/sessions/${enc(stuck)}/events?limit=5`);
+    expect(first.json.items).toHaveLength(5);
+    expect(first.json.next).toBe(5);
+    const rest = await api.call(
+      "GET",
+      `/api/sessions/${enc(stuck)}/events?from=${first.json.next}&limit=1000`,
+    );
+    expect(rest.json.items[0].seq).toBe(5);
+    expect(rest.json.next).toBeNull();
+    expect(first.json.items.length + rest.json.items.length).toBe(
+      seed.filter((e) => e.scope === stuck).length,
+    );
+  });
+
+  it("GET /api/openapi.json documents every endpoint", async () => {
+    const r = await api.call("GET", "/api/openapi.json");
+    expect(r.json.openapi).toMatch(/^3\./);
+    for (const path of [
+      "/api/budgets",
+      "/api/budgets/{id}",
+      "/api/budgets/{id}/extend",
+      "/api/budgets/{id}/reset",
+      "/api/circuits",
+      "/api/circuits/{id}",
+      "/api/circuits/{id}/acknowledge",
+      "/api/circuits/{id}/reset",
+      "/api/alerts",
+      "/api/alerts/{id}/acknowledge",
+      "/api/sessions",
+      "/api/sessions/{id}/events",
+      "/api/events",
+      "/api/decide",
+      "/api/stream",
+    ])
+      expect(Object.keys(r.json.paths), path).toContain(path);
+  });
+
+  it("GET /metrics answers in the Prometheus text format", async () => {
+    const r = await api.call("GET", "/metrics");
+    expect(r.status).toBe(200);
+    expect(r.text).toContain("# TYPE reins_tokens_used_total counter");
+  });
+});
+
+describe("a paused budget, a person, and the next decision", () => {
+  it("blocks while paused; after extend it is active and the next call is allowed; who and why are recorded", async () => {
+    const call = (n: number) => ({
+      kind: "tool.requested",
+      at: 1_790_000_100_000 + n,
+      scope: spender,
+      id: `spender-call-${n}`,
+      tool: "Read",
+      inputHash: `h${n}`,
+      reads: [`f${n}.ts`],
+    });
+    const before = await api.call("POST", "/api/decide", { scope: spender, events: [call(1)] });
+    expect(before.status).toBe(200);
+    expect(before.json.decisions[0].verdict).toBe("block");
+
+    const extended = await api.call("POST", `/api/budgets/${enc(spender)}/extend`, {
+      additional_tokens: 5_000,
+      reason: "the refactor needs more room",
+      by: "ana",
+    });
+    expect(extended.status).toBe(200);
+    expect(extended.json.status).toBe("active");
+
+    const after = await api.call("POST", "/api/decide", { scope: spender, events: [call(2)] });
+    expect(after.json.decisions[0].verdict).toBe("allow");
+
+    const log = await api.call("GET", `/api/sessions/${enc(spender)}/events?limit=1000`);
+    const human = log.json.items.find(
+      (r: { event: { kind: string } }) => r.event.kind === "human.budget_extended",
+    );
+    expect(human.event).toMatchObject({ by: "ana", reason: "the refactor needs more room", amount: 5_000 });
+  });
+
+  it("POST /api/decide with include_state returns the state after the decision", async () => {
+    const r = await api.call("POST", "/api/decide", {
+      scope: healthy,
+      include_state: true,
+      events: [
+        { kind: "usage.recorded", at: 1_790_000_200_000, scope: healthy, id: "h-usage", inputTokens: 5 },
+      ],
+    });
+    expect(r.json.decisions[0].verdict).toBe("allow");
+    expect(r.json.state.budget.session.spent.tokens).toBe(115);
+  });
+
+  it("POST /api/budgets/:id/reset starts the budget from zero", async () => {
+    const r = await api.call("POST", `/api/budgets/${enc(healthy)}/reset`, { reason: "new day", by: "ana" });
+    expect(r.status).toBe(200);
+    expect(r.json.budget.find((b: { resource: string }) => b.resource === "tokens").used).toBe(0);
+  });
+});
+
+describe("breakers and alerts", () => {
+  it("acknowledge turns an open breaker half-open; acknowledging it again is a conflict; reset closes it", async () => {
+    const ack = await api.call("POST", `/api/circuits/${enc(stuck)}/acknowledge`, {
+      by: "ana",
+      reason: "looked",
+    });
+    expect(ack.status).toBe(200);
+    expect(ack.json.status).toBe("half_open");
+    const again = await api.call("POST", `/api/circuits/${enc(stuck)}/acknowledge`, {});
+    expect(again.status).toBe(409);
+    expect(again.json.message).toContain("half_open");
+    const reset = await api.call("POST", `/api/circuits/${enc(stuck)}/reset`);
+    expect(reset.status).toBe(200);
+    expect(reset.json.status).toBe("closed");
+  });
+
+  it("acknowledges an alert, records who did it, and lists it as acknowledged", async () => {
+    const open = await api.call("GET", `/api/alerts?budget_id=${enc(spender)}&acknowledged=false`);
+    const id = open.json.items[0].id as string;
+    const ack = await api.call("POST", `/api/alerts/${enc(id)}/acknowledge`, { by: "sre" });
+    expect(ack.status).toBe(200);
+    expect(ack.json).toMatchObject({ id, acknowledged: true, acknowledgedBy: "sre" });
+    const done = await api.call("GET", `/api/alerts?budget_id=${enc(spender)}&acknowledged=true`);
+    expect(done.json.items.map((a: { id: string }) => a.id)).toContain(id);
+  });
+});
+
+describe("ingest", () => {
+  it("is idempotent per event id: the same batch twice counts once", async () => {
+    const events = scripted("session:ingest", (t) => t.started("gemini").usage({ inputTokens: 42 }));
+    const first = await api.call("POST", "/api/events", { events });
+    const second = await api.call("POST", "/api/events", { events });
+    expect(first.json).toEqual({ accepted: 2, duplicates: 0, scopes: 1 });
+    expect(second.json).toEqual({ accepted: 0, duplicates: 2, scopes: 1 });
+    const budget = await api.call("GET", "/api/budgets/session%3Aingest");
+    expect(budget.json.budget[0].used).toBe(42);
+  });
+});
+
+describe("the live stream", () => {
+  it("sends each new record as a server-sent event", async () => {
+    const controller = new AbortController();
+    const response = await fetch(`${api.url}/api/stream`, { signal: controller.signal });
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    const seen = (async () => {
+      while (!text.includes("stream-probe")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value);
+      }
+    })();
+    const events = scripted("session:stream", (t) => t.started("claude").read("stream-probe.ts"));
+    await api.call("POST", "/api/events", { events });
+    await seen;
+    controller.abort();
+    expect(text).toContain("event: record");
+    const data = text
+      .split("\n")
+      .filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)) as { scope: string; event: { kind: string }; decision: object });
+    expect(data.map((d) => d.event.kind)).toEqual(["session.started", "tool.requested", "tool.completed"]);
+    expect(data[0]).toMatchObject({ scope: "session:stream", decision: { verdict: "allow" } });
+  });
+});
+
+describe("validation: 400 naming the field", () => {
+  const cases: [string, string, unknown, string][] = [
+    [
+      "POST",
+      `/api/budgets/${enc(healthy)}/extend`,
+      { additional_tokens: 0, reason: "x" },
+      "body.additional_tokens",
+    ],
+    [
+      "POST",
+      `/api/budgets/${enc(healthy)}/extend`,
+      { additional_tokens: 1_000_001, reason: "x" },
+      "body.additional_tokens",
+    ],
+    [
+      "POST",
+      `/api/budgets/${enc(healthy)}/extend`,
+      { additional_tokens: 1.5, reason: "x" },
+      "body.additional_tokens",
+    ],
+    ["POST", `/api/budgets/${enc(healthy)}/extend`, { additional_tokens: 10 }, "body.reason"],
+    ["POST", `/api/budgets/${enc(healthy)}/extend`, { additional_tokens: 10, reason: "   " }, "body.reason"],
+    ["POST", `/api/budgets/${enc(healthy)}/extend`, { reason: "x" }, "body.additional_tokens"],
+    [
+      "POST",
+      `/api/budgets/${enc(healthy)}/extend`,
+      { additional_tokens: 5, additional_usd: 1, reason: "x" },
+      "body.additional_tokens",
+    ],
+    [
+      "POST",
+      `/api/budgets/${enc(healthy)}/extend`,
+      { additional_usd: -1, reason: "x" },
+      "body.additional_usd",
+    ],
+    ["POST", `/api/budgets/${enc(healthy)}/reset`, {}, "body.reason"],
+    ["GET", "/api/alerts?acknowledged=maybe", undefined, "querystring.acknowledged"],
+    ["GET", "/api/budgets?limit=0", undefined, "querystring.limit"],
+    ["GET", "/api/budgets?sort=mood", undefined, "querystring.sort"],
+    ["GET", `/api/sessions/${enc(healthy)}/events?from=-1`, undefined, "querystring.from"],
+    ["POST", "/api/events", { events: [] }, "body.events"],
+    [
+      "POST",
+      "/api/events",
+      { events: [{ kind: "usage.recorded", at: 1, scope: "session:x" }] },
+      "body.events.0.id",
+    ],
+    ["POST", "/api/events", { events: [{ kind: "nope", at: 1, scope: "s", id: "1" }] }, "body.events.0.kind"],
+    ["POST", "/api/decide", { scope: healthy }, "body.events"],
+    [
+      "POST",
+      "/api/decide",
+      { scope: healthy, events: [{ kind: "session.started", at: 1, scope: "session:other" }] },
+      "body.events",
+    ],
+  ];
+  it.each(cases)("%s %s %j → 400 naming %s", async (method, path, body, field) => {
+    const r = await api.call(method, path, body);
+    expect(r.status).toBe(400);
+    expect(r.json.message).toContain(field);
+    expect(r.json.message).not.toContain("\n");
+  });
+
+  it("answers malformed JSON with a one-line 400", async () => {
+    const r = await api.call("POST", `/api/budgets/${enc(healthy)}/extend`, undefined, { raw: "{not json" });
+    expect(r.status).toBe(400);
+    expect(r.json.message).not.toContain("\n");
+  });
+});
+
+describe("authentication", () => {
+  const mutating: [string, string, unknown][] = [
+    ["POST", `/api/budgets/${enc(healthy)}/extend`, { additional_tokens: 5, reason: "x" }],
+    ["POST", `/api/budgets/${enc(healthy)}/reset`, { reason: "x" }],
+    ["POST", `/api/circuits/${enc(stuck)}/acknowledge`, {}],
+    ["POST", `/api/circuits/${enc(stuck)}/reset`, {}],
+    ["POST", "/api/alerts/x/acknowledge", {}],
+    ["POST", "/api/events", { events: seed.slice(0, 1) }],
+    ["POST", "/api/decide", { scope: healthy, events: seed.slice(0, 1) }],
+  ];
+  it.each(mutating)("%s %s → 401 without a token or with a wrong one", async (method, path, body) => {
+    expect((await api.call(method, path, body, { token: null })).status).toBe(401);
+    expect((await api.call(method, path, body, { token: "x".repeat(48) })).status).toBe(401);
+  });
+
+  it("off loopback, reads need the token too (health stays open)", async () => {
+    const wide = await startApi({ host: "0.0.0.0" });
+    try {
+      for (const path of [
+        "/api/budgets",
+        "/api/sessions",
+        "/api/alerts",
+        "/metrics",
+        "/api/openapi.json",
+        "/api/stream",
+      ])
+        expect((await wide.call("GET", path, undefined, { token: null })).status, path).toBe(401);
+      expect((await wide.call("GET", "/api/budgets")).status).toBe(200);
+      const health = await wide.call("GET", "/healthz", undefined, { token: null });
+      expect(health.status).toBe(200);
+      expect(health.json.root).toBeUndefined();
+    } finally {
+      await wide.close();
+    }
+  });
+});
+
+describe("not found", () => {
+  it.each([
+    ["GET", "/api/budgets/session%3Anobody"],
+    ["GET", "/api/circuits/session%3Anobody"],
+    ["GET", "/api/sessions/session%3Anobody"],
+    ["GET", "/api/sessions/session%3Anobody/events"],
+    ["POST", "/api/circuits/session%3Anobody/acknowledge"],
+    ["POST", "/api/alerts/nobody%230%230/acknowledge"],
+  ])("%s %s → 404", async (method, path) => {
+    const r = await api.call(method, path, method === "POST" ? {} : undefined);
+    expect(r.status).toBe(404);
+    expect(r.json.error).toBe("not_found");
+  });
+
+  it("an extend of an unknown budget is a 404 and records nothing", async () => {
+    const r = await api.call("POST", "/api/budgets/session%3Anobody/extend", {
+      additional_tokens: 5,
+      reason: "x",
+    });
+    expect(r.status).toBe(404);
+    expect(await api.services.store.state("session:nobody")).toBeNull();
+  });
+});
+
+describe("rate limit", () => {
+  it("answers 429 once extend and reset are flooded past 10 a minute per token", async () => {
+    const own = await startApi();
+    try {
+      await own.call("POST", "/api/events", { events: scripted("session:flood", (t) => t.started()) });
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i++)
+        statuses.push(
+          (
+            await own.call("POST", "/api/budgets/session%3Aflood/extend", {
+              additional_tokens: 1,
+              reason: `try ${i}`,
+            })
+          ).status,
+        );
+      expect(statuses.slice(0, 10)).toEqual(Array(10).fill(200));
+      expect(statuses.slice(10)).toEqual([429, 429]);
+      const limited = await own.call("POST", "/api/budgets/session%3Aflood/reset", { reason: "x" });
+      expect(limited.status).toBe(429);
+      expect(limited.json.message).toMatch(/per minute/);
+      // Reads are not limited.
+      expect((await own.call("GET", "/api/budgets/session%3Aflood")).status).toBe(200);
+    } finally {
+      await own.close();
+    }
+  });
+});
