@@ -8,6 +8,9 @@ import { summaryAt } from "../shell/control.js";
 /** At most this many tool names become label values; the rest are summed under `other`. */
 const MAX_TOOL_LABELS = 50;
 
+/** Agents named in labels; any other name is `other`, so a client cannot grow the label set. */
+const AGENTS = new Set(["claude", "codex", "gemini", "scripted"]);
+
 type Labels = Record<string, string>;
 
 /** Sums keyed by a label set, turned into series at scrape time. */
@@ -67,7 +70,8 @@ function snapshotOf(states: State[], policy: Policy, now: number): Snapshot {
   for (const state of states) {
     const t = tallyOf(state);
     const type = budgetType(state.scope);
-    const agent = type === "pool" ? "pool" : t.agent === "" ? "unknown" : t.agent;
+    const agent =
+      type === "pool" ? "pool" : t.agent === "" ? "unknown" : AGENTS.has(t.agent) ? t.agent : "other";
     for (const [tokenType, n] of Object.entries(t.tokens))
       s.tokens.add({ agent, budget_type: type, token_type: tokenType }, n);
     s.cost.add({ agent, budget_type: type }, t.usd);
