@@ -1,4 +1,4 @@
-import { Redis, type ChainableCommander } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import { applyBatch, scopesFor, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
@@ -178,6 +178,9 @@ export class RedisStore implements Store {
         `Redis connect timeout must be a positive number of ms, not ${connectTimeout}`,
       );
     }
+    // Loaded here, not at the top: ioredis takes tens of ms to load, and the hook command needs it only
+    // for a Redis store.
+    const { Redis } = await import("ioredis");
     const redis = new Redis(url, {
       lazyConnect: true,
       connectTimeout,
