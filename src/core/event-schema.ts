@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ReinsError } from "./errors.js";
 import type { ReinsEvent } from "./events.js";
 

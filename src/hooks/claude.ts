@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Answer } from "../core/batch.js";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { statusLine, type AgentAdapter, type HookContext, type HookPlan } from "./claude.js";
 import {
   claimEvent,

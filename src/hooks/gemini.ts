@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import { statusLine, type AgentAdapter, type HookContext, type HookPlan } from "./claude.js";
