@@ -64,9 +64,16 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       message: "a valid bearer token is required (Authorization: Bearer <token>; see .reins/api-token)",
     });
   });
+  // While closing, answers close their connection, so a keep-alive client does not hold the exit up.
+  let closing = false;
   app.addHook("preClose", (done) => {
+    closing = true;
     hub.close();
     done();
+  });
+  app.addHook("onSend", (_request, reply, payload, done) => {
+    if (closing) void reply.header("connection", "close");
+    done(null, payload);
   });
 
   if (withCors)

@@ -26,7 +26,13 @@ export interface ApiServer {
 
 /** A real `reins serve` server (SQLite store in a fresh project) listening on a free port. */
 export async function startApi(
-  options: { config?: object; host?: string; project?: string; actionsPerMinute?: number } = {},
+  options: {
+    config?: object;
+    host?: string;
+    project?: string;
+    actionsPerMinute?: number;
+    port?: number;
+  } = {},
 ): Promise<ApiServer> {
   const project = options.project ?? mkdtempSync(join(tmpdir(), "reins-api-"));
   if (options.project === undefined)
@@ -41,7 +47,7 @@ export async function startApi(
     host,
     ...(options.actionsPerMinute !== undefined ? { actionsPerMinute: options.actionsPerMinute } : {}),
   });
-  await app.listen({ host, port: 0 });
+  await app.listen({ host, port: options.port ?? 0 });
   const port = (app.server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
   return {
