@@ -3,7 +3,8 @@ import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import { createGovernor } from "../governor.js";
-import { findRoot, loadPolicy } from "../shell/config.js";
+import { findRoot } from "../shell/config.js";
+import { loadPolicyCached } from "../shell/policy-cache.js";
 import { openStore } from "../store/open.js";
 import { Spool } from "../store/spool.js";
 import { claude, type AgentAdapter } from "./claude.js";
@@ -47,7 +48,7 @@ export async function openServices(
   env: NodeJS.ProcessEnv,
   options: { remote?: boolean } = {},
 ): Promise<HookServices> {
-  const { policy } = loadPolicy({ cwd: root, env });
+  const policy = loadPolicyCached({ cwd: root, env });
   const server = options.remote === true ? env.REINS_SERVER_URL : undefined;
   const store =
     server !== undefined && server !== ""

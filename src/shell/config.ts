@@ -65,13 +65,16 @@ function envValue(raw: string): unknown {
   }
 }
 
-function readPolicyFile(path: string): Record<string, unknown> {
-  let text: string;
+/** The text of a policy file; a ReinsError when it cannot be read. */
+export function readPolicyText(path: string): string {
   try {
-    text = readFileSync(path, "utf8");
+    return readFileSync(path, "utf8");
   } catch (error) {
     throw new ReinsError("invalid_policy", `cannot read ${path}: ${(error as Error).message}`);
   }
+}
+
+function parsePolicyText(path: string, text: string): Record<string, unknown> {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -84,6 +87,11 @@ function readPolicyFile(path: string): Record<string, unknown> {
   return data as Record<string, unknown>;
 }
 
+/** The policy file of the project at `root`: the first of POLICY_FILES there, or null. */
+export function findPolicyFile(root: string): string | null {
+  return POLICY_FILES.map((f) => join(root, f)).find(existsSync) ?? null;
+}
+
 /**
  * Loads the effective policy: defaults, then the project's policy file, then `REINS_*` environment
  * variables (one per leaf, e.g. `REINS_BUDGET_SESSION_TOKENS=200000`, `REINS_BUDGET_MODE=soft`).
@@ -91,12 +99,21 @@ function readPolicyFile(path: string): Record<string, unknown> {
  */
 export function loadPolicy(options: { cwd: string; env?: NodeJS.ProcessEnv; file?: string }): LoadedPolicy {
   const root = findRoot(options.cwd);
-  const env = options.env ?? {};
-  const file =
-    options.file !== undefined
-      ? resolve(options.cwd, options.file)
-      : (POLICY_FILES.map((f) => join(root, f)).find(existsSync) ?? null);
-  const input: Record<string, unknown> = file === null ? {} : readPolicyFile(file);
+  const file = options.file !== undefined ? resolve(options.cwd, options.file) : findPolicyFile(root);
+  return policyFromText(root, file, file === null ? null : readPolicyText(file), options.env ?? {});
+}
+
+/**
+ * The second half of loadPolicy, for a policy file already read: `text` is the content of `file` (both
+ * null when there is none). Throws like loadPolicy.
+ */
+export function policyFromText(
+  root: string,
+  file: string | null,
+  text: string | null,
+  env: NodeJS.ProcessEnv,
+): LoadedPolicy {
+  const input: Record<string, unknown> = file === null || text === null ? {} : parsePolicyText(file, text);
   const sources: Sources = {};
   for (const [path] of leaves(defaultPolicy)) sources[path.join(".")] = "default";
   for (const [path] of leaves(input)) sources[path.join(".")] = file ?? "default";

@@ -1,0 +1,125 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ReinsError } from "../core/errors.js";
+import { loadPolicy } from "./config.js";
+import { loadPolicyCached, policyCachePath } from "./policy-cache.js";
+
+function project(config: object | null = {}): string {
+  const root = mkdtempSync(join(tmpdir(), "reins-policy-cache-"));
+  mkdirSync(join(root, ".git"));
+  if (config !== null) writeFileSync(join(root, "reins.config.json"), JSON.stringify(config));
+  return root;
+}
+
+/** Rewrites the cached policy's duplicateThreshold, leaving its key: a call that returns 99 used the cache. */
+function plant(root: string): void {
+  const path = policyCachePath(root);
+  const entry = JSON.parse(readFileSync(path, "utf8")) as {
+    policy: { circuit: { duplicateThreshold: number } };
+  };
+  entry.policy.circuit.duplicateThreshold = 99;
+  writeFileSync(path, JSON.stringify(entry));
+}
+
+const threshold = (root: string, env: NodeJS.ProcessEnv = {}) =>
+  loadPolicyCached({ cwd: root, env }).circuit.duplicateThreshold;
+
+describe("loadPolicyCached", () => {
+  it("gives what loadPolicy gives, from the policy file and REINS_ variables", () => {
+    const root = project({ budget: { mode: "soft" }, circuit: { duplicateThreshold: 7 } });
+    const env = { REINS_CHURN_HALT_AT: "9" };
+    const expected = loadPolicy({ cwd: root, env }).policy;
+    expect(loadPolicyCached({ cwd: root, env })).toStrictEqual(expected);
+    expect(loadPolicyCached({ cwd: root, env })).toStrictEqual(expected);
+  });
+
+  it("validates once and serves the next calls from .reins/cache/policy.json", () => {
+    const root = project();
+    expect(threshold(root)).toBe(5);
+    expect(existsSync(policyCachePath(root))).toBe(true);
+    plant(root);
+    expect(threshold(root)).toBe(99);
+  });
+
+  it("finds the project root from a folder inside it", () => {
+    const root = project({ circuit: { duplicateThreshold: 7 } });
+    mkdirSync(join(root, "src"));
+    expect(threshold(join(root, "src"))).toBe(7);
+    expect(existsSync(policyCachePath(root))).toBe(true);
+  });
+
+  it("revalidates when the policy file changes, even to the same size and mtime", () => {
+    const root = project({ circuit: { duplicateThreshold: 7 } });
+    const file = join(root, "reins.config.json");
+    expect(threshold(root)).toBe(7);
+    plant(root);
+    const { atime, mtime } = statSync(file);
+    writeFileSync(file, JSON.stringify({ circuit: { duplicateThreshold: 8 } }));
+    utimesSync(file, atime, mtime);
+    expect(threshold(root)).toBe(8);
+  });
+
+  it("revalidates when a REINS_ variable is set, changed or removed", () => {
+    const root = project();
+    expect(threshold(root)).toBe(5);
+    plant(root);
+    expect(threshold(root, { REINS_CIRCUIT_DUPLICATE_THRESHOLD: "6" })).toBe(6);
+    plant(root);
+    expect(threshold(root, { REINS_CIRCUIT_DUPLICATE_THRESHOLD: "7" })).toBe(7);
+    plant(root);
+    expect(threshold(root, { OTHER: "x" })).toBe(5);
+  });
+
+  it("revalidates when a policy file of higher precedence appears", () => {
+    const root = project(null);
+    mkdirSync(join(root, ".reins"));
+    writeFileSync(
+      join(root, ".reins", "config.json"),
+      JSON.stringify({ circuit: { duplicateThreshold: 7 } }),
+    );
+    expect(threshold(root)).toBe(7);
+    plant(root);
+    writeFileSync(join(root, "reins.config.json"), JSON.stringify({ circuit: { duplicateThreshold: 8 } }));
+    expect(threshold(root)).toBe(8);
+  });
+
+  it("throws for an invalid policy like loadPolicy, and never answers it from an earlier valid one", () => {
+    const root = project();
+    expect(threshold(root)).toBe(5);
+    writeFileSync(join(root, "reins.config.json"), JSON.stringify({ circuit: { duplicateThreshold: 0 } }));
+    for (let i = 0; i < 2; i++) {
+      expect(() => threshold(root)).toThrow(ReinsError);
+      expect(() => threshold(root)).toThrow(/circuit\.duplicateThreshold/);
+    }
+    writeFileSync(join(root, "reins.config.json"), "{ not json");
+    expect(() => threshold(root)).toThrow(/not valid JSON/);
+  });
+
+  it("ignores a damaged cache file and writes a good one", () => {
+    const root = project({ circuit: { duplicateThreshold: 7 } });
+    mkdirSync(join(root, ".reins", "cache"), { recursive: true });
+    for (const damaged of ["{ half", "null", JSON.stringify({ key: "x", policy: {} })]) {
+      writeFileSync(policyCachePath(root), damaged);
+      expect(threshold(root)).toBe(7);
+      expect(JSON.parse(readFileSync(policyCachePath(root), "utf8"))).toMatchObject({
+        policy: { circuit: { duplicateThreshold: 7 } },
+      });
+    }
+  });
+
+  it("still answers when the cache cannot be written", () => {
+    const root = project({ circuit: { duplicateThreshold: 7 } });
+    writeFileSync(join(root, ".reins"), "a file where the folder would be");
+    expect(threshold(root)).toBe(7);
+  });
+});

@@ -1,0 +1,76 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Policy } from "../core/policy.js";
+import { findPolicyFile, findRoot, policyFromText, readPolicyText } from "./config.js";
+
+/** Where the validated policy of the project at `root` is kept between hook calls. */
+export function policyCachePath(root: string): string {
+  return join(root, ".reins", "cache", "policy.json");
+}
+
+interface CacheEntry {
+  key: string;
+  policy: Policy;
+}
+
+/**
+ * What the effective policy is made of, hashed: the code that validates it (this file's path, size and
+ * mtime: a new build of reins changes it), the project, its policy file's path and full text, and every
+ * `REINS_*` environment variable.
+ */
+function cacheKey(root: string, file: string | null, text: string | null, env: NodeJS.ProcessEnv): string {
+  const code = fileURLToPath(import.meta.url);
+  const { size, mtimeMs } = statSync(code);
+  const vars = Object.entries(env)
+    .filter(([name]) => name.startsWith("REINS_"))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash("sha256")
+    .update(JSON.stringify([code, size, mtimeMs, root, file, text, vars]))
+    .digest("hex");
+}
+
+function readEntry(path: string, key: string): Policy | null {
+  try {
+    const entry = JSON.parse(readFileSync(path, "utf8")) as Partial<CacheEntry> | null;
+    return entry?.key === key && typeof entry.policy === "object" && entry.policy !== null
+      ? entry.policy
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeEntry(path: string, entry: CacheEntry): void {
+  // Hooks run in parallel: write aside, then rename, so a reader sees a whole file or none.
+  const temp = `${path}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    // 0600: the policy's store spec may carry a Redis password taken from REINS_STORE.
+    writeFileSync(temp, JSON.stringify(entry), { mode: 0o600 });
+    renameSync(temp, path);
+  } catch {
+    // A cache that cannot be written only costs the next call a validation.
+  }
+}
+
+/**
+ * The effective policy, as `loadPolicy` gives it, validated once rather than per call: the result is kept
+ * in the project's `.reins/cache/policy.json` under a hash of everything it was made from (see
+ * `cacheKey`) and used again only while that hash is unchanged. An invalid policy throws like
+ * `loadPolicy` and is not cached.
+ */
+export function loadPolicyCached(options: { cwd: string; env?: NodeJS.ProcessEnv }): Policy {
+  const root = findRoot(options.cwd);
+  const env = options.env ?? {};
+  const file = findPolicyFile(root);
+  const text = file === null ? null : readPolicyText(file);
+  const key = cacheKey(root, file, text, env);
+  const path = policyCachePath(root);
+  const cached = readEntry(path, key);
+  if (cached !== null) return cached;
+  const { policy } = policyFromText(root, file, text, env);
+  writeEntry(path, { key, policy });
+  return policy;
+}
