@@ -1,13 +1,38 @@
+import "./jitless.js";
+import { readSync } from "node:fs";
 import { runHook } from "./run-hook.js";
+
+/**
+ * Reads all of stdin. Synchronous reads, because process.stdin's stream machinery costs a few ms to load;
+ * the hook's stdin is a blocking pipe (libuv and Rust's std both hand children blocking stdio), but when
+ * it is not, the rest is read through process.stdin.
+ */
+async function readStdin(): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(0, buffer, 0, buffer.length, null);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EOF") break;
+      if (code !== "EAGAIN") throw error;
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      break;
+    }
+    if (n === 0) break;
+    chunks.push(Buffer.from(buffer.subarray(0, n)));
+  }
+  return Buffer.concat(chunks);
+}
 
 /**
  * `reins hook <agent>` without the CLI framework or the server: the in-process fallback runs once per tool
  * call, so bin/reins.js takes this path straight away and loads only what answering a hook needs.
  */
 export async function hookMain(agent: string): Promise<number> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const result = await runHook(agent, Buffer.concat(chunks), process.env, process.cwd());
+  const result = await runHook(agent, await readStdin(), process.env, process.cwd());
   if (result.reply !== null) process.stdout.write(`${JSON.stringify(result.reply)}\n`);
   if (result.warning !== "") process.stderr.write(`${result.warning}\n`);
   return 0;
