@@ -1,6 +1,7 @@
 // `npm run bench`: prints each figure with its same-run baseline and the machine it was measured on.
 import { engineBench } from "./engine.js";
 import { hooksBench } from "./hooks.js";
+import { serverBench } from "./server.js";
 import { redisBench, sqliteBench } from "./stores.js";
 import { machine } from "./stats.js";
 
@@ -18,3 +19,4 @@ engineBench(report);
 await sqliteBench(report);
 await redisBench(report);
 await hooksBench(report);
+await serverBench(report);
