@@ -1,5 +1,5 @@
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -151,6 +151,35 @@ function pipe(command: string, args: string[], input: string, env: Record<string
   });
 }
 
+/** Where hook commands run by these tests keep their compiled code (not the user's ~/.cache). */
+const codeCache = mkdtempSync(join(tmpdir(), "reins-code-cache-"));
+
+describe("reins hook claude, the bundled command agents run", () => {
+  const hook = (input: unknown) =>
+    spawnSync(process.execPath, [join(root, "bin", "reins.js"), "hook", "claude"], {
+      input: JSON.stringify(input),
+      cwd: tmpdir(),
+      env: { ...process.env, XDG_CACHE_HOME: codeCache },
+      encoding: "utf8",
+    });
+
+  it("records from the input's cwd, denies the 5th identical failing call, and caches its compiled code", async () => {
+    const first = hook(failing("bundled"));
+    expect(first).toMatchObject({ status: 0, stdout: "", stderr: "" });
+    expect((await services.store.state("session:bundled"))?.seq).toBe(1);
+    expect(readdirSync(join(codeCache, "reins"))).toEqual([expect.stringMatching(/^hook\.cjs-.*\.jsc$/)]);
+    await post(failed("bundled"));
+    for (let i = 2; i <= 4; i++) {
+      expect(hook(failing("bundled")).status).toBe(0);
+      await post(failed("bundled"));
+    }
+    const denied = hook(failing("bundled"));
+    expect(denied).toMatchObject({ status: 0, stderr: "" });
+    expect(JSON.parse(denied.stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    expect(denied.stdout).toContain("was made 5 times in a row");
+  });
+});
+
 describe("reins hook claude with bad input on stdin", () => {
   const bin = join(root, "bin", "reins.js");
   const cases: [string, Buffer, RegExp][] = [
@@ -173,19 +202,27 @@ describe("reins hook claude with bad input on stdin", () => {
       /^$/,
     ],
   ];
+  // As agents run it (bin/reins.js takes the bundled fast path) and through the CLI (--cwd).
+  const commands: [string, string[]][] = [
+    ["", [bin, "hook", "claude"]],
+    [" (with --cwd)", [bin, "--cwd", project, "hook", "claude"]],
+  ];
   for (const [name, input, message] of cases) {
-    it(`answers ${name} with exit 0, an allow and at most one line on stderr`, () => {
-      const result = spawnSync(process.execPath, [bin, "--cwd", project, "hook", "claude"], {
-        input,
-        cwd: project,
-        encoding: "utf8",
-        maxBuffer: 64 * 1024 * 1024,
+    for (const [how, args] of commands) {
+      it(`answers ${name} with exit 0, an allow and at most one line on stderr${how}`, () => {
+        const result = spawnSync(process.execPath, args, {
+          input,
+          cwd: project,
+          env: { ...process.env, XDG_CACHE_HOME: codeCache },
+          encoding: "utf8",
+          maxBuffer: 64 * 1024 * 1024,
+        });
+        expect(result.status).toBe(0);
+        expect(result.stdout).toBe("");
+        expect(result.stderr.trim()).toMatch(message);
+        expect(result.stderr.trim().split("\n").length).toBeLessThanOrEqual(1);
       });
-      expect(result.status).toBe(0);
-      expect(result.stdout).toBe("");
-      expect(result.stderr.trim()).toMatch(message);
-      expect(result.stderr.trim().split("\n").length).toBeLessThanOrEqual(1);
-    });
+    }
   }
 
   it("answers a 10 MB tool input and records it without growing the state", async () => {

@@ -1,0 +1,17 @@
+import { fileURLToPath } from "node:url";
+import { codeCacheDir, requireCached } from "./code-cache.js";
+
+/** The hook command bundled into one CommonJS file by scripts/bundle-hook.js (`npm run build`). */
+export const HOOK_BUNDLE = fileURLToPath(new URL("../hook.cjs", import.meta.url));
+
+/**
+ * `reins hook <agent>` as bin/reins.js runs it: hook-main.ts from the bundle, compiled through V8's code
+ * cache. The command starts a Node process per agent tool call, and loading one bundle with its compiled
+ * code cached takes a fraction of loading the modules one by one.
+ */
+export async function hookMain(agent: string): Promise<number> {
+  const bundle = requireCached<typeof import("./hook-main.js")>(HOOK_BUNDLE, codeCacheDir(process.env));
+  const code = await bundle.exports.hookMain(agent);
+  bundle.save();
+  return code;
+}
