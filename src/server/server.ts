@@ -7,6 +7,7 @@ import { registerApi } from "./api.js";
 import { createMetrics } from "./metrics.js";
 import { authorized } from "./secret.js";
 import { EventHub, observedStore } from "./stream.js";
+import { registerWeb } from "./web.js";
 
 export interface ServerOptions {
   services: HookServices;
@@ -48,16 +49,21 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const openReads = isLoopback(options.host);
   const app = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, return503OnClosing: true });
 
-  // Off loopback everything but health and hooks needs the token; on loopback, only changes do.
+  // Off loopback everything but health, hooks and the dashboard's files needs the token; on loopback,
+  // only changes do. The dashboard is told apart by the route matched, so no spelling of a path reaches
+  // /api or /metrics without the token.
   const withCors = options.corsOrigins !== undefined && options.corsOrigins.length > 0;
   app.addHook("onRequest", (request, reply, done) => {
     const path = request.url;
     const method = request.method;
+    const read = method === "GET" || method === "HEAD";
+    const route = request.routeOptions.url;
     const open =
       path === "/healthz" ||
       path.startsWith("/hooks/") ||
       (withCors && method === "OPTIONS") ||
-      (openReads && (method === "GET" || method === "HEAD"));
+      (openReads && read) ||
+      (read && route !== undefined && !route.startsWith("/api") && route !== "/metrics");
     if (open || authorized(request.headers.authorization, token)) return done();
     void reply.code(401).send({
       error: "unauthorized",
@@ -143,6 +149,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     hub,
     ...(options.actionsPerMinute !== undefined ? { actionsPerMinute: options.actionsPerMinute } : {}),
   });
+  await registerWeb(app, { store, policy: services.policy });
 
   return app;
 }

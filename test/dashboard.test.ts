@@ -1,0 +1,206 @@
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { startApi, type ApiServer } from "./support/api-server.js";
+import { describeBrowser, launchChromium, screenshot, seedDemo } from "./support/browser.js";
+
+/**
+ * The dashboard in Debian's Chromium against a real `reins serve` server (SQLite) seeded by the demo:
+ * what a person sees, and what their clicks do to the API.
+ */
+
+let api: ApiServer;
+let browser: Browser;
+let context: BrowserContext | null = null;
+const demoScope = (agent: string) => `session:demo-${agent}-t`;
+const enc = encodeURIComponent;
+
+beforeAll(async () => {
+  [api, browser] = await Promise.all([startApi(), launchChromium()]);
+  await seedDemo(api);
+}, 30_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await api?.close();
+});
+
+afterEach(async () => {
+  await context?.close();
+  context = null;
+});
+
+/** A fresh tab on the dashboard; `token` puts the API token in its sessionStorage first. */
+async function open(
+  hash = "",
+  options: { token?: boolean } = {},
+): Promise<{ page: Page; dialogs: string[] }> {
+  context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  if (options.token === true)
+    await context.addInitScript(`sessionStorage.setItem("reins.apiToken", ${JSON.stringify(api.token)})`);
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const dialogs: string[] = [];
+  page.on("dialog", (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  await page.goto(`${api.url}/${hash}`);
+  return { page, dialogs };
+}
+
+const row = (page: Page, table: string, scope: string) =>
+  page.locator(`[data-testid=${table}] tr[data-scope="${scope}"]`);
+
+describeBrowser("dashboard", () => {
+  it("the overview lists the demo sessions with their budgets, breakers and alerts", async () => {
+    const { page } = await open();
+    await page.locator(`[data-testid=sessions-table] tr[data-scope="${demoScope("burst")}"]`).waitFor();
+    const rows: (string | null)[] = [];
+    for (const tr of await page.locator("[data-testid=sessions-table] tbody tr").all())
+      rows.push(await tr.getAttribute("data-scope"));
+    expect(rows.sort()).toEqual(
+      ["alternating", "burst", "healthy", "red-claim", "stuck", "thrashing"].map(demoScope).sort(),
+    );
+    await expect(
+      row(page, "sessions-table", demoScope("burst")).locator("[data-testid=budget-status]").innerText(),
+    ).resolves.toContain("paused");
+    await row(page, "breakers-table", demoScope("stuck")).waitFor();
+    await page.locator("[data-testid=card-sessions]").getByText("of 6 sessions").waitFor();
+    await page.locator("[data-testid=alerts] li").first().waitFor();
+    await page.locator("[data-testid=spend-chart] canvas").waitFor();
+    await page.locator("[data-testid=live-status]").getByText("live").waitFor();
+    await screenshot(page, "overview");
+  });
+
+  it("acknowledging a tripped breaker turns it half-open in the page and in the API", async () => {
+    const stuck = demoScope("stuck");
+    const { page } = await open("", { token: true });
+    const breaker = row(page, "breakers-table", stuck);
+    await breaker.getByRole("button", { name: "Acknowledge…" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Reason (optional)").fill("looked at the loop; let it probe once");
+    await dialog.getByLabel("Your name").fill("ana");
+    await dialog.getByRole("button", { name: "Acknowledge" }).click();
+    await page.getByRole("status").getByText("half-open").waitFor();
+    // The open-breakers list no longer has it; the half-open one does.
+    await breaker.waitFor({ state: "detached" });
+    await page.getByLabel("Breakers shown").selectOption("half_open");
+    await row(page, "breakers-table", stuck)
+      .locator("[data-testid=breaker-status]")
+      .getByText("half-open")
+      .waitFor();
+    const circuit = await api.call("GET", `/api/circuits/${enc(stuck)}`);
+    expect(circuit.json.status).toBe("half_open");
+    await screenshot(page, "breaker-acknowledged");
+  });
+
+  it("extending a paused budget asks for the token once, shows a refusal, and with a reason makes it active", async () => {
+    const burst = demoScope("burst");
+    const { page } = await open(`#/session/${enc(burst)}`);
+    await page.locator("[data-testid=budget-status]").getByText("paused").waitFor();
+    await page.getByRole("button", { name: "Extend budget…" }).click();
+    const extend = page.getByRole("dialog", { name: /Extend the budget/ });
+    await extend.getByLabel("Amount").fill("500000");
+    await extend.getByLabel("Reason").fill("the summary job is expected to be large");
+    await extend.getByRole("button", { name: "Extend" }).click();
+    // No token yet: the server answers 401 and the page asks for it; declining shows the refusal.
+    const ask = page.getByRole("dialog", { name: "API token" });
+    await ask.getByRole("button", { name: "Cancel" }).click();
+    await extend.getByRole("alert").getByText("401 unauthorized").waitFor();
+    await extend.getByRole("button", { name: "Extend" }).click();
+    await ask.getByLabel("Token").fill(api.token);
+    await ask.getByRole("button", { name: "Use token" }).click();
+    await extend.waitFor({ state: "detached" });
+    await page.locator("[data-testid=budget-status]").getByText("active").waitFor();
+    await page
+      .locator("[data-testid=human-actions]")
+      .getByText("the summary job is expected to be large")
+      .waitFor();
+    expect(await page.evaluate('sessionStorage.getItem("reins.apiToken")')).toBe(api.token);
+    const budget = await api.call("GET", `/api/budgets/${enc(burst)}`);
+    expect(budget.json.status).toBe("active");
+    await screenshot(page, "budget-extended");
+  });
+
+  it("a new event posted to the API appears without a reload", async () => {
+    const healthy = demoScope("healthy");
+    const { page } = await open(`#/session/${enc(healthy)}`);
+    await page.locator("[data-testid=live-status]").getByText("live").waitFor();
+    await page.locator("[data-testid=timeline] tbody tr").first().waitFor();
+    const navigations: string[] = [];
+    page.on("framenavigated", (f) => navigations.push(f.url()));
+    const at = Date.now();
+    const posted = await api.call("POST", "/api/events", {
+      events: [
+        {
+          kind: "tool.requested",
+          scope: healthy,
+          at,
+          tool: "Bash",
+          inputHash: "live1",
+          command: "echo appeared-live",
+          id: `live-${at}`,
+        },
+        { kind: "session.started", scope: "session:live-newcomer", at, agent: "codex", id: `live-new-${at}` },
+      ],
+    });
+    expect(posted.status).toBe(200);
+    await page.locator("[data-testid=timeline]").getByText("Bash echo appeared-live").waitFor();
+    await page.goto(`${api.url}/#/`); // a hash change, not a reload of the app
+    await row(page, "sessions-table", "session:live-newcomer").waitFor();
+    const later = Date.now();
+    await api.call("POST", "/api/events", {
+      events: [
+        {
+          kind: "session.started",
+          scope: "session:live-second",
+          at: later,
+          agent: "gemini",
+          id: `live-2-${later}`,
+        },
+      ],
+    });
+    await row(page, "sessions-table", "session:live-second").waitFor();
+    expect(navigations.filter((u) => !u.includes("#"))).toEqual([]);
+    await screenshot(page, "live");
+  });
+
+  it("agent-written text renders as text and runs nothing", async () => {
+    const evil = "<img src=x onerror=alert(1)>";
+    const scope = `session:xss-${evil}`;
+    const at = Date.now();
+    const ingest = await api.call("POST", "/api/events", {
+      events: [
+        { kind: "session.started", scope, at, agent: evil, id: "x0" },
+        {
+          kind: "tool.requested",
+          scope,
+          at: at + 1,
+          tool: "Bash",
+          inputHash: "h1",
+          command: `echo ${evil}`,
+          id: "x1",
+        },
+        {
+          kind: "tool.requested",
+          scope,
+          at: at + 2,
+          tool: evil,
+          inputHash: "h2",
+          writes: [`src/${evil}.ts`],
+          id: "x2",
+        },
+      ],
+    });
+    expect(ingest.status).toBe(200);
+    const { page, dialogs } = await open();
+    await row(page, "sessions-table", scope).getByText(evil).first().waitFor();
+    await page.goto(`${api.url}/#/session/${enc(scope)}`);
+    await page.locator("[data-testid=timeline]").getByText(`Bash echo ${evil}`).waitFor();
+    await page.locator("[data-testid=timeline]").getByText(`src/${evil}.ts`).waitFor();
+    await expect(page.locator("[data-testid=session-title]").innerText()).resolves.toBe(scope);
+    expect(await page.locator("img").count()).toBe(0);
+    expect(dialogs).toEqual([]);
+    await screenshot(page, "untrusted-text");
+  });
+});

@@ -1,0 +1,102 @@
+import { useEffect, useRef } from "preact/hooks";
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import { api, query } from "./api.js";
+import { count } from "./format.js";
+import type { SpendSeries } from "./types.js";
+import { useLoad } from "./ui.js";
+
+const COLORS = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#0891b2", "#dc2626", "#65a30d", "#db2777"];
+
+/** Lines up step series on one time axis (uPlot's shape): each value is the last one at or before x. */
+export function align(series: SpendSeries[]): uPlot.AlignedData {
+  const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
+  const columns = series.map((s) => {
+    const out: (number | null)[] = [];
+    let i = 0;
+    let last: number | null = null;
+    for (const x of xs) {
+      while (i < s.points.length && s.points[i]![0] <= x) last = s.points[i++]![1];
+      out.push(last);
+    }
+    return out;
+  });
+  const total = xs.map((_, j) => columns.reduce((sum, c) => sum + (c[j] ?? 0), 0));
+  return [xs.map((x) => x / 1000), ...columns, total];
+}
+
+/**
+ * Cumulative token spend over time of the given sessions (the table's current page) and their total,
+ * from `GET /api/spend`; reloads with the other panels when the stream brings new records.
+ */
+export function SpendChart(props: { scopes: string[] }) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const key = props.scopes.join("\n");
+  const { data, error } = useLoad(
+    () =>
+      props.scopes.length === 0
+        ? Promise.resolve({ series: [] as SpendSeries[] })
+        : api<{ series: SpendSeries[] }>("GET", `api/spend${query({ scope: props.scopes })}`),
+    [key],
+  );
+
+  useEffect(() => {
+    const el = box.current;
+    if (el === null || data === null) return;
+    const series = data.series;
+    const width = Math.max(300, el.clientWidth);
+    const opts: uPlot.Options = {
+      width,
+      height: 240,
+      legend: { show: true },
+      scales: { x: { time: true } },
+      axes: [{}, { values: (_u, ticks) => ticks.map((t) => count(t)), size: 60 }],
+      series: [
+        {},
+        ...series.map((s, i) => ({
+          label: s.scope.replace(/^session:/, ""),
+          stroke: COLORS[i % COLORS.length]!,
+          width: 1.5,
+          points: { show: false },
+          paths: uPlot.paths.stepped!({ align: 1 }),
+          value: (_u: uPlot, v: number | null) => (v === null ? "—" : count(v)),
+        })),
+        {
+          label: "total",
+          stroke: "#111827",
+          width: 2.5,
+          dash: [6, 4],
+          points: { show: false },
+          paths: uPlot.paths.stepped!({ align: 1 }),
+          value: (_u: uPlot, v: number | null) => (v === null ? "—" : count(v)),
+        },
+      ],
+    };
+    plot.current?.destroy();
+    plot.current = new uPlot(opts, align(series), el);
+    const observer = new ResizeObserver(() =>
+      plot.current?.setSize({ width: Math.max(300, el.clientWidth), height: 240 }),
+    );
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [data]);
+
+  useEffect(() => () => plot.current?.destroy(), []);
+
+  return (
+    <section class="panel" aria-labelledby="spend-title">
+      <h2 id="spend-title">Token spend over time</h2>
+      <p class="muted">Cumulative tokens of the sessions on the table's page, and their total.</p>
+      {error !== null && (
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      )}
+      {data !== null && data.series.every((s) => s.points.length === 0) && (
+        <p class="muted">No usage recorded yet.</p>
+      )}
+      <div ref={box} class="chart" data-testid="spend-chart" />
+    </section>
+  );
+}

@@ -1,0 +1,22 @@
+/** The API's shapes, taken from the server's own types so the two cannot drift apart. */
+export type { LogRecord, StoredAlert } from "../../src/core/batch.js";
+export type { Decision } from "../../src/core/engine.js";
+export type { ReinsEvent } from "../../src/core/events.js";
+export type { BudgetLine, BudgetStatus, ScopeSummary } from "../../src/core/summary.js";
+export type { Overview, SpendSeries } from "../../src/server/web.js";
+
+import type { ScopeSummary } from "../../src/core/summary.js";
+
+/** A budget or session as listed: its summary and how many of its alerts are open. */
+export type ScopeView = ScopeSummary & { openAlerts: number };
+
+/** A circuit breaker as the API lists it. */
+export type Circuit = { id: string; agent: string; lastAt: number | null } & ScopeSummary["breaker"];
+
+/** One page of a list. */
+export interface Page<T> {
+  total: number;
+  offset: number;
+  limit: number;
+  items: T[];
+}
