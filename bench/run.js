@@ -14,9 +14,22 @@ function report(name, value, extra = {}) {
   console.log(`${name}: ${value}${details}`);
 }
 
+// `npm run bench -- hooks server` runs only the parts named.
+const parts = {
+  engine: engineBench,
+  sqlite: sqliteBench,
+  redis: redisBench,
+  hooks: hooksBench,
+  server: serverBench,
+};
+const chosen = process.argv.slice(2);
+const unknown = chosen.filter((name) => !(name in parts));
+if (unknown.length > 0) {
+  console.error(`bench: unknown part ${unknown.join(", ")} (use ${Object.keys(parts).join(", ")})`);
+  process.exit(2);
+}
+
 console.log(`machine: ${machine()}\n`);
-engineBench(report);
-await sqliteBench(report);
-await redisBench(report);
-await hooksBench(report);
-await serverBench(report);
+for (const [name, bench] of Object.entries(parts)) {
+  if (chosen.length === 0 || chosen.includes(name)) await bench(report);
+}
