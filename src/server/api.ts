@@ -276,6 +276,18 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
       app.get("/circuits/:id", { schema: { params: idParams } }, async (request) =>
         circuitOf(await view(request.params.id)),
       );
+      const breakerAction = async (
+        id: string,
+        kind: "human.circuit_acknowledged" | "human.circuit_reset",
+        body: { reason?: string | undefined; by?: string | undefined },
+      ) =>
+        circuitOf(
+          await act(id, {
+            kind,
+            by: body.by ?? "api",
+            ...(body.reason !== undefined ? { reason: body.reason } : {}),
+          }),
+        );
       app.post(
         "/circuits/:id/acknowledge",
         { schema: { params: idParams, body: schemas.action } },
@@ -286,29 +298,13 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
               "conflict",
               `the breaker of ${current.scope} is ${current.breaker.status}, not open: nothing to acknowledge`,
             );
-          const { reason: why, by: who } = request.body;
-          return circuitOf(
-            await act(request.params.id, {
-              kind: "human.circuit_acknowledged",
-              by: who ?? "api",
-              ...(why !== undefined ? { reason: why } : {}),
-            }),
-          );
+          return breakerAction(request.params.id, "human.circuit_acknowledged", request.body);
         },
       );
       app.post(
         "/circuits/:id/reset",
         { schema: { params: idParams, body: schemas.action }, onRequest: limited },
-        async (request) => {
-          const { reason: why, by: who } = request.body;
-          return circuitOf(
-            await act(request.params.id, {
-              kind: "human.circuit_reset",
-              by: who ?? "api",
-              ...(why !== undefined ? { reason: why } : {}),
-            }),
-          );
-        },
+        (request) => breakerAction(request.params.id, "human.circuit_reset", request.body),
       );
 
       // Alerts.
