@@ -1,4 +1,5 @@
 // `npm run bench`: prints each figure with its same-run baseline and the machine it was measured on.
+import { dashboardBench } from "./dashboard.js";
 import { engineBench } from "./engine.js";
 import { hooksBench } from "./hooks.js";
 import { serverBench } from "./server.js";
@@ -21,6 +22,7 @@ const parts = {
   redis: redisBench,
   hooks: hooksBench,
   server: serverBench,
+  dashboard: dashboardBench,
 };
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !(name in parts));

@@ -1,3 +1,8 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SPEND_POINTS, SPEND_SCOPES } from "../src/server/web.js";
 import { scripted, startApi, type ApiServer } from "./support/api-server.js";
@@ -127,5 +132,44 @@ describe("GET /api/spend", () => {
     expect(points.length).toBe(SPEND_POINTS);
     expect(points.at(-1)?.[1]).toBe(1_000);
     expect(points[0]?.[1]).toBe(1);
+  });
+});
+
+describe("npm start (reins demo --serve)", () => {
+  it("runs the demo into the project's SQLite store, prints the dashboard's URL and serves it until stopped", async () => {
+    const project = mkdtempSync(join(tmpdir(), "reins-start-"));
+    writeFileSync(join(project, "reins.config.json"), "{}");
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const bin = join(import.meta.dirname, "..", "bin", "reins.js");
+    const child = spawn(process.execPath, [bin, "demo", "--serve", "--port", String(port)], {
+      cwd: project,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    let out = "";
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes("reins serving")) resolve();
+      });
+      void closed.then((code) => reject(new Error(`exited ${code}: ${out}`)));
+    });
+    try {
+      expect(out).toContain(`the dashboard: http://127.0.0.1:${port}/`);
+      const page = await fetch(`http://127.0.0.1:${port}/`);
+      expect(await page.text()).toContain("reins dashboard");
+      const sessions = (await (await fetch(`http://127.0.0.1:${port}/api/sessions`)).json()) as {
+        total: number;
+      };
+      expect(sessions.total).toBe(6);
+    } finally {
+      child.kill("SIGTERM");
+      expect(await closed).toBe(0);
+    }
   });
 });

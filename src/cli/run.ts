@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { describePolicy, loadPolicy } from "../shell/config.js";
 import { checkTrace, readTrace } from "../shell/trace.js";
+import { DEFAULT_HOST, DEFAULT_PORT } from "../server/daemon.js";
 import { openStore } from "../store/open.js";
 import { demo } from "./demo.js";
 import { registerAgentCommands } from "./agent-commands.js";
@@ -40,14 +41,17 @@ function program(io: Io, result: { code: number }): Command {
     .description("run scripted agents through the engine and show when and why reins steps in")
     .option("--agent <name>", "run one agent: healthy, stuck, alternating, thrashing, burst, red-claim")
     .option("--trace <file>", "also write every event and decision as a trace for `reins check`")
-    .action(async (opts: { agent?: string; trace?: string }) => {
+    .option("--serve", "then serve the dashboard on the demo's sessions (`reins serve`) until Ctrl-C")
+    .option("--port <port>", "the port to serve on, with --serve", String(DEFAULT_PORT))
+    .action(async (opts: { agent?: string; trace?: string; serve?: boolean; port: string }) => {
       const loaded = policyOf();
       const store = await openStore(loaded.storeSpec, loaded.root);
       try {
         // Recent, minute-aligned times: the sessions show as fresh in `reins status`, and rate windows line up.
         const start = Math.floor((Date.now() - 15 * 60_000) / 60_000) * 60_000;
         result.code = await demo(io, loaded.policy, {
-          ...opts,
+          ...(opts.agent !== undefined ? { agent: opts.agent } : {}),
+          ...(opts.trace !== undefined ? { trace: opts.trace } : {}),
           start,
           run: Date.now().toString(36),
           backend: (scope) => async (event) => {
@@ -58,10 +62,29 @@ function program(io: Io, result: { code: number }): Command {
           },
         });
         if (result.code === 0)
-          io.stdout(`\nThe demo's sessions are in ${store.location}: see them with \`reins status\`.\n`);
+          io.stdout(
+            opts.serve === true
+              ? `\nThe demo's sessions are in ${store.location}; the dashboard: http://${DEFAULT_HOST}:${opts.port}/ (Ctrl-C stops it)\n`
+              : `\nThe demo's sessions are in ${store.location}: see them with \`reins status\`.\n`,
+          );
       } finally {
         await store.close();
       }
+      if (result.code !== 0 || opts.serve !== true) return;
+      // The same project, policy and store, served until Ctrl-C: the dashboard shows what just ran.
+      const global = root.opts<{ cwd: string; policy?: string; store?: string }>();
+      result.code = await run(
+        [
+          "-C",
+          global.cwd,
+          ...(global.policy !== undefined ? ["--policy", global.policy] : []),
+          ...(global.store !== undefined ? ["--store", global.store] : []),
+          "serve",
+          "--port",
+          opts.port,
+        ],
+        io,
+      );
     });
 
   root
