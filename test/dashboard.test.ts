@@ -75,6 +75,8 @@ describeBrowser("dashboard", () => {
   it("acknowledging a tripped breaker turns it half-open in the page and in the API", async () => {
     const stuck = demoScope("stuck");
     const { page } = await open("", { token: true });
+    // With a token the stream goes through fetch, which can send it (what a server off loopback needs).
+    await page.locator("[data-testid=live-status]").getByText("live").waitFor();
     const breaker = row(page, "breakers-table", stuck);
     await breaker.getByRole("button", { name: "Acknowledge…" }).click();
     const dialog = page.getByRole("dialog");
@@ -91,6 +93,14 @@ describeBrowser("dashboard", () => {
       .waitFor();
     const circuit = await api.call("GET", `/api/circuits/${enc(stuck)}`);
     expect(circuit.json.status).toBe("half_open");
+    // The token-carrying stream brings new sessions in too.
+    const at = Date.now();
+    await api.call("POST", "/api/events", {
+      events: [
+        { kind: "session.started", scope: "session:via-fetch", at, agent: "claude", id: `fetch-${at}` },
+      ],
+    });
+    await row(page, "sessions-table", "session:via-fetch").waitFor();
     await screenshot(page, "breaker-acknowledged");
   });
 
