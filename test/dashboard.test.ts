@@ -205,6 +205,8 @@ describeBrowser("dashboard", () => {
     expect(ingest.status).toBe(200);
     const { page, dialogs } = await open();
     await row(page, "sessions-table", scope).getByText(evil).first().waitFor();
+    await page.locator("[data-testid=spend-chart] .u-legend").getByText(`xss-${evil}`).waitFor();
+    expect(await page.locator("img").count()).toBe(0);
     await page.goto(`${api.url}/#/session/${enc(scope)}`);
     await page.locator("[data-testid=timeline]").getByText(`Bash echo ${evil}`).waitFor();
     await page.locator("[data-testid=timeline]").getByText(`src/${evil}.ts`).waitFor();
