@@ -101,18 +101,19 @@ function SessionsTable(props: { onScopes: (scopes: string[]) => void }) {
   const [text, setText] = useState("");
   const [q, setQ] = useState("");
   const [offset, setOffset] = useState(0);
+  const [kind, setKind] = useState<"sessions" | "budgets">("sessions");
   useEffect(() => {
     const t = setTimeout(() => setQ(text.trim()), 250);
     return () => clearTimeout(t);
   }, [text]);
-  useEffect(() => setOffset(0), [status, breaker, q, sort, order]);
+  useEffect(() => setOffset(0), [status, breaker, q, sort, order, kind]);
   const { data, error } = useLoad(
     () =>
       api<Page<ScopeView>>(
         "GET",
-        `api/sessions${query({ limit: PAGE, offset, sort, order, status, breaker, q })}`,
+        `api/${kind}${query({ limit: PAGE, offset, sort, order, status, breaker, q })}`,
       ),
-    [sort, order, status, breaker, q, offset],
+    [sort, order, status, breaker, q, offset, kind],
   );
   const scopes =
     data?.items
@@ -139,6 +140,14 @@ function SessionsTable(props: { onScopes: (scopes: string[]) => void }) {
           value={text}
           onInput={(e) => setText(e.currentTarget.value)}
         />
+        <select
+          aria-label="Scopes shown"
+          value={kind}
+          onChange={(e) => setKind(e.currentTarget.value as "sessions" | "budgets")}
+        >
+          <option value="sessions">sessions</option>
+          <option value="budgets">every budget (sessions and pools)</option>
+        </select>
         <select aria-label="Budget status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
           <option value="">any budget status</option>
           <option value="active">active</option>
