@@ -1,10 +1,14 @@
 import { useEffect, useRef } from "preact/hooks";
-import uPlot from "uplot";
+import type uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { api, query } from "./api.js";
 import { count } from "./format.js";
 import type { SpendSeries } from "./types.js";
-import { useLoad } from "./ui.js";
+import { reportError, useLoad } from "./ui.js";
+
+/** uPlot, loaded after the first render: the tables do not wait for the chart's code. */
+let uplot: Promise<typeof uPlot> | null = null;
+const loadUplot = () => (uplot ??= import("uplot").then((m) => m.default));
 
 const COLORS = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#0891b2", "#dc2626", "#65a30d", "#db2777"];
 
@@ -23,6 +27,38 @@ export function align(series: SpendSeries[]): uPlot.AlignedData {
   });
   const total = xs.map((_, j) => columns.reduce((sum, c) => sum + (c[j] ?? 0), 0));
   return [xs.map((x) => x / 1000), ...columns, total];
+}
+
+function options(UPlot: typeof uPlot, series: SpendSeries[], width: number): uPlot.Options {
+  const stepped = UPlot.paths.stepped!({ align: 1 });
+  const value = (_u: uPlot, v: number | null) => (v === null ? "—" : count(v));
+  return {
+    width,
+    height: 240,
+    legend: { show: true },
+    scales: { x: { time: true } },
+    axes: [{}, { values: (_u, ticks) => ticks.map((t) => count(t)), size: 60 }],
+    series: [
+      {},
+      ...series.map((s, i) => ({
+        label: s.scope.replace(/^session:/, ""),
+        stroke: COLORS[i % COLORS.length]!,
+        width: 1.5,
+        points: { show: false },
+        paths: stepped,
+        value,
+      })),
+      {
+        label: "total",
+        stroke: "#111827",
+        width: 2.5,
+        dash: [6, 4],
+        points: { show: false },
+        paths: stepped,
+        value,
+      },
+    ],
+  };
 }
 
 /**
@@ -44,42 +80,25 @@ export function SpendChart(props: { scopes: string[] }) {
   useEffect(() => {
     const el = box.current;
     if (el === null || data === null) return;
-    const series = data.series;
-    const width = Math.max(300, el.clientWidth);
-    const opts: uPlot.Options = {
-      width,
-      height: 240,
-      legend: { show: true },
-      scales: { x: { time: true } },
-      axes: [{}, { values: (_u, ticks) => ticks.map((t) => count(t)), size: 60 }],
-      series: [
-        {},
-        ...series.map((s, i) => ({
-          label: s.scope.replace(/^session:/, ""),
-          stroke: COLORS[i % COLORS.length]!,
-          width: 1.5,
-          points: { show: false },
-          paths: uPlot.paths.stepped!({ align: 1 }),
-          value: (_u: uPlot, v: number | null) => (v === null ? "—" : count(v)),
-        })),
-        {
-          label: "total",
-          stroke: "#111827",
-          width: 2.5,
-          dash: [6, 4],
-          points: { show: false },
-          paths: uPlot.paths.stepped!({ align: 1 }),
-          value: (_u: uPlot, v: number | null) => (v === null ? "—" : count(v)),
-        },
-      ],
+    let live = true;
+    let observer: ResizeObserver | null = null;
+    void loadUplot().then((UPlot) => {
+      if (!live) return;
+      plot.current?.destroy();
+      plot.current = new UPlot(
+        options(UPlot, data.series, Math.max(300, el.clientWidth)),
+        align(data.series),
+        el,
+      );
+      observer = new ResizeObserver(() =>
+        plot.current?.setSize({ width: Math.max(300, el.clientWidth), height: 240 }),
+      );
+      observer.observe(el);
+    }, reportError);
+    return () => {
+      live = false;
+      observer?.disconnect();
     };
-    plot.current?.destroy();
-    plot.current = new uPlot(opts, align(series), el);
-    const observer = new ResizeObserver(() =>
-      plot.current?.setSize({ width: Math.max(300, el.clientWidth), height: 240 }),
-    );
-    observer.observe(el);
-    return () => observer.disconnect();
   }, [data]);
 
   useEffect(() => () => plot.current?.destroy(), []);

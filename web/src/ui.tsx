@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useId, useRef, useState } from "preact/hooks";
+import { useEffect, useId, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api.js";
 import { amountOf } from "./format.js";
 import type { BudgetLine } from "./types.js";
@@ -93,7 +93,8 @@ export function useLoad<T>(
 ): { data: T | null; error: string | null } {
   const t = useTick();
   const [state, setState] = useState<{ data: T | null; error: string | null }>({ data: null, error: null });
-  useEffect(() => {
+  // A layout effect, so the request leaves before the first paint rather than after it.
+  useLayoutEffect(() => {
     let live = true;
     load().then(
       (data) => live && setState({ data, error: null }),
