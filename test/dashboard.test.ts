@@ -72,7 +72,7 @@ describeBrowser("dashboard", () => {
     await screenshot(page, "overview");
   });
 
-  it("acknowledging a tripped breaker turns it half-open in the page and in the API", async () => {
+  it("acknowledging a tripped breaker turns it half-open in the page and in the API; its alert is acked by name", async () => {
     const stuck = demoScope("stuck");
     const { page } = await open("", { token: true });
     // With a token the stream goes through fetch, which can send it (what a server off loopback needs).
@@ -93,6 +93,14 @@ describeBrowser("dashboard", () => {
       .waitFor();
     const circuit = await api.call("GET", `/api/circuits/${enc(stuck)}`);
     expect(circuit.json.status).toBe("half_open");
+    // The trip's alert, acknowledged from the alerts panel, by the name given in the dialog.
+    const alert = page.locator("[data-testid=alerts] li", { hasText: "circuit-tripped" });
+    await alert.getByRole("button", { name: "Ack" }).click();
+    await alert.waitFor({ state: "detached" });
+    const alerts = await api.call("GET", `/api/alerts?budget_id=${enc(stuck)}&acknowledged=true`);
+    expect(alerts.json.items).toContainEqual(
+      expect.objectContaining({ kind: "circuit_tripped", acknowledgedBy: "ana" }),
+    );
     // The token-carrying stream brings new sessions in too.
     const at = Date.now();
     await api.call("POST", "/api/events", {

@@ -14,6 +14,7 @@ const COLORS = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#0891b2", "#dc2626"
 
 /** Lines up step series on one time axis (uPlot's shape): each value is the last one at or before x. */
 export function align(series: SpendSeries[]): uPlot.AlignedData {
+  // The total is a column only when the chart has one (more than one series).
   const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
   const columns = series.map((s) => {
     const out: (number | null)[] = [];
@@ -26,7 +27,7 @@ export function align(series: SpendSeries[]): uPlot.AlignedData {
     return out;
   });
   const total = xs.map((_, j) => columns.reduce((sum, c) => sum + (c[j] ?? 0), 0));
-  return [xs.map((x) => x / 1000), ...columns, total];
+  return [xs.map((x) => x / 1000), ...columns, ...(series.length > 1 ? [total] : [])];
 }
 
 function options(UPlot: typeof uPlot, series: SpendSeries[], width: number): uPlot.Options {
@@ -65,7 +66,7 @@ function options(UPlot: typeof uPlot, series: SpendSeries[], width: number): uPl
  * Cumulative token spend over time of the given sessions (the table's current page) and their total,
  * from `GET /api/spend`; reloads with the other panels when the stream brings new records.
  */
-export function SpendChart(props: { scopes: string[] }) {
+export function SpendChart(props: { scopes: string[]; caption: string }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const key = props.scopes.join("\n");
@@ -106,7 +107,7 @@ export function SpendChart(props: { scopes: string[] }) {
   return (
     <section class="panel" aria-labelledby="spend-title">
       <h2 id="spend-title">Token spend over time</h2>
-      <p class="muted">Cumulative tokens of the sessions on the table's page, and their total.</p>
+      <p class="muted">{props.caption}</p>
       {error !== null && (
         <p class="form-error" role="alert">
           {error}

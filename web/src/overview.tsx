@@ -358,7 +358,10 @@ export function Overview() {
       <SessionsTable onScopes={setScopes} />
       <BreakersTable />
       <AlertsPanel />
-      <SpendChart scopes={scopes} />
+      <SpendChart
+        scopes={scopes}
+        caption="Cumulative tokens of the first sessions on the table's page, and their total."
+      />
     </main>
   );
 }

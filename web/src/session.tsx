@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { acknowledgeBreaker, extendBudget, resetBreaker, resetBudget } from "./actions.js";
 import { api, enc, query } from "./api.js";
+import { SpendChart } from "./chart.js";
 import { describe, time } from "./format.js";
 import { useLive } from "./live.js";
 import type { LogRecord, Page, ReinsEvent, ScopeView, StoredAlert } from "./types.js";
@@ -232,6 +233,8 @@ export function Session(props: { scope: string }) {
           {humans.length === 0 && <p class="muted">None in the events shown.</p>}
         </section>
       </div>
+
+      <SpendChart scopes={[scope]} caption="Cumulative tokens of this session." />
 
       <section class="panel" aria-labelledby="timeline-title">
         <h2 id="timeline-title">Timeline</h2>
