@@ -24,9 +24,15 @@ afterAll(async () => {
   await api?.close();
 });
 
+/** Script errors and console errors of the current test's page: none are expected. */
+let pageErrors: string[] = [];
+
 afterEach(async () => {
   await context?.close();
   context = null;
+  const errors = pageErrors;
+  pageErrors = [];
+  expect(errors).toEqual([]);
 });
 
 /** A fresh tab on the dashboard; `token` puts the API token in its sessionStorage first. */
@@ -39,6 +45,11 @@ async function open(
     await context.addInitScript(`sessionStorage.setItem("reins.apiToken", ${JSON.stringify(api.token)})`);
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
+  page.on("pageerror", (error) => pageErrors.push(error.message));
+  page.on("console", (message) => {
+    // The one refusal a test provokes on purpose (no token yet) is the server's 401, not a script error.
+    if (message.type() === "error" && !message.text().includes("401")) pageErrors.push(message.text());
+  });
   const dialogs: string[] = [];
   page.on("dialog", (d) => {
     dialogs.push(d.message());

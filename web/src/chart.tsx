@@ -14,7 +14,6 @@ const COLORS = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#0891b2", "#dc2626"
 
 /** Lines up step series on one time axis (uPlot's shape): each value is the last one at or before x. */
 export function align(series: SpendSeries[]): uPlot.AlignedData {
-  // The total is a column only when the chart has one (more than one series).
   const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
   const columns = series.map((s) => {
     const out: (number | null)[] = [];
@@ -49,15 +48,20 @@ function options(UPlot: typeof uPlot, series: SpendSeries[], width: number): uPl
         paths: stepped,
         value,
       })),
-      {
-        label: "total",
-        stroke: "#111827",
-        width: 2.5,
-        dash: [6, 4],
-        points: { show: false },
-        paths: stepped,
-        value,
-      },
+      // The total, when there is more than one session to add up (align() gives it a column then).
+      ...(series.length > 1
+        ? [
+            {
+              label: "total",
+              stroke: "#111827",
+              width: 2.5,
+              dash: [6, 4],
+              points: { show: false },
+              paths: stepped,
+              value,
+            },
+          ]
+        : []),
     ],
   };
 }
