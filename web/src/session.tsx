@@ -254,7 +254,8 @@ export function Session(props: { scope: string }) {
             </button>
           )}
           <span class="muted">
-            {records.length} events shown{loading ? ", loading…" : ""}
+            {shown.length === records.length ? records.length : `${shown.length} of ${records.length}`} events
+            shown{loading ? ", loading…" : ""}
           </span>
         </div>
         <div class="table-wrap">
