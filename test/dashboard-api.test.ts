@@ -105,7 +105,7 @@ describe("GET /api/spend", () => {
     expect(none?.points).toEqual([]);
   });
 
-  it("picks up new usage from where it left off", async () => {
+  it("picks up new usage from where it left off, once however many ask at once", async () => {
     const at = start + 60_000;
     await api.call("POST", "/api/events", {
       events: [{ kind: "usage.recorded", scope: "session:a", at, inputTokens: 90, id: "spend-more" }],
@@ -113,6 +113,19 @@ describe("GET /api/spend", () => {
     const r = await api.call("GET", "/api/spend?scope=session:a");
     const [series] = r.json.series as { points: number[][] }[];
     expect(series?.points.at(-1)).toEqual([at, 400, 0]);
+    // Requests for the same session at once count each event once.
+    await api.call("POST", "/api/events", {
+      events: [
+        { kind: "usage.recorded", scope: "session:a", at: at + 1, inputTokens: 100, id: "spend-again" },
+      ],
+    });
+    const together = await Promise.all(
+      Array.from({ length: 5 }, () => api.call("GET", "/api/spend?scope=session:a")),
+    );
+    for (const t of together) {
+      const [one] = t.json.series as { points: number[][] }[];
+      expect(one?.points.at(-1)).toEqual([at + 1, 500, 0]);
+    }
   });
 
   it("is bounded: at most 20 sessions a request and 200 points a series", async () => {
