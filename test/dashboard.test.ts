@@ -151,7 +151,7 @@ describeBrowser("dashboard", () => {
     await screenshot(page, "budget-extended");
   });
 
-  it("a new event posted to the API appears without a reload", async () => {
+  it("a new event posted to the API appears without a reload, also after the stream dropped", async () => {
     const healthy = demoScope("healthy");
     const { page } = await open(`#/session/${enc(healthy)}`);
     await page.locator("[data-testid=live-status]").getByText("live").waitFor();
@@ -175,6 +175,28 @@ describeBrowser("dashboard", () => {
     });
     expect(posted.status).toBe(200);
     await page.locator("[data-testid=timeline]").getByText("Bash echo appeared-live").waitFor();
+    // The stream drops (the server closes every connection): it reconnects by itself, and what was
+    // written meanwhile shows.
+    api.app.server.closeAllConnections();
+    await page.locator("[data-testid=live-status]").getByText("reconnecting").waitFor();
+    const gap = Date.now();
+    await api.call("POST", "/api/events", {
+      events: [
+        {
+          kind: "tool.requested",
+          scope: healthy,
+          at: gap,
+          tool: "Bash",
+          inputHash: "gap1",
+          command: "echo while-away",
+          id: `gap-${gap}`,
+        },
+      ],
+    });
+    await page.locator("[data-testid=live-status]").getByText("live").waitFor();
+    await page.locator("[data-testid=timeline]").getByText("Bash echo while-away").waitFor();
+    // The cut stream is the one error this test causes on purpose.
+    pageErrors = pageErrors.filter((e) => !e.includes("ERR_INCOMPLETE_CHUNKED_ENCODING"));
     await page.goto(`${api.url}/#/`); // a hash change, not a reload of the app
     await row(page, "sessions-table", "session:live-newcomer").waitFor();
     const later = Date.now();

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { storedToken } from "./api.js";
+import { refreshAll } from "./ui.js";
 import type { LogRecord } from "./types.js";
 
 /**
@@ -17,6 +18,8 @@ let source: EventSource | "fetch" | null = null;
 let status: LiveStatus = "connecting";
 
 function setStatus(next: LiveStatus): void {
+  // Back after a gap: records written meanwhile never came, so every panel reloads.
+  if (next === "live" && status === "reconnecting") refreshAll();
   status = next;
   for (const w of watchers) w(next);
 }

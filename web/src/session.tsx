@@ -5,7 +5,7 @@ import { SpendChart } from "./chart.js";
 import { describe, time } from "./format.js";
 import { useLive } from "./live.js";
 import type { LogRecord, Page, ReinsEvent, ScopeView, StoredAlert } from "./types.js";
-import { Badge, Bars, refreshSoon, reportError, useLoad } from "./ui.js";
+import { Badge, Bars, refreshSoon, reportError, useLoad, useTick } from "./ui.js";
 
 /** One session: its budget and breaker, the event timeline with every decision, and its history. */
 
@@ -107,6 +107,18 @@ export function Session(props: { scope: string }) {
     },
     [scope],
   );
+
+  // On each reload (after an action, or the stream coming back after a gap) the log is read on from the
+  // last record shown, so nothing written while the stream was down is missing.
+  const tick = useTick();
+  const last = records.at(-1)?.seq;
+  useEffect(() => {
+    if (last === undefined) return;
+    api<{ items: LogRecord[] }>(
+      "GET",
+      `api/sessions/${enc(scope)}/events${query({ from: last + 1, limit: PAGE })}`,
+    ).then((page) => page.items.length > 0 && setRecords((now) => merge(now, page.items)), reportError);
+  }, [tick]);
 
   const loadEarlier = async () => {
     if (first === null || first === 0) return;
