@@ -63,8 +63,10 @@ const row = (page: Page, table: string, scope: string) =>
   page.locator(`[data-testid=${table}] tr[data-scope="${scope}"]`);
 
 describeBrowser("dashboard", () => {
-  it("the overview lists the demo sessions with their budgets, breakers and alerts", async () => {
+  it("the overview lists the demo sessions with their budgets, breakers and alerts, sorted and filtered by the server", async () => {
     const { page } = await open();
+    const requests: string[] = [];
+    page.on("request", (r) => requests.push(r.url()));
     await page.locator(`[data-testid=sessions-table] tr[data-scope="${demoScope("burst")}"]`).waitFor();
     const rows: (string | null)[] = [];
     for (const tr of await page.locator("[data-testid=sessions-table] tbody tr").all())
@@ -81,6 +83,25 @@ describeBrowser("dashboard", () => {
     await page.locator("[data-testid=spend-chart] canvas").waitFor();
     await page.locator("[data-testid=live-status]").getByText("live").waitFor();
     await screenshot(page, "overview");
+
+    // Sorting and filtering are the server's: the page asks for them and shows what comes back.
+    const firstRow = page.locator("[data-testid=sessions-table] tbody tr").first();
+    const first = () => firstRow.getAttribute("data-scope");
+    await page.getByRole("button", { name: "Tokens" }).click();
+    await expect.poll(first).toBe(demoScope("burst"));
+    await page.getByRole("button", { name: /Tokens/ }).click();
+    await expect.poll(first).not.toBe(demoScope("burst"));
+    await page.getByLabel("Budget status").selectOption("paused");
+    await page.getByText("1–1 of 1").waitFor();
+    expect(await firstRow.getAttribute("data-scope")).toBe(demoScope("burst"));
+    await page.getByLabel("Filter sessions").fill("stuck");
+    await page.getByText("none", { exact: true }).waitFor();
+
+    // Every list request is a bounded page: never everything at once.
+    const lists = requests.filter((u) => /\/api\/(sessions|budgets|circuits|alerts)\?/.test(u));
+    expect(lists.some((u) => u.includes("sort=tokens&order=desc"))).toBe(true);
+    expect(lists.some((u) => u.includes("status=paused"))).toBe(true);
+    for (const u of lists) expect(Number(new URL(u).searchParams.get("limit")), u).toBeLessThanOrEqual(25);
   });
 
   it("acknowledging a tripped breaker turns it half-open in the page and in the API; its alert is acked by name", async () => {
