@@ -314,10 +314,15 @@ function BreakersTable() {
 }
 
 function AlertsPanel() {
+  const [offset, setOffset] = useState(0);
   const { data, error } = useLoad(
-    () => api<Page<StoredAlert>>("GET", `api/alerts${query({ acknowledged: "false", limit: 20 })}`),
-    [],
+    () => api<Page<StoredAlert>>("GET", `api/alerts${query({ acknowledged: "false", limit: 20, offset })}`),
+    [offset],
   );
+  // Acknowledging the last alert of a page leaves it empty: go back one.
+  useEffect(() => {
+    if (data !== null && offset > 0 && offset >= data.total) setOffset(Math.max(0, offset - 20));
+  }, [data, offset]);
   return (
     <details class="panel" open aria-labelledby="alerts-title">
       <summary>
@@ -340,8 +345,8 @@ function AlertsPanel() {
           </li>
         ))}
       </ul>
-      {data !== null && data.total > data.items.length && (
-        <p class="muted">and {data.total - data.items.length} more (newest shown).</p>
+      {data !== null && data.total > 20 && (
+        <Pager label="Alerts" total={data.total} offset={offset} limit={20} onPage={setOffset} />
       )}
       {data !== null && data.total === 0 && <p class="muted">No open alerts.</p>}
     </details>
