@@ -157,7 +157,8 @@ describe("API fuzz (seeded)", () => {
     const seen = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
-        const [templateMethod, template] = r.template;
+        const templateMethod: string = r.template[0];
+        const template: string = r.template[1];
         const method = r.method ?? templateMethod;
         const path = template.replace(":id", r.id) + (r.query === "" ? "" : `?${r.query}`);
         const headers: Record<string, string> = {};

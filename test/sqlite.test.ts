@@ -6,7 +6,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { ReinsError, resolvePolicy } from "../src/core/index.js";
+import { ReinsError, defaultPolicy, resolvePolicy } from "../src/core/index.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { finished, startFixture } from "./support/processes.js";
 
@@ -44,6 +44,51 @@ describe("SQLite under concurrent writers", () => {
       expect((await store.state(`session:pool-${k}`))?.budget.session.spent.tokens).toBe(10_000);
     await store.close();
   }, 120_000);
+});
+
+describe("SQLite's in-memory states", () => {
+  const usage = (scope: string, n: number) => ({
+    kind: "usage.recorded" as const,
+    at: 1_790_000_000_000 + n,
+    scope,
+    id: `u${n}`,
+    inputTokens: 10,
+  });
+
+  it("two stores on one file taking turns on a scope count every event once", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "reins-cache-")), "reins.db");
+    const a = new SqliteStore(path);
+    const b = new SqliteStore(path);
+    try {
+      for (let n = 0; n < 40; n++)
+        await (n % 3 === 0 ? b : a).append("session:x", [usage("session:x", n)], defaultPolicy);
+      for (const store of [a, b]) {
+        const state = await store.state("session:x");
+        expect(state?.seq).toBe(40);
+        expect(state?.budget.session.spent.tokens).toBe(400);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("a batch that fails before its commit leaves nothing behind, not even in memory", async () => {
+    const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), "reins-cache-")), "reins.db"));
+    try {
+      await store.append("session:y", [usage("session:y", 0)], defaultPolicy);
+      // A value JSON cannot write fails the batch after the engine has changed the state.
+      const poisoned = { ...usage("session:y", 2), model: 1n as unknown as string };
+      await expect(
+        store.append("session:y", [usage("session:y", 1), poisoned], defaultPolicy),
+      ).rejects.toThrow();
+      const result = await store.append("session:y", [usage("session:y", 1)], defaultPolicy);
+      expect(result.answers[0]?.seq).toBe(1);
+      expect((await store.state("session:y"))?.budget.session.spent.tokens).toBe(20);
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe("SQLite schema migrations", () => {

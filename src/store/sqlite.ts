@@ -85,12 +85,21 @@ export interface SqliteOptions {
  * The default store: one SQLite file (WAL). Each append is one `BEGIN IMMEDIATE` transaction, so hook
  * processes running at once never lose an update, and a killed writer leaves every committed event.
  */
+/** States kept in memory by one store, most recently written last. */
+const STATE_CACHE = 1_024;
+
 export class SqliteStore implements Store {
   readonly kind = "sqlite";
   readonly location: string;
   readonly #db: Database.Database;
   readonly #stmt;
   readonly #append;
+  /**
+   * The states this store last wrote, by scope: an append whose scope's stored seq still matches uses it
+   * instead of reading and parsing the snapshot again (the daemon's hot path). Another process's write
+   * moves the seq on, so a stale entry is never used.
+   */
+  readonly #cache = new Map<string, State>();
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.location = path;
@@ -107,6 +116,7 @@ export class SqliteStore implements Store {
     const db = this.#db;
     this.#stmt = {
       state: db.prepare<[string], { state: string }>("SELECT state FROM scopes WHERE scope = ?"),
+      seq: db.prepare<[string], { seq: number }>("SELECT seq FROM scopes WHERE scope = ?"),
       seen: db.prepare<[string, string], { one: number }>(
         "SELECT 1 AS one FROM events WHERE scope = ? AND event_id = ?",
       ),
@@ -135,6 +145,10 @@ export class SqliteStore implements Store {
           events,
           policy,
           (s) => {
+            const cached = this.#cache.get(s);
+            // The batch changes the state it is given: until the commit, it is nobody's cache.
+            this.#cache.delete(s);
+            if (cached !== undefined && this.#stmt.seq.get(s)?.seq === cached.seq) return cached;
             const row = this.#stmt.state.get(s);
             return row === undefined ? null : (JSON.parse(row.state) as State);
           },
@@ -196,7 +210,14 @@ export class SqliteStore implements Store {
 
   append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
     try {
-      return Promise.resolve(this.#append.immediate(scope, events, policy));
+      const result = this.#append.immediate(scope, events, policy);
+      // Committed: the states are what the file holds now.
+      for (const [s, state] of result.states) {
+        this.#cache.delete(s);
+        this.#cache.set(s, state);
+      }
+      while (this.#cache.size > STATE_CACHE) this.#cache.delete(this.#cache.keys().next().value!);
+      return Promise.resolve(result);
     } catch (error) {
       return Promise.reject(storeError(this.location, error));
     }
