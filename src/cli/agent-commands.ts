@@ -128,7 +128,7 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
       const pidFile = join(loaded.root, ".reins", "serve.pid");
       writeFileSync(pidFile, `${process.pid}\n`);
       io.stdout(
-        `reins serving ${address} for ${loaded.root} (store: ${services.store.location}; hooks: POST /hooks/<agent>; API: /api; metrics: /metrics)\n`,
+        `reins serving ${address} for ${loaded.root} (store: ${services.store.location}; dashboard: ${address}/; hooks: POST /hooks/<agent>; API: /api; metrics: /metrics)\n`,
       );
       if (token.created)
         io.stdout(`API token (shown once; kept in ${tokenPath(loaded.root)}, mode 0600): ${token.value}\n`);
