@@ -1,300 +1,15 @@
 import * as z from "zod";
 import { ReinsError } from "./errors.js";
 
-/** A map whose entries the user adds to or overrides one by one; the defaults not named stay. */
-function withDefaults<T extends z.ZodType>(value: T, defaults: Record<string, z.output<T>>) {
-  return z
-    .record(z.string(), value)
-    .default({})
-    .transform((given) => ({ ...defaults, ...given }));
-}
-
 /**
- * Builds the schema, on first use rather than when the module loads: building it costs milliseconds that a
- * process using only an already validated policy (the hook command, one per tool call) need not pay.
+ * The default policy (DESIGN.md, "Guards and their default policy"), written out once: the schema below
+ * fills in these values, and `defaultPolicy` is this object, so loading the module does no zod work.
  */
-function buildSchema() {
-  const count = z.number().int().nonnegative();
-  const positive = z.number().int().positive();
-  const fraction = z.number().gt(0).lte(10);
-  /** A limit; `null` means unlimited. */
-  const limit = z.number().nonnegative().nullable();
-
-  const meterLimits = (tokens: number | null) =>
-    z
-      .object({
-        tokens: limit.default(tokens),
-        usd: limit.default(null),
-        premiumRequests: limit.default(null),
-        wallTimeMs: limit.default(null),
-        toolCalls: limit.default(null),
-      })
-      .strict()
-      .prefault({});
-
-  const toolOverrides = z
-    .object({
-      /** Never count this tool's calls as loops (a status poll, a scroll). */
-      exempt: z.boolean().optional(),
-      duplicateThreshold: positive.optional(),
-      nearIdenticalThreshold: positive.optional(),
-    })
-    .strict();
-
-  const levelList = z.array(z.string().min(1));
-
-  /** A regular expression's source, checked to compile. */
-  const regex = z
-    .string()
-    .min(1)
-    .max(500)
-    .refine((source) => {
-      try {
-        new RegExp(source);
-        return true;
-      } catch {
-        return false;
-      }
-    }, "must be a valid regular expression");
-
-  /** USD per million tokens of each kind. */
-  const price = z
-    .object({
-      input: z.number().nonnegative(),
-      output: z.number().nonnegative(),
-      cacheRead: z.number().nonnegative().default(0),
-      cacheWrite: z.number().nonnegative().default(0),
-    })
-    .strict();
-
-  return z
-    .object({
-      /** When the store is down: `false` (default) allows with a warning; `true` blocks. */
-      failClosed: z.boolean().default(false),
-      /** Where state is kept: `sqlite` (the project's `.reins/reins.db`), `sqlite:<path>`, `redis://...`, `rediss://...`, `memory`. */
-      store: z.string().min(1).max(2048).default("sqlite"),
-      budget: z
-        .object({
-          /** `hard` pauses at 100%; `soft` only warns. */
-          mode: z.enum(["hard", "soft"]).default("hard"),
-          warnAt: fraction.default(0.8),
-          askAt: fraction.default(0.9),
-          pauseAt: fraction.default(1),
-          /** Count prompt-cache reads as tokens (they are cheap, and huge in long sessions). */
-          countCacheReads: z.boolean().default(false),
-          session: meterLimits(500_000),
-          task: meterLimits(100_000),
-          /** Token budget of a task by its type (`null`: unlimited); overrides `task.tokens`. */
-          taskTypes: withDefaults(z.number().nonnegative().nullable(), {
-            /** One prompt of an interactive agent: only the session's budget limits it. */
-            prompt: null,
-            planning: 50_000,
-            implement: 100_000,
-            review: 30_000,
-            test: 50_000,
-            deploy: 20_000,
-            design: 50_000,
-          }),
-        })
-        .strict()
-        .prefault({})
-        .refine((b) => b.warnAt <= b.askAt && b.askAt <= b.pauseAt, {
-          message: "must satisfy warnAt <= askAt <= pauseAt",
-        }),
-      spendRate: z
-        .object({
-          /** Length of one rate window. */
-          windowMs: positive.default(60_000),
-          /** How many earlier windows make the session's own baseline. */
-          baselineWindows: z.number().int().min(1).max(30).default(5),
-          /** A window this many times above the baseline is a burst. */
-          burstFactor: z.number().gt(1).default(5),
-          /** Bursts below this many tokens per window are ignored. */
-          minTokens: count.default(20_000),
-          maxTokensPerWindow: limit.default(null),
-          maxUsdPerWindow: limit.default(null),
-        })
-        .strict()
-        .prefault({}),
-      circuit: z
-        .object({
-          maxCallsPerTask: positive.default(50),
-          duplicateThreshold: z.number().int().min(2).max(1000).default(5),
-          rapidFireWindowMs: positive.default(10_000),
-          rapidFireThreshold: z.number().int().min(2).max(1000).default(20),
-          failedVerificationThreshold: positive.default(3),
-          /** Time without anomaly, after a good probe, before half-open closes. */
-          cooldownMs: count.default(60_000),
-          /** Open turns half-open by itself after this long; `null`: only a human can. */
-          autoHalfOpenMs: limit.default(null),
-        })
-        .strict()
-        .prefault({}),
-      churn: z
-        .object({
-          warningAt: positive.default(2),
-          interventionAt: positive.default(3),
-          haltAt: positive.default(5),
-        })
-        .strict()
-        .prefault({})
-        .refine((c) => c.warningAt <= c.interventionAt && c.interventionAt <= c.haltAt, {
-          message: "must satisfy warningAt <= interventionAt <= haltAt",
-        }),
-      circular: z
-        .object({ threshold: z.number().int().min(2).default(3) })
-        .strict()
-        .prefault({}),
-      loops: z
-        .object({
-          alternatingWarnCycles: z.number().int().min(2).default(2),
-          alternatingBlockCycles: z.number().int().min(2).max(4).default(3),
-          nearIdenticalThreshold: z.number().int().min(2).max(8).default(6),
-          errorRepeatWarn: positive.default(3),
-          errorRepeatBlock: positive.default(5),
-          /** Per-tool thresholds and exemptions, by tool name. */
-          tools: z.record(z.string(), toolOverrides).default({}),
-        })
-        .strict()
-        .prefault({}),
-      quality: z
-        .object({ declines: positive.default(3) })
-        .strict()
-        .prefault({}),
-      thrashing: z
-        .object({ iterations: z.number().int().min(2).default(5) })
-        .strict()
-        .prefault({}),
-      discipline: z
-        .object({
-          repeatedReads: z.number().int().min(2).default(3),
-          repeatedCommandFailures: z.number().int().min(2).default(3),
-          editsWithoutTests: positive.default(5),
-        })
-        .strict()
-        .prefault({}),
-      iterations: z
-        .object({ max: positive.default(30) })
-        .strict()
-        .prefault({}),
-      verification: z
-        .object({
-          /** Edits allowed since the last verification; the next one is blocked. */
-          maxEditsWithoutVerification: positive.default(10),
-          /** While a required check is red, no new task may start. */
-          fixOnlyWhileRed: z.boolean().default(true),
-        })
-        .strict()
-        .prefault({}),
-      completion: z
-        .object({
-          /** Verifications that must have passed after the last edit, per level. */
-          required: z
-            .object({
-              session: levelList.default(["tests"]),
-              task: levelList.default(["tests", "task"]),
-              component: levelList.default(["tests", "lint", "component"]),
-              module: levelList.default(["tests", "lint", "build", "module"]),
-            })
-            .strict()
-            .prefault({}),
-          /** After this many refused "done" claims in a row, the agent may stop anyway (with the reason). */
-          maxRefusals: positive.default(5),
-          /** Text the agent's last message must contain for "done" (the "keep going until done" loop); null: none. */
-          promise: z.string().min(1).max(1_000).nullable().default(null),
-          /** The command to suggest for a missing check, when none was seen yet. */
-          commands: withDefaults(z.string().min(1), {
-            tests: "npm test",
-            lint: "npm run lint",
-            build: "npm run build",
-            typecheck: "npx tsc --noEmit",
-          }),
-        })
-        .strict()
-        .prefault({}),
-      /**
-       * Shell commands that are verifications: a tool call whose command matches `pattern` (a regular
-       * expression) becomes `verification.ran` with `name`, passed when the command succeeded.
-       */
-      checks: z.array(z.object({ pattern: regex, name: z.string().min(1).max(64) }).strict()).default([
-        { pattern: "^(npm|pnpm|yarn|bun)( run)? test\\b", name: "tests" },
-        { pattern: "^(npx |pnpm |yarn )?(vitest|jest|mocha)\\b", name: "tests" },
-        { pattern: "^(python3? -m )?pytest\\b", name: "tests" },
-        { pattern: "^go test\\b", name: "tests" },
-        { pattern: "^cargo test\\b", name: "tests" },
-        { pattern: "^make (test|check)\\b", name: "tests" },
-        { pattern: "^(npm|pnpm|yarn|bun) (run )?lint\\b", name: "lint" },
-        { pattern: "^(npx |pnpm |yarn )?eslint\\b", name: "lint" },
-        { pattern: "^(npm|pnpm|yarn|bun) (run )?build\\b", name: "build" },
-        { pattern: "^(npm|pnpm|yarn|bun) (run )?typecheck\\b", name: "typecheck" },
-        { pattern: "^(npx |pnpm |yarn )?tsc\\b", name: "typecheck" },
-      ]),
-      /**
-       * USD per million tokens by model name prefix (longest prefix wins); usage of a model not listed costs
-       * nothing. Defaults are list prices of current models; override them for your contract.
-       */
-      prices: withDefaults(price, {
-        "claude-opus-4": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
-        "claude-sonnet-4": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-        "claude-haiku-4": { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
-        "claude-3-5-haiku": { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 },
-        "gpt-5": { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
-        "gpt-5-mini": { input: 0.25, output: 2, cacheRead: 0.025, cacheWrite: 0 },
-        "gpt-4.1": { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 },
-        "gemini-2.5-pro": { input: 1.25, output: 10, cacheRead: 0.31, cacheWrite: 0 },
-        "gemini-2.5-flash": { input: 0.3, output: 2.5, cacheRead: 0.075, cacheWrite: 0 },
-      }),
-      wip: z
-        .object({
-          maxInFlightTasks: positive.default(3),
-          maxUnverifiedLines: positive.default(1_000),
-          maxRetriesPerFailureClass: positive.default(8),
-        })
-        .strict()
-        .prefault({}),
-      /**
-       * Shared budgets (`pool:<name>`) that every session of this project also charges, across processes and
-       * machines. A period starts a fresh pool at each UTC day, ISO week (Monday) or month.
-       */
-      pools: z
-        .record(
-          z
-            .string()
-            .regex(/^[A-Za-z0-9_.-]{1,64}$/, "a pool name is 1 to 64 letters, digits, '_', '.' or '-'"),
-          z
-            .object({
-              tokens: limit.default(null),
-              usd: limit.default(null),
-              premiumRequests: limit.default(null),
-              toolCalls: limit.default(null),
-              period: z.enum(["none", "daily", "weekly", "monthly"]).default("none"),
-            })
-            .strict(),
-        )
-        .default({}),
-    })
-    .strict();
-}
-
-/** The zod schema of a policy: every field optional in input, every default filled in on output. */
-export const policySchema = z.lazy(buildSchema);
-
-/** Every threshold reins uses, with all defaults filled in. */
-export type Policy = z.output<typeof policySchema>;
-
-/** A policy as a user writes it: every field optional. */
-export type PolicyInput = z.input<typeof policySchema>;
-
-/**
- * The default policy (DESIGN.md, "Guards and their default policy"): what the schema fills in for `{}`.
- * Written out rather than parsed at load, so loading this module does no zod work; policy.test.ts checks
- * that the two agree.
- */
-export const defaultPolicy: Policy = {
+const DEFAULTS = {
   failClosed: false,
   store: "sqlite",
   budget: {
-    mode: "hard",
+    mode: "hard" as "hard" | "soft",
     warnAt: 0.8,
     askAt: 0.9,
     pauseAt: 1,
@@ -302,6 +17,7 @@ export const defaultPolicy: Policy = {
     session: { tokens: 500_000, usd: null, premiumRequests: null, wallTimeMs: null, toolCalls: null },
     task: { tokens: 100_000, usd: null, premiumRequests: null, wallTimeMs: null, toolCalls: null },
     taskTypes: {
+      /** One prompt of an interactive agent: only the session's budget limits it. */
       prompt: null,
       planning: 50_000,
       implement: 100_000,
@@ -351,7 +67,7 @@ export const defaultPolicy: Policy = {
       module: ["tests", "lint", "build", "module"],
     },
     maxRefusals: 5,
-    promise: null,
+    promise: null as string | null,
     commands: {
       tests: "npm test",
       lint: "npm run lint",
@@ -386,6 +102,276 @@ export const defaultPolicy: Policy = {
   wip: { maxInFlightTasks: 3, maxUnverifiedLines: 1_000, maxRetriesPerFailureClass: 8 },
   pools: {},
 };
+
+/** Limits left out of a meter, a pool or a spend rate: unlimited. */
+const NONE = null as number | null;
+
+/** A map whose entries the user adds to or overrides one by one; the defaults not named stay. */
+function withDefaults<T extends z.ZodType>(value: T, defaults: Record<string, z.output<T>>) {
+  return z
+    .record(z.string(), value)
+    .default({})
+    .transform((given) => ({ ...defaults, ...given }));
+}
+
+/**
+ * Builds the schema, on first use rather than when the module loads: building it costs milliseconds that a
+ * process using only an already validated policy (the hook command, one per tool call) need not pay.
+ */
+function buildSchema() {
+  const count = z.number().int().nonnegative();
+  const positive = z.number().int().positive();
+  const fraction = z.number().gt(0).lte(10);
+  /** A limit; `null` means unlimited. */
+  const limit = z.number().nonnegative().nullable();
+
+  const meterLimits = (tokens: number | null) =>
+    z
+      .object({
+        tokens: limit.default(tokens),
+        usd: limit.default(NONE),
+        premiumRequests: limit.default(NONE),
+        wallTimeMs: limit.default(NONE),
+        toolCalls: limit.default(NONE),
+      })
+      .strict()
+      .prefault({});
+
+  const toolOverrides = z
+    .object({
+      /** Never count this tool's calls as loops (a status poll, a scroll). */
+      exempt: z.boolean().optional(),
+      duplicateThreshold: positive.optional(),
+      nearIdenticalThreshold: positive.optional(),
+    })
+    .strict();
+
+  const levelList = z.array(z.string().min(1));
+
+  /** A regular expression's source, checked to compile. */
+  const regex = z
+    .string()
+    .min(1)
+    .max(500)
+    .refine((source) => {
+      try {
+        new RegExp(source);
+        return true;
+      } catch {
+        return false;
+      }
+    }, "must be a valid regular expression");
+
+  /** USD per million tokens of each kind. */
+  const price = z
+    .object({
+      input: z.number().nonnegative(),
+      output: z.number().nonnegative(),
+      cacheRead: z.number().nonnegative().default(0),
+      cacheWrite: z.number().nonnegative().default(0),
+    })
+    .strict();
+
+  return z
+    .object({
+      /** When the store is down: `false` (default) allows with a warning; `true` blocks. */
+      failClosed: z.boolean().default(DEFAULTS.failClosed),
+      /** Where state is kept: `sqlite` (the project's `.reins/reins.db`), `sqlite:<path>`, `redis://...`, `rediss://...`, `memory`. */
+      store: z.string().min(1).max(2048).default(DEFAULTS.store),
+      budget: z
+        .object({
+          /** `hard` pauses at 100%; `soft` only warns. */
+          mode: z.enum(["hard", "soft"]).default(DEFAULTS.budget.mode),
+          warnAt: fraction.default(DEFAULTS.budget.warnAt),
+          askAt: fraction.default(DEFAULTS.budget.askAt),
+          pauseAt: fraction.default(DEFAULTS.budget.pauseAt),
+          /** Count prompt-cache reads as tokens (they are cheap, and huge in long sessions). */
+          countCacheReads: z.boolean().default(DEFAULTS.budget.countCacheReads),
+          session: meterLimits(DEFAULTS.budget.session.tokens),
+          task: meterLimits(DEFAULTS.budget.task.tokens),
+          /** Token budget of a task by its type (`null`: unlimited); overrides `task.tokens`. */
+          taskTypes: withDefaults(z.number().nonnegative().nullable(), DEFAULTS.budget.taskTypes),
+        })
+        .strict()
+        .prefault({})
+        .refine((b) => b.warnAt <= b.askAt && b.askAt <= b.pauseAt, {
+          message: "must satisfy warnAt <= askAt <= pauseAt",
+        }),
+      spendRate: z
+        .object({
+          /** Length of one rate window. */
+          windowMs: positive.default(DEFAULTS.spendRate.windowMs),
+          /** How many earlier windows make the session's own baseline. */
+          baselineWindows: z.number().int().min(1).max(30).default(DEFAULTS.spendRate.baselineWindows),
+          /** A window this many times above the baseline is a burst. */
+          burstFactor: z.number().gt(1).default(DEFAULTS.spendRate.burstFactor),
+          /** Bursts below this many tokens per window are ignored. */
+          minTokens: count.default(DEFAULTS.spendRate.minTokens),
+          maxTokensPerWindow: limit.default(NONE),
+          maxUsdPerWindow: limit.default(NONE),
+        })
+        .strict()
+        .prefault({}),
+      circuit: z
+        .object({
+          maxCallsPerTask: positive.default(DEFAULTS.circuit.maxCallsPerTask),
+          duplicateThreshold: z.number().int().min(2).max(1000).default(DEFAULTS.circuit.duplicateThreshold),
+          rapidFireWindowMs: positive.default(DEFAULTS.circuit.rapidFireWindowMs),
+          rapidFireThreshold: z.number().int().min(2).max(1000).default(DEFAULTS.circuit.rapidFireThreshold),
+          failedVerificationThreshold: positive.default(DEFAULTS.circuit.failedVerificationThreshold),
+          /** Time without anomaly, after a good probe, before half-open closes. */
+          cooldownMs: count.default(DEFAULTS.circuit.cooldownMs),
+          /** Open turns half-open by itself after this long; `null`: only a human can. */
+          autoHalfOpenMs: limit.default(NONE),
+        })
+        .strict()
+        .prefault({}),
+      churn: z
+        .object({
+          warningAt: positive.default(DEFAULTS.churn.warningAt),
+          interventionAt: positive.default(DEFAULTS.churn.interventionAt),
+          haltAt: positive.default(DEFAULTS.churn.haltAt),
+        })
+        .strict()
+        .prefault({})
+        .refine((c) => c.warningAt <= c.interventionAt && c.interventionAt <= c.haltAt, {
+          message: "must satisfy warningAt <= interventionAt <= haltAt",
+        }),
+      circular: z
+        .object({ threshold: z.number().int().min(2).default(DEFAULTS.circular.threshold) })
+        .strict()
+        .prefault({}),
+      loops: z
+        .object({
+          alternatingWarnCycles: z.number().int().min(2).default(DEFAULTS.loops.alternatingWarnCycles),
+          alternatingBlockCycles: z
+            .number()
+            .int()
+            .min(2)
+            .max(4)
+            .default(DEFAULTS.loops.alternatingBlockCycles),
+          nearIdenticalThreshold: z
+            .number()
+            .int()
+            .min(2)
+            .max(8)
+            .default(DEFAULTS.loops.nearIdenticalThreshold),
+          errorRepeatWarn: positive.default(DEFAULTS.loops.errorRepeatWarn),
+          errorRepeatBlock: positive.default(DEFAULTS.loops.errorRepeatBlock),
+          /** Per-tool thresholds and exemptions, by tool name. */
+          tools: z.record(z.string(), toolOverrides).default({}),
+        })
+        .strict()
+        .prefault({}),
+      quality: z
+        .object({ declines: positive.default(DEFAULTS.quality.declines) })
+        .strict()
+        .prefault({}),
+      thrashing: z
+        .object({ iterations: z.number().int().min(2).default(DEFAULTS.thrashing.iterations) })
+        .strict()
+        .prefault({}),
+      discipline: z
+        .object({
+          repeatedReads: z.number().int().min(2).default(DEFAULTS.discipline.repeatedReads),
+          repeatedCommandFailures: z
+            .number()
+            .int()
+            .min(2)
+            .default(DEFAULTS.discipline.repeatedCommandFailures),
+          editsWithoutTests: positive.default(DEFAULTS.discipline.editsWithoutTests),
+        })
+        .strict()
+        .prefault({}),
+      iterations: z
+        .object({ max: positive.default(DEFAULTS.iterations.max) })
+        .strict()
+        .prefault({}),
+      verification: z
+        .object({
+          /** Edits allowed since the last verification; the next one is blocked. */
+          maxEditsWithoutVerification: positive.default(DEFAULTS.verification.maxEditsWithoutVerification),
+          /** While a required check is red, no new task may start. */
+          fixOnlyWhileRed: z.boolean().default(DEFAULTS.verification.fixOnlyWhileRed),
+        })
+        .strict()
+        .prefault({}),
+      completion: z
+        .object({
+          /** Verifications that must have passed after the last edit, per level. */
+          required: z
+            .object({
+              session: levelList.default(DEFAULTS.completion.required.session),
+              task: levelList.default(DEFAULTS.completion.required.task),
+              component: levelList.default(DEFAULTS.completion.required.component),
+              module: levelList.default(DEFAULTS.completion.required.module),
+            })
+            .strict()
+            .prefault({}),
+          /** After this many refused "done" claims in a row, the agent may stop anyway (with the reason). */
+          maxRefusals: positive.default(DEFAULTS.completion.maxRefusals),
+          /** Text the agent's last message must contain for "done" (the "keep going until done" loop); null: none. */
+          promise: z.string().min(1).max(1_000).nullable().default(DEFAULTS.completion.promise),
+          /** The command to suggest for a missing check, when none was seen yet. */
+          commands: withDefaults(z.string().min(1), DEFAULTS.completion.commands),
+        })
+        .strict()
+        .prefault({}),
+      /**
+       * Shell commands that are verifications: a tool call whose command matches `pattern` (a regular
+       * expression) becomes `verification.ran` with `name`, passed when the command succeeded.
+       */
+      checks: z
+        .array(z.object({ pattern: regex, name: z.string().min(1).max(64) }).strict())
+        .default(DEFAULTS.checks),
+      /**
+       * USD per million tokens by model name prefix (longest prefix wins); usage of a model not listed costs
+       * nothing. Defaults are list prices of current models; override them for your contract.
+       */
+      prices: withDefaults(price, DEFAULTS.prices),
+      wip: z
+        .object({
+          maxInFlightTasks: positive.default(DEFAULTS.wip.maxInFlightTasks),
+          maxUnverifiedLines: positive.default(DEFAULTS.wip.maxUnverifiedLines),
+          maxRetriesPerFailureClass: positive.default(DEFAULTS.wip.maxRetriesPerFailureClass),
+        })
+        .strict()
+        .prefault({}),
+      /**
+       * Shared budgets (`pool:<name>`) that every session of this project also charges, across processes and
+       * machines. A period starts a fresh pool at each UTC day, ISO week (Monday) or month.
+       */
+      pools: z
+        .record(
+          z
+            .string()
+            .regex(/^[A-Za-z0-9_.-]{1,64}$/, "a pool name is 1 to 64 letters, digits, '_', '.' or '-'"),
+          z
+            .object({
+              tokens: limit.default(NONE),
+              usd: limit.default(NONE),
+              premiumRequests: limit.default(NONE),
+              toolCalls: limit.default(NONE),
+              period: z.enum(["none", "daily", "weekly", "monthly"]).default("none"),
+            })
+            .strict(),
+        )
+        .default({}),
+    })
+    .strict();
+}
+
+/** The zod schema of a policy: every field optional in input, every default filled in on output. */
+export const policySchema = z.lazy(buildSchema);
+
+/** Every threshold reins uses, with all defaults filled in. */
+export type Policy = z.output<typeof policySchema>;
+
+/** A policy as a user writes it: every field optional. */
+export type PolicyInput = z.input<typeof policySchema>;
+
+/** The default policy: what the schema fills in for `{}` (policy.test.ts checks that the two agree). */
+export const defaultPolicy: Policy = DEFAULTS;
 
 /** Describes a rejected value in a few words: `"abc" (a string)`. */
 function describe(value: unknown): string {
