@@ -8,24 +8,29 @@ import { formatCount, formatPercent } from "../core/format.js";
 import { checkOf, hashOf, reasonOf, shapeOf, touchOf, worstAnswer } from "./common.js";
 import type { TranscriptReader } from "./transcript.js";
 
-/** The fields of Claude Code's hook input that reins reads; everything else is ignored. */
-export const claudeInput = z
-  .object({
-    session_id: z.string().min(1).max(256),
-    hook_event_name: z.string().min(1).max(64),
-    transcript_path: z.string().max(4096).optional(),
-    cwd: z.string().max(4096).optional(),
-    prompt_id: z.string().max(256).optional(),
-    tool_name: z.string().max(256).optional(),
-    tool_input: z.unknown().optional(),
-    tool_response: z.unknown().optional(),
-    tool_use_id: z.string().max(256).optional(),
-    error: z.unknown().optional(),
-    stop_hook_active: z.boolean().optional(),
-    last_assistant_message: z.unknown().optional(),
-    prompt: z.string().optional(),
-  })
-  .loose();
+/**
+ * The fields of Claude Code's hook input that reins reads; everything else is ignored. Built on first use: a
+ * hook process parses only one agent's input.
+ */
+export const claudeInput = z.lazy(() =>
+  z
+    .object({
+      session_id: z.string().min(1).max(256),
+      hook_event_name: z.string().min(1).max(64),
+      transcript_path: z.string().max(4096).optional(),
+      cwd: z.string().max(4096).optional(),
+      prompt_id: z.string().max(256).optional(),
+      tool_name: z.string().max(256).optional(),
+      tool_input: z.unknown().optional(),
+      tool_response: z.unknown().optional(),
+      tool_use_id: z.string().max(256).optional(),
+      error: z.unknown().optional(),
+      stop_hook_active: z.boolean().optional(),
+      last_assistant_message: z.unknown().optional(),
+      prompt: z.string().optional(),
+    })
+    .loose(),
+);
 
 export type ClaudeInput = z.infer<typeof claudeInput>;
 

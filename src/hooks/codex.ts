@@ -31,27 +31,32 @@ export const CODEX_EVENTS = [
   "SubagentStop",
 ] as const;
 
-/** The fields of Codex's hook input that reins reads; everything else is ignored. */
-export const codexInput = z
-  .object({
-    session_id: z.string().min(1).max(256),
-    hook_event_name: z.enum(CODEX_EVENTS),
-    /** Codex's extension: the active turn, on every turn-scoped event (not on SessionStart/SessionEnd). */
-    turn_id: z.string().max(256).optional(),
-    transcript_path: z.string().max(4096).nullable().optional(),
-    cwd: z.string().max(4096).optional(),
-    model: z.string().max(256).optional(),
-    tool_name: z.string().max(256).optional(),
-    tool_input: z.unknown().optional(),
-    tool_response: z.unknown().optional(),
-    tool_use_id: z.string().max(256).optional(),
-    stop_hook_active: z.boolean().optional(),
-    last_assistant_message: z.string().nullable().optional(),
-    prompt: z.string().optional(),
-    source: z.string().max(64).optional(),
-    reason: z.string().max(256).optional(),
-  })
-  .loose();
+/**
+ * The fields of Codex's hook input that reins reads; everything else is ignored. Built on first use: a
+ * hook process parses only one agent's input.
+ */
+export const codexInput = z.lazy(() =>
+  z
+    .object({
+      session_id: z.string().min(1).max(256),
+      hook_event_name: z.enum(CODEX_EVENTS),
+      /** Codex's extension: the active turn, on every turn-scoped event (not on SessionStart/SessionEnd). */
+      turn_id: z.string().max(256).optional(),
+      transcript_path: z.string().max(4096).nullable().optional(),
+      cwd: z.string().max(4096).optional(),
+      model: z.string().max(256).optional(),
+      tool_name: z.string().max(256).optional(),
+      tool_input: z.unknown().optional(),
+      tool_response: z.unknown().optional(),
+      tool_use_id: z.string().max(256).optional(),
+      stop_hook_active: z.boolean().optional(),
+      last_assistant_message: z.string().nullable().optional(),
+      prompt: z.string().optional(),
+      source: z.string().max(64).optional(),
+      reason: z.string().max(256).optional(),
+    })
+    .loose(),
+);
 
 export type CodexInput = z.infer<typeof codexInput>;
 

@@ -35,26 +35,31 @@ export const GEMINI_EVENTS = [
   "AfterModel",
 ] as const;
 
-/** The fields of Gemini CLI's hook input that reins reads; everything else is ignored. */
-export const geminiInput = z
-  .object({
-    session_id: z.string().min(1).max(256),
-    hook_event_name: z.enum(GEMINI_EVENTS),
-    transcript_path: z.string().max(4096).optional(),
-    cwd: z.string().max(4096).optional(),
-    timestamp: z.string().max(64).optional(),
-    tool_name: z.string().max(256).optional(),
-    tool_input: z.unknown().optional(),
-    tool_response: z.unknown().optional(),
-    prompt: z.string().optional(),
-    prompt_response: z.string().optional(),
-    stop_hook_active: z.boolean().optional(),
-    source: z.string().max(64).optional(),
-    reason: z.string().max(256).optional(),
-    llm_request: z.unknown().optional(),
-    llm_response: z.unknown().optional(),
-  })
-  .loose();
+/**
+ * The fields of Gemini CLI's hook input that reins reads; everything else is ignored. Built on first use: a
+ * hook process parses only one agent's input.
+ */
+export const geminiInput = z.lazy(() =>
+  z
+    .object({
+      session_id: z.string().min(1).max(256),
+      hook_event_name: z.enum(GEMINI_EVENTS),
+      transcript_path: z.string().max(4096).optional(),
+      cwd: z.string().max(4096).optional(),
+      timestamp: z.string().max(64).optional(),
+      tool_name: z.string().max(256).optional(),
+      tool_input: z.unknown().optional(),
+      tool_response: z.unknown().optional(),
+      prompt: z.string().optional(),
+      prompt_response: z.string().optional(),
+      stop_hook_active: z.boolean().optional(),
+      source: z.string().max(64).optional(),
+      reason: z.string().max(256).optional(),
+      llm_request: z.unknown().optional(),
+      llm_response: z.unknown().optional(),
+    })
+    .loose(),
+);
 
 export type GeminiInput = z.infer<typeof geminiInput>;
 
