@@ -91,6 +91,70 @@ describe("SQLite's in-memory states", () => {
   });
 });
 
+describe("SQLite group commit", () => {
+  const usage = (scope: string, n: number) => ({
+    kind: "usage.recorded" as const,
+    at: 1_790_000_000_000 + n,
+    scope,
+    id: `g${n}`,
+    inputTokens: 10,
+  });
+
+  it("appends made at once share one commit, and one that fails is undone alone", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "reins-group-")), "reins.db");
+    const store = new SqliteStore(path);
+    // Another connection sees data_version move once per commit made by someone else.
+    const watcher = new Database(path, { readonly: true });
+    const version = () => watcher.pragma("data_version", { simple: true }) as number;
+    try {
+      await store.append("session:a", [usage("session:a", 0)], defaultPolicy);
+      const before = version();
+      const poisoned = { ...usage("session:b", 99), model: 1n as unknown as string };
+      const calls = [
+        ...Array.from({ length: 30 }, (_, n) =>
+          store.append(`session:${"abc"[n % 3]}`, [usage(`session:${"abc"[n % 3]}`, n + 1)], defaultPolicy),
+        ),
+        store.append("session:b", [usage("session:b", 100), poisoned], defaultPolicy),
+      ];
+      const settled = await Promise.allSettled(calls);
+      expect(version()).toBe(before + 1);
+      expect(settled.slice(0, 30).every((s) => s.status === "fulfilled")).toBe(true);
+      expect(settled[30]?.status).toBe("rejected");
+      // The failed batch left nothing: not its first event, not its place in the sequence.
+      const reopened = new SqliteStore(path);
+      for (const [scope, events] of [
+        ["session:a", 11],
+        ["session:b", 10],
+        ["session:c", 10],
+      ] as const) {
+        for (const s of [store, reopened]) {
+          const state = await s.state(scope);
+          expect(state?.seq).toBe(events);
+          expect(state?.budget.session.spent.tokens).toBe(events * 10);
+        }
+      }
+      await reopened.close();
+    } finally {
+      watcher.close();
+      await store.close();
+    }
+  });
+
+  it("writes the appends still waiting when the store is closed", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "reins-group-")), "reins.db");
+    const store = new SqliteStore(path);
+    const pending = Array.from({ length: 5 }, (_, n) =>
+      store.append("session:z", [usage("session:z", n)], defaultPolicy),
+    );
+    await store.close();
+    expect((await Promise.all(pending)).map((r) => r.answers[0]?.seq)).toEqual([0, 1, 2, 3, 4]);
+    const reopened = new SqliteStore(path);
+    expect((await reopened.state("session:z"))?.seq).toBe(5);
+    await reopened.close();
+    await expect(store.append("session:z", [usage("session:z", 9)], defaultPolicy)).rejects.toThrow(/closed/);
+  });
+});
+
 describe("SQLite schema migrations", () => {
   it("let 8 processes create the same new database at once", async () => {
     for (let round = 0; round < 3; round++) {

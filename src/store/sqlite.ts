@@ -81,19 +81,39 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
 }
 
-/**
- * The default store: one SQLite file (WAL). Each append is one `BEGIN IMMEDIATE` transaction, so hook
- * processes running at once never lose an update, and a killed writer leaves every committed event.
- */
+/** An append waiting for the next group commit. */
+interface Pending {
+  scope: string;
+  events: readonly ReinsEvent[];
+  policy: Policy;
+  resolve: (result: BatchResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/** What one append of a group came to inside the group's transaction. */
+type Outcome = { result: BatchResult } | { error: unknown };
+
+/** WAL pages written before SQLite checkpoints them into the database file. */
+const CHECKPOINT_PAGES = 4_000;
+
 /** States kept in memory by one store, most recently written last. */
 const STATE_CACHE = 1_024;
 
+/**
+ * The default store: one SQLite file (WAL). Appends are written in `BEGIN IMMEDIATE` transactions, so hook
+ * processes running at once never lose an update, and a killed writer leaves every committed event.
+ * Appends made while the event loop is busy (a server's concurrent requests) share one commit, each in
+ * its own savepoint: a failing append is undone alone, and nobody is answered before the commit.
+ */
 export class SqliteStore implements Store {
   readonly kind = "sqlite";
   readonly location: string;
   readonly #db: Database.Database;
   readonly #stmt;
   readonly #append;
+  readonly #group;
+  /** Appends waiting for the group commit scheduled on the next turn of the event loop. */
+  #queue: Pending[] = [];
   /**
    * The states this store last wrote, by scope: an append whose scope's stored seq still matches uses it
    * instead of reading and parsing the snapshot again (the daemon's hot path). Another process's write
@@ -109,6 +129,10 @@ export class SqliteStore implements Store {
       this.#db = new Sqlite(path, { timeout: options.busyTimeoutMs ?? 5_000 });
       this.#db.pragma("journal_mode = WAL");
       this.#db.pragma("synchronous = NORMAL");
+      // A checkpoint copies the WAL into the file and fsyncs it. Every 4,000 pages instead of SQLite's
+      // 1,000: a quarter of the fsyncs, and a scope's snapshot (rewritten on each decision) copied once
+      // per checkpoint rather than four times. The WAL stays under about 16 MB.
+      this.#db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
       this.#migrate();
     } catch (error) {
       throw storeError(path, error);
@@ -172,6 +196,18 @@ export class SqliteStore implements Store {
         return result;
       },
     );
+    // Each append runs as a savepoint inside the group's transaction: its failure undoes it alone, unless
+    // SQLite itself rolled the whole transaction back (a full disk, say); then the group fails as one.
+    this.#group = db.transaction((queue: readonly Pending[]): Outcome[] =>
+      queue.map((p) => {
+        try {
+          return { result: this.#append(p.scope, p.events, p.policy) };
+        } catch (error) {
+          if (!db.inTransaction) throw error;
+          return { error };
+        }
+      }),
+    );
   }
 
   /** Brings the schema up to date in one `BEGIN IMMEDIATE` transaction, so processes opening a new file at once do not race. */
@@ -209,19 +245,37 @@ export class SqliteStore implements Store {
   }
 
   append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
+    return new Promise((resolve, reject) => {
+      if (this.#queue.push({ scope, events, policy, resolve, reject }) === 1) setImmediate(this.#flush);
+    });
+  }
+
+  /** Commits every waiting append in one transaction, then answers each. */
+  readonly #flush = (): void => {
+    const queue = this.#queue;
+    if (queue.length === 0) return;
+    this.#queue = [];
+    let outcomes: Outcome[];
     try {
-      const result = this.#append.immediate(scope, events, policy);
-      // Committed: the states are what the file holds now.
-      for (const [s, state] of result.states) {
+      if (!this.#db.open) throw new ReinsError("store_unavailable", `${this.location} is closed`);
+      outcomes = this.#group.immediate(queue);
+    } catch (error) {
+      const failure = storeError(this.location, error);
+      for (const p of queue) p.reject(failure);
+      return;
+    }
+    // Committed: the states are what the file holds now.
+    outcomes.forEach((outcome, i) => {
+      const pending = queue[i]!;
+      if ("error" in outcome) return pending.reject(storeError(this.location, outcome.error));
+      for (const [s, state] of outcome.result.states) {
         this.#cache.delete(s);
         this.#cache.set(s, state);
       }
-      while (this.#cache.size > STATE_CACHE) this.#cache.delete(this.#cache.keys().next().value!);
-      return Promise.resolve(result);
-    } catch (error) {
-      return Promise.reject(storeError(this.location, error));
-    }
-  }
+      pending.resolve(outcome.result);
+    });
+    while (this.#cache.size > STATE_CACHE) this.#cache.delete(this.#cache.keys().next().value!);
+  };
 
   state(scope: string): Promise<State | null> {
     const row = this.#stmt.state.get(scope);
@@ -262,6 +316,8 @@ export class SqliteStore implements Store {
   }
 
   close(): Promise<void> {
+    // Appends already made are written before the file is closed.
+    this.#flush();
     if (this.#db.open) this.#db.close();
     return Promise.resolve();
   }
