@@ -96,6 +96,12 @@ export default tseslint.config(
   // Plain JavaScript (the bin shim, benchmarks, scripts) is not type-checked.
   { files: ["**/*.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
   {
+    // The bin shim is CommonJS (bin/package.json), so hook commands start without the ES module loader.
+    files: ["bin/*.js"],
+    languageOptions: { sourceType: "commonjs" },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+  {
     files: ["**/*.test.ts", "test/**/*.ts", "bench/**"],
     rules: {
       "@typescript-eslint/no-unsafe-assignment": "off",

@@ -1,8 +1,12 @@
 #!/usr/bin/env node
+// CommonJS (bin/package.json): a CommonJS entry starts without Node's ES module loader, a few ms less on
+// every hook command. The hot path (one call per agent tool call without the daemon) skips the CLI
+// framework and the server: it requires only the bundled hook command.
 const argv = process.argv.slice(2);
-// The hot path (one call per agent tool call without the daemon) skips the CLI framework and the server.
-const hook = argv.length === 2 && argv[0] === "hook";
-const main = hook
-  ? (await import("../dist/hooks/hook-bundle.js")).hookMain(argv[1])
-  : (await import("../dist/cli/run.js")).run(argv);
-process.exitCode = await main;
+const main =
+  argv.length === 2 && argv[0] === "hook"
+    ? require("../dist/hooks/hook-loader.cjs").hookMain(argv[1])
+    : import("../dist/cli/run.js").then((cli) => cli.run(argv));
+main.then((code) => {
+  process.exitCode = code;
+});
