@@ -1,5 +1,7 @@
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -9,6 +11,7 @@ import { buildClient } from "../src/hooks/init.js";
 import { openServices, type HookServices } from "../src/hooks/run-hook.js";
 import { apiToken, hookSecret } from "../src/server/secret.js";
 import { createServer } from "../src/server/server.js";
+import { freePort } from "./support/redis-server.js";
 
 const root = join(import.meta.dirname, "..");
 const run = promisify(execFile);
@@ -282,5 +285,73 @@ describe("reins init claude --http", () => {
       "--uninstall",
     ]);
     expect(JSON.parse(readFileSync(join(dir, ".claude", "settings.local.json"), "utf8"))).toEqual({});
+  });
+});
+
+describe("reins hook claude --ensure-daemon (the SessionStart and UserPromptSubmit hooks of --http)", () => {
+  const prompt = (dir: string) =>
+    JSON.stringify({
+      session_id: "s-ensure",
+      hook_event_name: "UserPromptSubmit",
+      prompt: "go on",
+      cwd: dir,
+    });
+  // Spawned asynchronously: a test's own server on the port must go on answering meanwhile.
+  const ensure = (dir: string, port: number) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        [join(root, "bin", "reins.js"), "hook", "claude", "--ensure-daemon", "--port", String(port)],
+        { cwd: dir, timeout: 30_000 },
+      );
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+      child.on("close", (status) => resolve({ status, stdout, stderr }));
+      child.stdin.end(prompt(dir));
+    });
+  const contextOf = (stdout: string) =>
+    (JSON.parse(stdout) as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput
+      ?.additionalContext ?? "";
+
+  it("restarts a daemon that was down and tells the model that calls went unguarded, once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-ensure-"));
+    writeFileSync(join(dir, "reins.config.json"), "{}");
+    const port = await freePort();
+    try {
+      const first = await ensure(dir, port);
+      expect(first.status).toBe(0);
+      expect(contextOf(first.stdout)).toContain(
+        "reins: the reins daemon was not running, so tool calls since it stopped were not guarded; it has been restarted.",
+      );
+      expect(first.stderr).toContain("was not running");
+      const health = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { root: string };
+      expect(health.root).toBe(dir);
+      // Running now: the next prompt carries the status only.
+      const second = await ensure(dir, port);
+      expect(second.status).toBe(0);
+      expect(contextOf(second.stdout)).not.toContain("daemon");
+      expect(second.stderr).toBe("");
+    } finally {
+      process.kill(Number(readFileSync(join(dir, ".reins", "serve.pid"), "utf8")), "SIGTERM");
+    }
+  }, 60_000);
+
+  it("says tool calls are not guarded when another program holds the daemon's port", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-ensure-"));
+    writeFileSync(join(dir, "reins.config.json"), "{}");
+    const other = createHttpServer((_req, res) => res.end("not reins"));
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    try {
+      const result = await ensure(dir, (other.address() as AddressInfo).port);
+      expect(result.status).toBe(0);
+      expect(contextOf(result.stdout)).toMatch(
+        /could not start: port \d+ is taken .*tool calls are NOT guarded/,
+      );
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    } finally {
+      other.close();
+    }
   });
 });

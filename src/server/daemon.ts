@@ -13,15 +13,18 @@ export async function daemonAt(
   root: string,
   timeoutMs = 300,
 ): Promise<"none" | "ours" | "other"> {
+  let response: Response;
   try {
-    const response = await fetch(`http://${host}:${port}/healthz`, {
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    if (!response.ok) return "other";
-    const body = (await response.json()) as { root?: unknown };
-    return body.root === root ? "ours" : "other";
+    response = await fetch(`http://${host}:${port}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
   } catch {
     return "none";
+  }
+  // Whatever answers HTTP holds the port, even when its answer is not a reins daemon's JSON.
+  try {
+    const body = (await response.json()) as { root?: unknown } | null;
+    return response.ok && body?.root === root ? "ours" : "other";
+  } catch {
+    return "other";
   }
 }
 
