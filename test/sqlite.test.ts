@@ -46,15 +46,16 @@ describe("SQLite under concurrent writers", () => {
   }, 120_000);
 });
 
-describe("SQLite's in-memory states", () => {
-  const usage = (scope: string, n: number) => ({
-    kind: "usage.recorded" as const,
-    at: 1_790_000_000_000 + n,
-    scope,
-    id: `u${n}`,
-    inputTokens: 10,
-  });
+/** Ten input tokens spent in `scope`, the `n`th such event. */
+const usage = (scope: string, n: number) => ({
+  kind: "usage.recorded" as const,
+  at: 1_790_000_000_000 + n,
+  scope,
+  id: `u${n}`,
+  inputTokens: 10,
+});
 
+describe("SQLite's in-memory states", () => {
   it("two stores on one file taking turns on a scope count every event once", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "reins-cache-")), "reins.db");
     const a = new SqliteStore(path);
@@ -92,14 +93,6 @@ describe("SQLite's in-memory states", () => {
 });
 
 describe("SQLite group commit", () => {
-  const usage = (scope: string, n: number) => ({
-    kind: "usage.recorded" as const,
-    at: 1_790_000_000_000 + n,
-    scope,
-    id: `g${n}`,
-    inputTokens: 10,
-  });
-
   it("appends made at once share one commit, and one that fails is undone alone", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "reins-group-")), "reins.db");
     const store = new SqliteStore(path);
