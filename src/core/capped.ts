@@ -49,6 +49,13 @@ export function amount(v: number | undefined): number {
 }
 
 /**
+ * How many keys each map written by `capSet` holds, so a new key does not count them all again (a session
+ * whose files or commands keep changing adds one on most events). Only `capSet` adds keys to a map it has
+ * seen; a map it has not seen (new, cloned, parsed) is counted once.
+ */
+const sizes = new WeakMap<object, number>();
+
+/**
  * Writes `key`; a new key past `cap` evicts the oldest keys. Updating a key keeps its place, so the common
  * case (a key already there) costs one property write.
  */
@@ -58,7 +65,9 @@ export function capSet<V>(map: Record<string, V>, key: string, value: V, cap: nu
     return;
   }
   map[key] = value;
-  let excess = Object.keys(map).length - cap;
+  const size = (sizes.get(map) ?? Object.keys(map).length - 1) + 1;
+  let excess = size - cap;
+  sizes.set(map, Math.min(size, cap));
   if (excess <= 0) return;
   for (const k in map) {
     delete map[k];
