@@ -1,5 +1,5 @@
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -334,7 +334,9 @@ describe("reins hook claude --ensure-daemon (the SessionStart and UserPromptSubm
       expect(contextOf(second.stdout)).not.toContain("daemon");
       expect(second.stderr).toBe("");
     } finally {
-      process.kill(Number(readFileSync(join(dir, ".reins", "serve.pid"), "utf8")), "SIGTERM");
+      // Only when the daemon started: a failure above stays the one reported.
+      const pidFile = join(dir, ".reins", "serve.pid");
+      if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, "utf8")), "SIGTERM");
     }
   }, 60_000);
 

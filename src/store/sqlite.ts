@@ -13,12 +13,15 @@ import type { Store } from "../core/store.js";
 // hook command, one process per tool call, pays on every call.
 const requireCjs = createRequire(import.meta.url);
 
-let driver: { Database: typeof Database; addon: string | undefined } | undefined;
+/** better-sqlite3, and the path of its compiled addon when it is where an npm build puts it. */
+type Driver = { Database: typeof Database; addon: string | undefined };
+
+let driver: Driver | undefined;
 /**
  * better-sqlite3 and the path of its compiled addon, found once. Given the path, better-sqlite3 skips the
  * `bindings` package's search of a dozen candidate paths (about 1 ms of every hook command).
  */
-function sqliteDriver(): { Database: typeof Database; addon: string | undefined } {
+function sqliteDriver(): Driver {
   if (driver === undefined) {
     const main = requireCjs.resolve("better-sqlite3");
     const addon = join(dirname(main), "..", "build", "Release", "better_sqlite3.node");
