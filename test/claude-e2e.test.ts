@@ -51,7 +51,7 @@ beforeEach(async () => {
   );
   const io = memoryIo({ cwd: project, env: { HOME: home } });
   writeFileSync(join(project, "reins.config.json"), JSON.stringify({}));
-  expect(await run(["init", "claude"], io), io.err.join("")).toBe(0);
+  expect(await run(["init", "claude", "--in-process"], io), io.err.join("")).toBe(0);
 });
 
 afterEach(async () => {
@@ -210,11 +210,11 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
     );
   }, 120_000);
 
-  it("answers through the daemon with http hooks: no process per tool call, same guard", async () => {
+  it("answers through the daemon with the default install (http hooks): no process per tool call, same guard", async () => {
     const port = await freePort();
     const io = memoryIo({ cwd: project, env: { HOME: home } });
     expect(await run(["init", "claude", "--uninstall"], io)).toBe(0);
-    expect(await run(["init", "claude", "--http", "--port", String(port)], io)).toBe(0);
+    expect(await run(["init", "claude", "--port", String(port)], io)).toBe(0);
     try {
       const script: Script = (_request, turn) => (turn < 6 ? bash("node fail.js") : { text: "Stopping." });
       const result = await drive(script, 10);

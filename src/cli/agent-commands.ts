@@ -1,10 +1,17 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
-import { ENSURE_DAEMON, INIT_AGENTS, buildClient, initAgent, settingsPathOf } from "../hooks/init.js";
+import {
+  ENSURE_DAEMON,
+  INIT_AGENTS,
+  buildClient,
+  initAgent,
+  settingsPathOf,
+  type InstallMode,
+} from "../hooks/init.js";
 import { AGENTS, openServices, runHook } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
 import { apiToken, hookSecret, tokenPath } from "../server/secret.js";
@@ -152,45 +159,88 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
     .option("--user", "the user's settings in the home folder instead of the project's")
     .option("--uninstall", "remove exactly the hooks reins added")
     .option(
-      "--http",
-      "claude: answer through the daemon (no process per tool call); hooks go to .claude/settings.local.json",
+      "--in-process",
+      "command hooks that start Node and answer in-process on every call (slow: no daemon needed)",
     )
+    .option("--http", "claude: native http hooks to the daemon (the default for a project)")
     .option("--port <port>", "the daemon's port", String(DEFAULT_PORT))
-    .action((agent: string, opts: { user?: boolean; uninstall?: boolean; http?: boolean; port: string }) => {
-      const port = Number(opts.port);
-      if (!Number.isInteger(port) || port <= 0 || port > 65535)
-        throw new ReinsError("usage", `--port must be 1..65535, got "${opts.port}"`);
-      if (opts.http === true && agent !== "claude")
-        throw new ReinsError(
-          "usage",
-          "--http is for claude; codex and gemini always reach the daemon through bin/reins-hook",
-        );
-      const loaded = policyOf();
-      const http =
-        opts.http === true
-          ? { url: `http://${DEFAULT_HOST}:${port}/hooks/claude`, secret: hookSecret(loaded.root) }
-          : undefined;
-      let client: string | null = null;
-      if (agent !== "claude" && opts.uninstall !== true) {
-        hookSecret(loaded.root); // the client authenticates with it
-        client = buildClient(
-          loaded.root,
-          fileURLToPath(new URL("../../src/client/reins-hook.c", import.meta.url)),
-        );
-        if (client === null)
-          io.stderr(
-            "reins: no C compiler found; the hooks use bin/reins-hook (sh + curl), which is slower\n",
+    .action(
+      (
+        agent: string,
+        opts: { user?: boolean; uninstall?: boolean; inProcess?: boolean; http?: boolean; port: string },
+      ) => {
+        const port = Number(opts.port);
+        if (!Number.isInteger(port) || port <= 0 || port > 65535)
+          throw new ReinsError("usage", `--port must be 1..65535, got "${opts.port}"`);
+        if (opts.http === true && agent !== "claude")
+          throw new ReinsError(
+            "usage",
+            "--http is for claude; codex and gemini reach the daemon through the client",
           );
-      }
-      const settingsPath = settingsPathOf(
-        agent,
-        loaded.root,
-        io.env.HOME ?? homedir(),
-        opts.user === true,
-        http !== undefined,
-      );
-      io.stdout(
-        `${initAgent(agent, { settingsPath, bin: binPath(), port, ...(opts.uninstall === true ? { uninstall: true } : {}), ...(http !== undefined ? { http } : {}), ...(client !== null ? { client } : {}) })}\n`,
-      );
-    });
+        if (opts.http === true && (opts.inProcess === true || opts.user === true))
+          throw new ReinsError(
+            "usage",
+            "--http is for one project's settings: not with --in-process or --user",
+          );
+        const loaded = policyOf();
+        // Fastest first: Claude Code's own http hooks for a project (they carry this project's secret, so not
+        // in the user's settings, which every project shares); else the native client.
+        const mode: InstallMode =
+          opts.inProcess === true
+            ? "in-process"
+            : agent === "claude" && opts.user !== true
+              ? "http"
+              : "client";
+        const http =
+          mode === "http" && opts.uninstall !== true
+            ? { url: `http://${DEFAULT_HOST}:${port}/hooks/claude`, secret: hookSecret(loaded.root) }
+            : undefined;
+        let client: string | null = null;
+        if (mode === "client" && opts.uninstall !== true) {
+          if (opts.user !== true) hookSecret(loaded.root); // the client authenticates with it
+          client = buildClient(
+            loaded.root,
+            fileURLToPath(new URL("../../src/client/reins-hook.c", import.meta.url)),
+          );
+          if (client === null)
+            io.stderr(
+              "reins: no C compiler found; the hooks use bin/reins-hook (sh + curl), which is slower\n",
+            );
+        }
+        const home = io.env.HOME ?? homedir();
+        const user = opts.user === true;
+        const common = { bin: binPath(), port };
+        // Claude Code's http hooks live in settings.local.json, the others in settings.json: an install in one
+        // file takes reins' hooks out of the other, so an agent never runs both.
+        const files =
+          agent === "claude" && !user
+            ? mode === "http"
+              ? [
+                  settingsPathOf(agent, loaded.root, home, false, true),
+                  settingsPathOf(agent, loaded.root, home, false),
+                ]
+              : [
+                  settingsPathOf(agent, loaded.root, home, false),
+                  settingsPathOf(agent, loaded.root, home, false, true),
+                ]
+            : [settingsPathOf(agent, loaded.root, home, user)];
+        const [target = "", ...others] = files;
+        const said = [
+          initAgent(agent, {
+            ...common,
+            settingsPath: target,
+            mode,
+            ...(opts.uninstall === true ? { uninstall: true } : {}),
+            ...(http !== undefined ? { http } : {}),
+            ...(client !== null ? { client } : {}),
+          }),
+        ];
+        for (const other of others) {
+          if (!existsSync(other)) continue;
+          const removed = initAgent(agent, { ...common, settingsPath: other, uninstall: true });
+          if (removed.startsWith("removed")) said.push(removed);
+        }
+        io.stdout(`${said.join("\n")}\n`);
+      },
+    );
 }

@@ -48,6 +48,16 @@ const AGENT_HOOKS: Record<string, { events: [string, boolean][]; timeout: number
 /** The agents `reins init` knows. */
 export const INIT_AGENTS = Object.keys(AGENT_HOOKS);
 
+/**
+ * How an installed hook reaches reins, fastest first:
+ * - `http`: Claude Code posts each hook straight to the daemon (its native http hooks; about 1 ms a call);
+ * - `client`: a command hook runs the small native client, which forwards to the daemon (a few ms);
+ * - `in-process`: a command hook starts Node and answers in-process (about 1.4× an empty Node process).
+ * `http` and `client` start the daemon at session start when it is not running, and tell the model when it
+ * had been down.
+ */
+export type InstallMode = "http" | "client" | "in-process";
+
 interface HookEntry {
   type: string;
   command?: string;
@@ -69,6 +79,9 @@ type Settings = { hooks?: Record<string, HookGroup[]> } & Record<string, unknown
 export function hookCommand(bin: string, agent: string): string {
   return `"${process.execPath}" "${bin}" hook ${agent}`;
 }
+
+/** The port the command-hook clients ask when REINS_PORT is not set (src/client/reins-hook.c, bin/reins-hook). */
+const DEFAULT_CLIENT_PORT = 7878;
 
 /** The flag that makes a command hook also start the daemon when it is not running. */
 export const ENSURE_DAEMON = "--ensure-daemon";
@@ -130,27 +143,36 @@ export function initAgent(
     settingsPath: string;
     bin: string;
     uninstall?: boolean;
-    /** The daemon's port: command-hook agents start it at session start and reach it through bin/reins-hook. */
+    /** The daemon's port: the hooks start it at session start and reach it over loopback. */
     port: number;
-    /** Claude Code only: answer through the daemon with native http hooks, carrying the project's secret. */
+    /**
+     * How tool calls reach reins (see INSTALL_MODES). `http` needs `http`.
+     * @default "client"
+     */
+    mode?: InstallMode;
+    /** Claude Code's native http hooks: the daemon's URL and the project's secret they carry. */
     http?: { url: string; secret: string };
-    /** The compiled client (see buildClient); without it, command-hook agents use bin/reins-hook (sh + curl). */
+    /** The compiled client (see buildClient); without it, the client is bin/reins-hook (sh + curl). */
     client?: string;
   },
 ): string {
   const spec = AGENT_HOOKS[agent];
   if (spec === undefined)
     throw new ReinsError("usage", `reins init knows ${INIT_AGENTS.join(", ")}, not "${agent}"`);
-  const { settingsPath, bin, http, port } = options;
+  const { settingsPath, bin, port } = options;
+  const mode = options.mode ?? "client";
+  const http = mode === "http" ? options.http : undefined;
+  if (mode === "http" && http === undefined && options.uninstall !== true)
+    throw new ReinsError("usage", "http hooks need the daemon's URL and secret");
   const settings = readSettings(settingsPath);
   const hooks = settings.hooks ?? {};
   const command = hookCommand(bin, agent);
-  // Claude Code without --http runs reins in-process per call; the other agents go through the client.
+  // The client reads its port from REINS_PORT; a daemon on another port must be named in the command.
+  const portEnv = port === DEFAULT_CLIENT_PORT ? "" : `REINS_PORT=${port} `;
   const client =
     options.client !== undefined
-      ? `"${options.client}" ${agent} "${process.execPath}" "${bin}"`
-      : `"${join(dirname(bin), "reins-hook")}" ${agent}`;
-  const viaDaemon = agent !== "claude";
+      ? `${portEnv}"${options.client}" ${agent} "${process.execPath}" "${bin}"`
+      : `${portEnv}"${join(dirname(bin), "reins-hook")}" ${agent}`;
   let changed = 0;
   for (const [event, matcher] of spec.events) {
     const groups = (hooks[event] ?? []).map((g) => ({ ...g, hooks: [...(g.hooks ?? [])] }));
@@ -175,7 +197,7 @@ export function initAgent(
         ? ENSURING.has(event)
           ? ensure
           : { type: "http", url: http.url, headers: { Authorization: `Bearer ${http.secret}` }, timeout: 10 }
-        : viaDaemon
+        : mode === "client"
           ? event === "SessionStart"
             ? ensure
             : { type: "command", command: client, timeout: spec.timeout }
