@@ -1,5 +1,6 @@
 // `npm run bench`: prints each figure with its same-run baseline and the machine it was measured on.
 import { dashboardBench } from "./dashboard.js";
+import { efficacyBench } from "./efficacy.js";
 import { engineBench } from "./engine.js";
 import { hooksBench } from "./hooks.js";
 import { serverBench } from "./server.js";
@@ -23,8 +24,12 @@ const parts = {
   hooks: hooksBench,
   server: serverBench,
   dashboard: dashboardBench,
+  efficacy: efficacyBench,
 };
-const chosen = process.argv.slice(2);
+// Names choose parts; `--flag value` pairs go to the parts (efficacy: `--corpus <dir> --outcomes <file>`).
+const argv = process.argv.slice(2);
+const options = argv.filter((a, i) => a.startsWith("--") || argv[i - 1]?.startsWith("--"));
+const chosen = argv.filter((a) => !options.includes(a));
 const unknown = chosen.filter((name) => !(name in parts));
 if (unknown.length > 0) {
   console.error(`bench: unknown part ${unknown.join(", ")} (use ${Object.keys(parts).join(", ")})`);
@@ -33,5 +38,5 @@ if (unknown.length > 0) {
 
 console.log(`machine: ${machine()}\n`);
 for (const [name, bench] of Object.entries(parts)) {
-  if (chosen.length === 0 || chosen.includes(name)) await bench(report);
+  if (chosen.length === 0 || chosen.includes(name)) await bench(report, options);
 }

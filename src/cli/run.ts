@@ -6,6 +6,7 @@ import { DEFAULT_HOST, DEFAULT_PORT } from "../server/daemon.js";
 import { openStore } from "../store/open.js";
 import { demo } from "./demo.js";
 import { registerAgentCommands } from "./agent-commands.js";
+import { registerEvaluateCommands } from "./evaluate-commands.js";
 import { registerStoreCommands } from "./store-commands.js";
 import { processIo, type Io } from "./io.js";
 import { table } from "./table.js";
@@ -132,6 +133,7 @@ function program(io: Io, result: { code: number }): Command {
 
   registerAgentCommands(root, { io, loaded: policyOf, result });
   registerStoreCommands(root, { io, loaded: policyOf });
+  registerEvaluateCommands(root, { io, loaded: policyOf });
   return root;
 }
 

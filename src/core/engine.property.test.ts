@@ -13,6 +13,8 @@ import { describe, expect, it } from "vitest";
 import type { Decision } from "./engine.js";
 import { advance, decide, replay } from "./engine.js";
 import type { BudgetResource, CompletionLevel, Outcome, ReinsEvent, ToolTouch } from "./events.js";
+import { gradeOf } from "./grade.js";
+import { defaultGuards } from "./guards/index.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "./policy.js";
 import { initialState, type State } from "./state.js";
 
@@ -538,6 +540,33 @@ describe("engine properties (seeded fast-check)", () => {
       }),
       run(200),
     );
+  });
+
+  it("6. answers only in each guard's declared grades: only evidence stops, rules of thumb advise or deny", () => {
+    const byName = new Map(defaultGuards.map((g) => [g.name, g]));
+    const seen = new Set<string>();
+    fc.assert(
+      fc.property(eventsArb(1, 150), (events) => {
+        const policy = resolvePolicy({ budget: { session: { tokens: 100_000 } } });
+        for (const d of replay(policy, events)) {
+          for (const r of d.results) {
+            const grade = gradeOf({ verdict: r.verdict, needsHuman: r.needsHuman ?? false });
+            if (grade === "allow") continue;
+            seen.add(`${r.guard} ${grade}`);
+            expect(byName.get(r.guard)?.grades, `${r.guard} answered ${grade}: ${r.message ?? ""}`).toContain(
+              grade,
+            );
+          }
+        }
+      }),
+      run(100),
+    );
+    // Not vacuous: the stops and the denies the sequences reach come from the guards that may give them.
+    expect([...seen]).toEqual(
+      expect.arrayContaining(["circuit-breaker stop", "budget stop", "circular deny"]),
+    );
+    for (const g of defaultGuards.filter((g) => g.grades.includes("stop")))
+      expect(["budget", "churn", "circuit-breaker", "max-iterations"]).toContain(g.name);
   });
 
   it("the generated sequences do trip guards (the properties are not vacuous)", () => {

@@ -3,6 +3,7 @@ export type ReinsErrorCode =
   | "invalid_policy"
   | "invalid_event"
   | "invalid_trace"
+  | "invalid_log"
   | "scope_mismatch"
   | "store_unavailable"
   | "not_found"

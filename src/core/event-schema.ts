@@ -72,6 +72,8 @@ export const eventSchema = z.discriminatedUnion("kind", [
     score: z.number().min(0).max(1).optional(),
     flagged: z.array(text).max(10_000).optional(),
     command: text.optional(),
+    fingerprint: z.string().max(1024).optional(),
+    failing: z.number().int().nonnegative().optional(),
   }),
   z.object({
     kind: z.literal("iteration.ended"),

@@ -109,6 +109,13 @@ export interface VerificationRan extends EventBase {
   flagged?: string[];
   /** The command that ran the check, so instructions can name it. */
   command?: string;
+  /**
+   * For a failure: what identifies it (a hash of the failing tests' names, or of the output's tail), so the
+   * same failure can be told from a new one.
+   */
+  fingerprint?: string;
+  /** For a failure: how many tests failed, when the output says. Fewer than last time is progress. */
+  failing?: number;
 }
 
 export interface IterationEnded extends EventBase {

@@ -1,4 +1,5 @@
 import type { BudgetResource, ReinsEvent } from "./events.js";
+import type { Grade } from "./grade.js";
 import type { Policy } from "./policy.js";
 import type { State, TripReason } from "./state.js";
 
@@ -54,6 +55,11 @@ export interface Guard {
   order: number;
   category: GuardCategory;
   shortCircuit: boolean;
+  /**
+   * The grades this guard may answer (see grade.ts). Only guards that see evidence of a stuck agent or a
+   * spent budget may stop; a rule of thumb advises or denies.
+   */
+  grades: readonly Exclude<Grade, "allow">[];
   evaluate(state: State, event: ReinsEvent, policy: Policy): GuardResult;
 }
 

@@ -189,7 +189,10 @@ function clearAnomalies(state: State): void {
   calls.sigOut = null;
   calls.taskCalls = 0;
   calls.times = [];
+  calls.errorHash = "";
+  calls.errorStreak = 0;
   state.failedVerifications = 0;
+  state.lastFailure = null;
 }
 
 function applyRequest(state: State, event: ToolRequested, policy: Policy): void {
@@ -286,11 +289,12 @@ function applyCompletion(state: State, event: ToolCompleted): void {
 
   const cls = failureClass(event);
   if (failed) {
-    const error = clip(event.errorHash ?? out ?? "");
+    // Keyed on the error text alone: a failure that says nothing (grep finding no match) is no error to repeat.
+    const error = clip(event.errorHash ?? "");
     if (error !== "" && error === calls.errorHash) calls.errorStreak += 1;
     else {
       calls.errorHash = error;
-      calls.errorStreak = 1;
+      calls.errorStreak = error === "" ? 0 : 1;
     }
     capSet(state.failureClasses, cls, (state.failureClasses[cls] ?? 0) + 1, CAPS.failureClasses);
   } else {
@@ -362,7 +366,7 @@ function applyVerification(state: State, event: VerificationRan): void {
   edits.sinceVerification = 0;
   if (name === "tests") edits.sinceTests = 0;
   if (event.passed) edits.unverifiedLines = 0;
-  state.failedVerifications = event.passed ? 0 : state.failedVerifications + 1;
+  countFailure(state, name, event);
 
   if (greener) state.files = {};
   for (const path of event.flagged ?? []) {
@@ -377,6 +381,33 @@ function applyVerification(state: State, event: VerificationRan): void {
       );
     }
   }
+}
+
+/**
+ * Failed checks count toward the breaker only while nothing improves (DESIGN.md: a stop needs evidence):
+ * the same check failing the same way, with no fewer failing tests and no edit in between. Anything else
+ * (a new failure, fewer failures, a fix attempted) starts the count again: a test written to fail before
+ * its fix, then fixed step by step, is progress.
+ */
+function countFailure(state: State, name: string, event: VerificationRan): void {
+  if (event.passed) {
+    state.failedVerifications = 0;
+    state.lastFailure = null;
+    return;
+  }
+  const fingerprint = event.fingerprint === undefined ? null : clip(event.fingerprint);
+  const failing =
+    typeof event.failing === "number" && Number.isFinite(event.failing) ? Math.max(0, event.failing) : null;
+  const last = state.lastFailure ?? null;
+  const same =
+    last !== null &&
+    state.failedVerifications > 0 &&
+    last.check === name &&
+    last.fingerprint === fingerprint &&
+    last.edits === state.edits.total &&
+    !(failing !== null && last.failing !== null && failing < last.failing);
+  state.failedVerifications = same ? state.failedVerifications + 1 : 1;
+  state.lastFailure = { check: name, fingerprint, failing, edits: state.edits.total };
 }
 
 function applyExtension(state: State, event: BudgetExtended, policy: Policy): void {

@@ -51,7 +51,13 @@ export type BreakerStatus = "closed" | "open" | "half_open";
 
 /** Why the circuit opened. */
 export type TripReason =
-  "duplicate_calls" | "rapid_fire" | "max_calls_per_task" | "failed_verifications" | "probe_failed";
+  | "duplicate_calls"
+  | "repeated_error"
+  | "failed_verifications"
+  | "probe_failed"
+  /** No longer trips the breaker (a rule of thumb: denied or advised); kept for snapshots written before. */
+  | "rapid_fire"
+  | "max_calls_per_task";
 
 export interface Breaker {
   status: BreakerStatus;
@@ -134,6 +140,15 @@ export interface FileMemo {
   lastIteration: number;
 }
 
+/** What a failed verification looked like. */
+export interface LastFailure {
+  check: string;
+  fingerprint: string | null;
+  failing: number | null;
+  /** `edits.total` when it failed: an edit since then is a change. */
+  edits: number;
+}
+
 export interface State {
   v: 1;
   scope: string;
@@ -152,7 +167,10 @@ export interface State {
   rate: { buckets: [number, number, number][]; firedWindow: number };
   breaker: Breaker;
   calls: Calls;
+  /** Failed verifications in a row with nothing improving: the same failure, no fewer failing, no edit. */
   failedVerifications: number;
+  /** The last failed verification, to tell the same failure again from progress (absent in older snapshots). */
+  lastFailure?: LastFailure | null;
   churn: Record<string, ChurnMemo>;
   inFlight: string[];
   resources: Record<string, ResourceMemo>;
@@ -215,6 +233,7 @@ export function initialState(scope: string): State {
       errorStreak: 0,
     },
     failedVerifications: 0,
+    lastFailure: null,
     churn: {},
     inFlight: [],
     resources: {},

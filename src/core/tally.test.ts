@@ -40,7 +40,7 @@ describe("tally (the running totals metrics are derived from)", () => {
   it("counts a breaker trip under its reason", () => {
     const { state, steps } = driver(defaultPolicy, all);
     steps((t) => {
-      for (let i = 0; i < 12; i++) t.bash("npm test", { exitCode: 1, output: "1 failed" });
+      for (let i = 0; i < 12; i++) t.bash("npm test", { ok: false, exitCode: 1, output: "1 failed" });
     });
     const t = tallyOf(state);
     expect(state.breaker.trips).toBeGreaterThan(0);

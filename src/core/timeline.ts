@@ -125,7 +125,13 @@ export class Timeline {
   verify(
     name: string,
     passed: boolean,
-    extra: { score?: number; command?: string; flagged?: string[] } = {},
+    extra: {
+      score?: number;
+      command?: string;
+      flagged?: string[];
+      fingerprint?: string;
+      failing?: number;
+    } = {},
   ): this {
     this.push({ kind: "verification.ran", name, passed, tier: "fast", ...extra });
     return this;

@@ -5,8 +5,8 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { summarize } from "../core/summary.js";
 import { formatCount, formatPercent } from "../core/format.js";
-import { checkOf, hashOf, reasonOf, shapeOf, touchOf, worstAnswer } from "./common.js";
-import type { TranscriptReader } from "./transcript.js";
+import { reasonOf, toolEndEvents, toolTouch, worstAnswer, type ToolOutcome } from "./common.js";
+import type { UsageReader } from "./transcript.js";
 
 /**
  * The fields of Claude Code's hook input that reins reads; everything else is ignored. Built on first use: a
@@ -58,7 +58,7 @@ export interface AgentAdapter<I = unknown> {
 
 export interface HookContext {
   policy: Policy;
-  transcripts: TranscriptReader;
+  transcripts: UsageReader;
   /** The scope's state before this call, for events that depend on it (the previous prompt's task). */
   before: State | null;
 }
@@ -83,23 +83,30 @@ export function statusLine(state: State | null, policy: Policy): string {
   return `reins: session budget ${budget}; ${breaker}.${paused}`;
 }
 
-function outcomeOf(input: ClaudeInput): { failed: boolean; errorText: string } {
+/**
+ * How a Claude Code tool call ended. PostToolUse is a success (a Bash command that exits non-zero comes as
+ * PostToolUseFailure, its error text starting `Exit code N`); a tool's own `is_error` or an interrupt is a
+ * failure too. A successful Bash call exited 0.
+ */
+export function claudeOutcome(input: ClaudeInput): ToolOutcome {
   if (input.hook_event_name === "PostToolUseFailure") {
+    const text = str(input.error) ?? JSON.stringify(input.error ?? input.tool_response ?? "");
+    const code = /^Exit code (-?\d+)/.exec(text);
     return {
       failed: true,
-      errorText: str(input.error) ?? JSON.stringify(input.error ?? input.tool_response ?? ""),
+      text,
+      output: input.error ?? null,
+      ...(code !== null ? { exitCode: Number(code[1]) } : {}),
     };
   }
-  const r = (input.tool_response ?? {}) as Record<string, unknown>;
-  const code =
-    typeof r.exit_code === "number" ? r.exit_code : typeof r.exitCode === "number" ? r.exitCode : 0;
-  const failed = r.is_error === true || r.interrupted === true || code !== 0;
-  return { failed, errorText: failed ? `${str(r.stderr) ?? ""}${str(r.stdout) ?? ""}` : "" };
-}
-
-/** Removes volatile details (times, durations, ids) from error text so the same error hashes the same. */
-function errorShape(text: string): string {
-  return shapeOf(text.slice(0, 4_000));
+  const response = input.tool_response;
+  const r = (response ?? {}) as Record<string, unknown>;
+  const reported =
+    typeof r.exit_code === "number" ? r.exit_code : typeof r.exitCode === "number" ? r.exitCode : undefined;
+  const failed = r.is_error === true || r.interrupted === true || (reported !== undefined && reported !== 0);
+  const text = typeof response === "string" ? response : `${str(r.stdout) ?? ""}${str(r.stderr) ?? ""}`;
+  const exitCode = reported ?? (input.tool_name === "Bash" && !failed ? 0 : undefined);
+  return { failed, text, output: response ?? null, ...(exitCode !== undefined ? { exitCode } : {}) };
 }
 
 /**
@@ -112,13 +119,7 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
     input.prompt_id !== undefined && input.prompt_id !== "" ? { task: `prompt-${input.prompt_id}` } : {};
   const usage = () => ctx.transcripts.read(input.session_id, input.transcript_path, ctx.policy);
   const tool = input.tool_name ?? "unknown";
-  const touch = () => ({
-    tool,
-    inputHash: hashOf(input.tool_input ?? null),
-    shapeHash: shapeOf(input.tool_input ?? null),
-    ...touchOf(tool, input.tool_input),
-    ...(input.tool_use_id !== undefined ? { callId: input.tool_use_id } : {}),
-  });
+  const touch = () => toolTouch(tool, input.tool_input, input.tool_use_id);
   const none = () => null;
 
   switch (input.hook_event_name) {
@@ -184,29 +185,7 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
       };
     case "PostToolUse":
     case "PostToolUseFailure": {
-      const { failed, errorText } = outcomeOf(input);
-      const base = touch();
-      const events: EventInput[] = [
-        {
-          kind: "tool.completed",
-          ...task,
-          ...base,
-          outcome: failed ? "failure" : "success",
-          outputHash: hashOf(input.tool_response ?? input.error ?? null),
-          ...(failed ? { errorHash: errorShape(errorText) } : {}),
-        },
-      ];
-      const check = base.command === undefined ? null : checkOf(base.command, ctx.policy);
-      if (check !== null && base.command !== undefined) {
-        events.push({
-          kind: "verification.ran",
-          ...task,
-          name: check,
-          passed: !failed,
-          command: base.command,
-          tier: "fast",
-        });
-      }
+      const events = toolEndEvents(touch(), claudeOutcome(input), ctx.policy, task.task);
       return {
         scope,
         events: [...events, ...usage()],

@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -16,12 +16,20 @@ import { runHook, type HookResult } from "./run-hook.js";
 
 let project: string;
 let session: string;
+let rollout: string;
 let calls = 0;
 
 beforeEach(() => {
   project = realpathSync(mkdtempSync(join(tmpdir(), "reins-codex-")));
   writeFileSync(join(project, "reins.config.json"), "{}");
+  // An npm project: reins suggests its own test command.
+  writeFileSync(join(project, "package.json"), JSON.stringify({ scripts: { test: "node test.js" } }));
   session = `019d036d-c7fa-72d2-b6fd-${String(++calls).padStart(12, "0")}`;
+  rollout = join(project, "rollout.jsonl");
+  writeFileSync(
+    rollout,
+    `${JSON.stringify({ timestamp: "2026-01-05T09:00:00.000Z", type: "session_meta", payload: { id: session } })}\n`,
+  );
 });
 
 afterEach(() => {
@@ -35,12 +43,26 @@ function base(event: string) {
   return {
     session_id: session,
     turn_id: TURN,
-    transcript_path: null,
+    transcript_path: rollout,
     cwd: project,
     hook_event_name: event,
     model: "gpt-5-codex",
     permission_mode: "default",
   };
+}
+
+/** What Codex writes to its rollout when a command ends: the exit code its hook input leaves out. */
+function commandEnded(callId: string, exitCode: number): void {
+  const item = {
+    type: "CommandExecution",
+    id: callId,
+    status: exitCode === 0 ? "completed" : "failed",
+    exit_code: exitCode,
+  };
+  appendFileSync(
+    rollout,
+    `${JSON.stringify({ timestamp: "2026-01-05T09:00:01.000Z", type: "event_msg", payload: { type: "item_completed", item } })}\n`,
+  );
 }
 
 let toolUse = 0;
@@ -52,7 +74,11 @@ const pre = (tool: string, command: string) => ({
 });
 // Codex's Bash `tool_response` is the command's output text (openai/codex unified_exec tests assert
 // `tool_response: json!("three")`); apply_patch's is its result text.
-const post = (tool: string, command: string, response: unknown) => ({
+const post = (tool: string, command: string, response: unknown, exitCode?: number) => {
+  if (exitCode !== undefined) commandEnded(`call_${toolUse}`, exitCode);
+  return postInput(tool, command, response);
+};
+const postInput = (tool: string, command: string, response: unknown) => ({
   ...base("PostToolUse"),
   tool_name: tool,
   tool_input: { command },
@@ -102,17 +128,23 @@ describe("the Codex CLI adapter", () => {
         "PreToolUse",
         `reins: \`node migrate.js\` gave the same result ${times} with nothing changed in between; running it again will not help. Change something first.`,
       );
+    const sameError = (n: number) =>
+      context(
+        "PostToolUse",
+        `reins: The same error came back ${n} times in a row (last from Bash). Retrying will not change it: read the error, find its cause, and fix that.`,
+      );
     const warnings = [null, null, repeated("twice"), repeated("3 times")];
-    for (const warning of warnings) {
+    const afterwards = [null, null, sameError(3), sameError(4)];
+    for (const [i, warning] of warnings.entries()) {
       expect(await reply(pre("Bash", "node migrate.js"))).toEqual(warning);
-      expect(await reply(post("Bash", "node migrate.js", output))).toBeNull();
+      expect(await reply(post("Bash", "node migrate.js", output, 1))).toEqual(afterwards[i]);
     }
     expect(await reply(pre("Bash", "node migrate.js"))).toEqual({
       hookSpecificOutput: {
         hookEventName: "PreToolUse",
         permissionDecision: "deny",
         permissionDecisionReason:
-          "reins: The same Bash call `node migrate.js` was made 5 times in a row with the same result. The circuit breaker is now open: stop, explain what you were trying and why it is not working. A person must acknowledge before work goes on.",
+          "reins: The same Bash call `node migrate.js` was made 5 times in a row, failing the same way each time. The circuit breaker is now open: stop, explain what you were trying and why it is not working. A person must acknowledge before work goes on.",
       },
     });
     const { state, log } = await stateOf();
@@ -151,7 +183,7 @@ describe("the Codex CLI adapter", () => {
     });
 
     expect(await reply(pre("Bash", "npm test"))).toBeNull();
-    expect(await reply(post("Bash", "npm test", "1 passed\n"))).toBeNull();
+    expect(await reply(post("Bash", "npm test", "1 passed\n", 0))).toBeNull();
     expect(await reply(stop(true))).toBeNull();
 
     const { log } = await stateOf();
@@ -170,6 +202,50 @@ describe("the Codex CLI adapter", () => {
         .filter((r) => r.event.kind === "verification.ran")
         .map((r) => (r.event.kind === "verification.ran" ? r.event.passed : null)),
     ).toEqual([false, true]);
+  });
+
+  it("takes a shell command's exit code from the rollout, and counts a check with no evidence as not run", async () => {
+    await reply(pre("apply_patch", patch("slug.js")));
+    await reply(postInput("apply_patch", patch("slug.js"), "Success.\n"));
+    // No exit code in the hook input, none in the rollout, no test summary: not evidence of a pass.
+    await reply(pre("Bash", "npm test"));
+    await reply(post("Bash", "npm test", "done\n"));
+    expect(await reply(stop())).toMatchObject({ decision: "block" });
+    // The rollout says the same command exited 1: a failed check, with the output's failure.
+    await reply(pre("Bash", "npm test"));
+    await reply(post("Bash", "npm test", "done\n", 1));
+    const { log } = await stateOf();
+    const runs = log.filter((r) => r.event.kind === "verification.ran").map((r) => r.event);
+    expect(runs).toEqual([
+      expect.objectContaining({ name: "tests", passed: false, fingerprint: expect.any(String) as unknown }),
+    ]);
+    expect(log.filter((r) => r.event.kind === "tool.completed").at(-1)?.event).toMatchObject({
+      outcome: "failure",
+      exitCode: 1,
+    });
+  });
+
+  it("reads the session's token usage from the rollout, each response once", async () => {
+    const usage = (n: number) => ({
+      timestamp: "2026-01-05T09:00:02.000Z",
+      type: "token_usage_record",
+      payload: {
+        response_id: `resp_${n}`,
+        usage: { input_tokens: 1_000, cached_input_tokens: 400, output_tokens: 50 },
+      },
+    });
+    appendFileSync(
+      rollout,
+      `${JSON.stringify({ type: "turn_context", payload: { model: "gpt-5-codex" } })}\n${JSON.stringify(usage(1))}\n`,
+    );
+    await reply({ ...base("UserPromptSubmit"), prompt: "Go." });
+    appendFileSync(rollout, `${JSON.stringify(usage(2))}\n`);
+    await reply(pre("Bash", "ls"));
+    await reply(post("Bash", "ls", "a\n", 0));
+    await reply(stop());
+    const { state } = await stateOf();
+    expect(state?.budget.session.spent.tokens).toBe(2 * (600 + 50));
+    expect(state?.budget.session.spent.usd).toBeGreaterThan(0);
   });
 
   it("gives a healthy session status context and never a blocking reply", async () => {
@@ -196,12 +272,12 @@ describe("the Codex CLI adapter", () => {
       ),
     ).toBeNull();
     expect(await reply(pre("Bash", "npm test"))).toBeNull();
-    expect(await reply(post("Bash", "npm test", "1 passed\n"))).toBeNull();
+    expect(await reply(post("Bash", "npm test", "1 passed\n", 0))).toBeNull();
     expect(await reply(stop(false, "Added slug.js; the tests pass."))).toBeNull();
     expect(
       await reply({
         session_id: session,
-        transcript_path: null,
+        transcript_path: rollout,
         cwd: project,
         hook_event_name: "SessionEnd",
         reason: "other",
@@ -279,7 +355,7 @@ describe("the Codex CLI adapter", () => {
 
 describe("codexOutcome", () => {
   it("reads an exit code where Codex gives one, and counts plain output as a success", () => {
-    expect(codexOutcome("three")).toEqual({ failed: false, errorText: "", output: "three" });
+    expect(codexOutcome("three")).toEqual({ failed: false, text: "three", output: "three" });
     expect(codexOutcome("Process exited with code 2\nOutput:\nboom")).toMatchObject({
       failed: true,
       exitCode: 2,
@@ -292,7 +368,7 @@ describe("codexOutcome", () => {
     expect(codexOutcome("a\nb\nc\nExit code: 1")).toMatchObject({ failed: false });
     expect(codexOutcome({ exit_code: 1, stderr: "boom" })).toMatchObject({
       failed: true,
-      errorText: "boom",
+      text: "boom",
       exitCode: 1,
     });
   });

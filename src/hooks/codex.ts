@@ -16,8 +16,10 @@ import {
  * Code's JSON, with a `turn_id` on every turn-scoped input. Field names are those of Codex's published input
  * and output schemas (`codex-rs/hooks/schema/generated/*.command.{input,output}.schema.json`).
  *
- * Usage: no Codex hook input carries token usage (it is on `codex exec --json`'s `turn.completed`), so this
- * adapter records none; a Codex session's token budget only counts what another source reports.
+ * Usage and exit codes: no Codex hook input carries token usage, and a shell call's `tool_response` is its
+ * output without the exit code. Both are in the session's rollout (`transcript_path`), which this adapter
+ * reads incrementally, like Claude Code's transcript: usage at every hook but PreToolUse, and a command's exit
+ * code at its PostToolUse.
  */
 
 /** The Codex hook events reins answers; any other is refused as bad input (allowed, with one stderr line). */
@@ -79,12 +81,7 @@ export function codexOutcome(response: unknown): ToolOutcome {
     const failed = exitCode !== undefined && exitCode !== 0;
     // Header lines that change on every run (wall time, chunk ids) do not make a result new.
     const output = response.replace(/^(?:Chunk ID|Wall time|Original token count): .*$/gm, "");
-    return {
-      failed,
-      errorText: failed ? output : "",
-      output,
-      ...(exitCode !== undefined ? { exitCode } : {}),
-    };
+    return { failed, text: output, output, ...(exitCode !== undefined ? { exitCode } : {}) };
   }
   const r = (response !== null && typeof response === "object" ? response : {}) as Record<string, unknown>;
   const exitCode = num(r.exit_code) ?? num(r.exitCode);
@@ -93,10 +90,13 @@ export function codexOutcome(response: unknown): ToolOutcome {
     r.success === false ||
     r.interrupted === true ||
     (exitCode !== undefined && exitCode !== 0);
-  const errorText = failed
-    ? `${str(r.stderr) ?? ""}${str(r.stdout) ?? ""}${str(r.output) ?? ""}` || JSON.stringify(response ?? "")
-    : "";
-  return { failed, errorText, output: response ?? null, ...(exitCode !== undefined ? { exitCode } : {}) };
+  const text = `${str(r.stdout) ?? ""}${str(r.stderr) ?? ""}${str(r.output) ?? ""}`;
+  return {
+    failed,
+    text: text === "" && failed ? JSON.stringify(response ?? "") : text,
+    output: response ?? null,
+    ...(exitCode !== undefined ? { exitCode } : {}),
+  };
 }
 
 /** Turns one Codex hook call into reins events and a reply in Codex's protocol. */
@@ -106,6 +106,9 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
   const tagged = task !== undefined ? { task } : {};
   const tool = input.tool_name ?? "unknown";
   const none = () => null;
+  /** What the session's rollout says since the last call: usage, and commands' exit codes. */
+  const rollout = () =>
+    ctx.transcripts.readRollout(input.session_id, input.transcript_path ?? undefined, ctx.policy);
   const status =
     (event: string): HookPlan["reply"] =>
     (_answers, state) =>
@@ -127,14 +130,17 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
     case "SessionEnd":
       return {
         scope,
-        events: [{ kind: "session.ended", ...(input.reason !== undefined ? { reason: input.reason } : {}) }],
+        events: [
+          ...rollout().usage,
+          { kind: "session.ended", ...(input.reason !== undefined ? { reason: input.reason } : {}) },
+        ],
         // Codex has no output schema for SessionEnd: nothing to say.
         reply: none,
       };
     case "UserPromptSubmit":
       return {
         scope,
-        events: promptTaskEvents(ctx.before, task, "turn-"),
+        events: [...rollout().usage, ...promptTaskEvents(ctx.before, task, "turn-")],
         reply: status("UserPromptSubmit"),
       };
     case "PreToolUse":
@@ -158,15 +164,20 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
           };
         },
       };
-    case "PostToolUse":
+    case "PostToolUse": {
+      const news = rollout();
+      let outcome = codexOutcome(input.tool_response);
+      // Codex's hook gives a shell command's output without its exit code; its rollout has it.
+      const code =
+        outcome.exitCode ?? (input.tool_use_id !== undefined ? news.exitCode(input.tool_use_id) : undefined);
+      if (outcome.exitCode === undefined && code !== undefined)
+        outcome = { ...outcome, exitCode: code, failed: code !== 0 };
       return {
         scope,
-        events: toolEndEvents(
-          toolTouch(tool, input.tool_input, input.tool_use_id),
-          codexOutcome(input.tool_response),
-          ctx.policy,
-          task,
-        ),
+        events: [
+          ...toolEndEvents(toolTouch(tool, input.tool_input, input.tool_use_id), outcome, ctx.policy, task),
+          ...news.usage,
+        ],
         // The tool already ran. Codex's `decision: "block"` would replace its output with the reason, hiding
         // what the model needs to fix the problem; a block takes effect at the next PreToolUse anyway. So
         // both blocks and warnings are added context.
@@ -175,11 +186,12 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
           return verdict === null ? null : contextReply("PostToolUse", verdict.reason);
         },
       };
+    }
     case "Stop":
     case "SubagentStop":
       return {
         scope,
-        events: [claimEvent(ctx.policy, input.last_assistant_message, task)],
+        events: [...rollout().usage, claimEvent(ctx.policy, input.last_assistant_message, task)],
         reply: (answers) => {
           // The claim's own answer decides, not an earlier event's.
           const verdict = verdictOf(answers[answers.length - 1]);

@@ -3,6 +3,10 @@ import type { Answer } from "../core/batch.js";
 import type { EventInput, ToolTouch } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
+import { checkOf as matchCheck, checkResult } from "./checks.js";
+import { commandShape, outputShape } from "./shapes.js";
+import { shellWrites } from "./shell-writes.js";
+import { failureFingerprint } from "./test-summary.js";
 
 /**
  * What every agent adapter shares: stable hashes of tool input and output, the "shape" of an input with
@@ -45,6 +49,12 @@ export function shapeOf(value: unknown): string {
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
+/** Files outside any project a shell command may write: throwaway output, devices. Not edits. */
+const SCRATCH = /^(?:\/tmp\/|\/var\/tmp\/|\/dev\/|\/proc\/)/;
+
+/** The tools that run a shell command. */
+const SHELL_TOOLS = new Set(["Bash", "shell", "local_shell", "exec_command", "run_shell_command"]);
+
 function lineCount(text: unknown): number {
   return typeof text === "string" && text !== "" ? text.split("\n").length : 0;
 }
@@ -82,8 +92,11 @@ export function touchOf(tool: string, input: unknown): Omit<ToolTouch, "tool" | 
     case "shell":
     case "local_shell":
     case "exec_command":
-    case "run_shell_command":
-      return command === undefined ? {} : { command };
+    case "run_shell_command": {
+      if (command === undefined) return {};
+      const writes = shellWrites(command).filter((w) => !SCRATCH.test(w));
+      return writes.length === 0 ? { command } : { command, writes };
+    }
     case "apply_patch": {
       // Codex's hooks carry the patch as `tool_input.command`; its model-facing tool calls as `input`.
       const patch = str(i.input) ?? str(i.patch) ?? str(i.command) ?? "";
@@ -101,21 +114,17 @@ export function touchOf(tool: string, input: unknown): Omit<ToolTouch, "tool" | 
 
 const compiled = new WeakMap<Policy, [RegExp, string][]>();
 
-/** The check a shell command runs (`tests`, `lint`...), by the policy's patterns, or null. */
-export function checkOf(command: string, policy: Policy): string | null {
+/**
+ * The check a shell command runs (`tests`, `lint`...) by the policy's patterns, and which stage of its last
+ * pipeline runs it; null when it runs none.
+ */
+export function checkOf(command: string, policy: Policy): { name: string; stage: number } | null {
   let patterns = compiled.get(policy);
   if (patterns === undefined) {
     patterns = policy.checks.map((c) => [new RegExp(c.pattern), c.name]);
     compiled.set(policy, patterns);
   }
-  // Judge the last command of a chain (`cd app && npm test`), which decides the exit code.
-  const last =
-    command
-      .split(/&&|;|\|\|/)
-      .pop()
-      ?.trim() ?? command.trim();
-  for (const [pattern, name] of patterns) if (pattern.test(last)) return name;
-  return null;
+  return matchCheck(command, patterns);
 }
 
 /** USD for a model's usage, by the policy's price table (longest matching model prefix). */
@@ -186,13 +195,21 @@ export function contextReply(hookEventName: string, additionalContext: string): 
 
 const taskOf = (task: string | undefined) => (task !== undefined && task !== "" ? { task } : {});
 
-/** A tool call as reins names it: the tool, its input's hashes, what it touches, the agent's call id. */
+/**
+ * A tool call as reins names it: the tool, its input's hashes, what it touches, the agent's call id. A shell
+ * command's shape is its command with noise removed (comments, environment assignments, counters, temporary
+ * paths), whatever else the tool's input holds (a description that changes on every retry).
+ */
 export function toolTouch(tool: string, input: unknown, callId?: string): ToolTouch {
+  const touch = touchOf(tool, input);
   return {
     tool,
     inputHash: hashOf(input ?? null),
-    shapeHash: shapeOf(input ?? null),
-    ...touchOf(tool, input),
+    shapeHash:
+      SHELL_TOOLS.has(tool) && touch.command !== undefined
+        ? hashOf(["shell", commandShape(touch.command)])
+        : shapeOf(input ?? null),
+    ...touch,
     ...(callId !== undefined && callId !== "" ? { callId } : {}),
   };
 }
@@ -200,42 +217,69 @@ export function toolTouch(tool: string, input: unknown, callId?: string): ToolTo
 /** How a tool call ended, as the adapter read it from the agent's input. */
 export interface ToolOutcome {
   failed: boolean;
-  /** The error text, for failures (hashed with its noise removed, so the same error counts as the same). */
-  errorText: string;
+  /** The command's exit code, when the agent reported it (or its own record holds it). */
   exitCode?: number;
-  /** What the call produced, hashed: equal hashes mean nothing changed. */
+  /** What the call printed, as text: the error for a failure; check results and error keys are read from it. */
+  text: string;
+  /** What the call produced, as the agent reported it; hashed with noise removed, so equal means unchanged. */
   output: unknown;
 }
 
-/** A finished tool call: `tool.completed`, plus `verification.ran` when its command is one of the policy's checks. */
+/**
+ * What identifies a failure's error: its text with noise (times, ids, numbers) removed, hashed. The agent's
+ * exit-status line says nothing of the error, and a failure with no text at all (grep finding nothing) has
+ * no error to repeat: it gets no key.
+ */
+export function errorKey(errorText: string): { errorHash?: string } {
+  const text = errorText
+    .slice(0, 4_000)
+    .replace(/^\s*(?:Exit code:?|Process exited with code|Exit Code:)\s*-?\d+\s*$/gim, "")
+    .trim();
+  return text === "" ? {} : { errorHash: shapeOf(text) };
+}
+
+/**
+ * A finished tool call: `tool.completed`, plus `verification.ran` when its command is one of the policy's
+ * checks and the call gave evidence of the result (its own exit code, or a test summary in its output); a
+ * check without evidence did not run, as far as reins can tell.
+ */
 export function toolEndEvents(
   touch: ToolTouch,
   outcome: ToolOutcome,
   policy: Policy,
   task?: string,
 ): EventInput[] {
+  const output = outcome.output ?? null;
   const events: EventInput[] = [
     {
       kind: "tool.completed",
       ...taskOf(task),
       ...touch,
       outcome: outcome.failed ? "failure" : "success",
-      outputHash: hashOf(outcome.output ?? null),
+      outputHash: hashOf(outputShape(typeof output === "string" ? output : canonical(output))),
       ...(outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
-      ...(outcome.failed ? { errorHash: shapeOf(outcome.errorText.slice(0, 4_000)) } : {}),
+      ...(outcome.failed ? errorKey(outcome.text) : {}),
     },
   ];
-  const check = touch.command === undefined ? null : checkOf(touch.command, policy);
-  if (check !== null && touch.command !== undefined) {
-    events.push({
-      kind: "verification.ran",
-      ...taskOf(task),
-      name: check,
-      passed: !outcome.failed,
-      command: touch.command,
-      tier: "fast",
-    });
-  }
+  const command = touch.command;
+  const check = command === undefined ? null : checkOf(command, policy);
+  if (check === null || command === undefined) return events;
+  // A check that failed with no exit code or summary to read (a timeout, an interrupt) did not pass: that
+  // much is evidence. One with no evidence either way did not run, as far as reins can tell.
+  const result =
+    checkResult(command, outcome.exitCode, outcome.text, check.name, check.stage) ??
+    (outcome.failed ? { passed: false } : null);
+  if (result === null) return events;
+  events.push({
+    kind: "verification.ran",
+    ...taskOf(task),
+    name: check.name,
+    passed: result.passed,
+    command,
+    tier: "fast",
+    ...(result.failing !== undefined ? { failing: result.failing } : {}),
+    ...(result.passed ? {} : { fingerprint: hashOf(failureFingerprint(outcome.text)) }),
+  });
   return events;
 }
 

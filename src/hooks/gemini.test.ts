@@ -22,6 +22,8 @@ let pgid = 4000;
 
 beforeEach(() => {
   project = realpathSync(mkdtempSync(join(tmpdir(), "reins-gemini-")));
+  // An npm project: reins suggests its own test command.
+  writeFileSync(join(project, "package.json"), JSON.stringify({ scripts: { test: "node test.js" } }));
   session = `a1b2c3d4-0000-4000-8000-${String(++calls).padStart(12, "0")}`;
   policy({});
 });
@@ -141,7 +143,7 @@ describe("the Gemini CLI adapter", () => {
     const failedAgain = (n: number) =>
       context(
         "AfterTool",
-        `reins: The same error came back ${n} times in a row (last from run_shell_command). Retrying will not change it: read the error, find its cause, and fix that. \`node migrate.js\` failed ${n} times in a row with the same error. Stop retrying; read the error and change approach.`,
+        `reins: The same error came back ${n} times in a row (last from run_shell_command). Retrying will not change it: read the error, find its cause, and fix that.`,
       );
     const replies: [object | null, object | null][] = [
       [null, null],
@@ -158,7 +160,7 @@ describe("the Gemini CLI adapter", () => {
     expect(await reply(shell("node migrate.js"))).toEqual({
       decision: "deny",
       reason:
-        "reins: The same run_shell_command call `node migrate.js` was made 5 times in a row with the same result. The circuit breaker is now open: stop, explain what you were trying and why it is not working. A person must acknowledge before work goes on.",
+        "reins: The same run_shell_command call `node migrate.js` was made 5 times in a row, failing the same way each time. The circuit breaker is now open: stop, explain what you were trying and why it is not working. A person must acknowledge before work goes on.",
     });
     const { state, log } = await stateOf();
     expect(state?.breaker).toMatchObject({ status: "open", reason: "duplicate_calls" });
@@ -344,7 +346,8 @@ describe("geminiOutcome", () => {
   it("reads run_shell_command's exit code, signal and errors, ignoring the process ids", () => {
     expect(geminiOutcome({ llmContent: "Output: ok\nProcess Group PGID: 1", returnDisplay: "ok" })).toEqual({
       failed: false,
-      errorText: "",
+      exitCode: 0,
+      text: "Output: ok\n",
       output: { content: "Output: ok\n", error: "" },
     });
     expect(geminiOutcome({ llmContent: "Output: ok\nProcess Group PGID: 2" }).output).toEqual(
@@ -367,7 +370,7 @@ describe("geminiOutcome", () => {
       geminiOutcome({ llmContent: "", error: { message: "File not found", type: "FILE_NOT_FOUND" } }),
     ).toMatchObject({
       failed: true,
-      errorText: "File not found\n",
+      text: "File not found\n",
     });
   });
 });

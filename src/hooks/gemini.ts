@@ -94,11 +94,14 @@ export function geminiOutcome(response: unknown): ToolOutcome {
     /^Command was (automatically )?cancelled/.test(content);
   // The process ids run_shell_command appends change on every run: without them, the same result hashes the same.
   const stable = content.replace(/^(?:Process Group PGID|Background PIDs): .*$/gm, "");
+  // run_shell_command prints `Exit Code: N` only when the command fails: a finished command without one,
+  // with no error, signal or cancellation, exited 0 (as Claude Code's PostToolUse means exit 0).
+  const finished = exitCode ?? (failed ? undefined : 0);
   return {
     failed,
-    errorText: failed ? `${errorMessage}\n${stable}` : "",
+    text: errorMessage !== "" ? `${errorMessage}\n${stable}` : stable,
     output: { content: stable, error: errorMessage },
-    ...(exitCode !== undefined ? { exitCode } : {}),
+    ...(finished !== undefined ? { exitCode: finished } : {}),
   };
 }
 

@@ -7,19 +7,14 @@ import { findRoot } from "../shell/config.js";
 import { loadPolicyCached } from "../shell/policy-cache.js";
 import { openStore } from "../store/open.js";
 import { Spool } from "../store/spool.js";
-import { claude, type AgentAdapter } from "./claude.js";
-import { codex } from "./codex.js";
-import { gemini } from "./gemini.js";
+import { ADAPTERS, AGENTS } from "./adapters.js";
+import type { AgentAdapter } from "./claude.js";
 import { TranscriptReader } from "./transcript.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
 
-/** The agents whose hook protocols reins speaks, by name. */
-export const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini };
-
-/** Their names. */
-export const AGENTS = Object.keys(ADAPTERS);
+export { ADAPTERS, AGENTS };
 
 export interface HookResult {
   /** The agent's JSON reply, or null for a plain allow. */

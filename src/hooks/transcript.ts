@@ -12,21 +12,49 @@ import { join } from "node:path";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import { costOf, hashOf } from "./common.js";
+import { rolloutExit, rolloutModel, rolloutUsage } from "./rollout.js";
 
 /** Reads at most this much new transcript per hook call; the rest waits for the next call. */
 const MAX_READ = 8 * 1024 * 1024;
 
-interface Cursor {
-  path: string;
-  offset: number;
+/** What a Codex hook learns from the session's rollout since the last call: usage, and commands' exit codes. */
+export interface RolloutNews {
+  usage: EventInput[];
+  /** The exit code of a command the rollout says ended (now or in the last calls), by its call id. */
+  exitCode(callId: string): number | undefined;
 }
 
 /**
- * Token usage read incrementally from an agent's JSONL transcript. The byte offset reached is kept per
- * session under `.reins/transcripts/`; each API message becomes one `usage.recorded` whose id is derived
- * from the message and request ids, so a message seen twice (a lost cursor, two hooks at once) counts once.
+ * Where a hook reads what the agent's own record holds and its hook input does not: token usage from Claude
+ * Code's transcript, usage and exit codes from Codex's rollout. On disk in a live hook; the log itself in a
+ * replay.
  */
-export class TranscriptReader {
+export interface UsageReader {
+  /** New usage events of `session` since the last call (a Claude Code transcript). */
+  read(session: string, path: string | undefined, policy: Policy): EventInput[];
+  /** What a Codex rollout says since the last call. */
+  readRollout(session: string, path: string | undefined, policy: Policy): RolloutNews;
+}
+
+interface Cursor {
+  path: string;
+  offset: number;
+  /** Exit codes of the latest commands (Codex), kept because the call that ended may be asked for later. */
+  exits?: Record<string, number>;
+  /** The model the rollout last named (Codex), to price its usage. */
+  model?: string;
+}
+
+/** How many commands' exit codes a cursor keeps. */
+const KEPT_EXITS = 64;
+
+/**
+ * Reads an agent's JSONL record incrementally: the byte offset reached is kept per session under
+ * `.reins/transcripts/`. Each API message becomes one `usage.recorded` whose id is derived from the message
+ * and request ids (the response id for Codex), so a message seen twice (a lost cursor, two hooks at once)
+ * counts once.
+ */
+export class TranscriptReader implements UsageReader {
   readonly #dir: string;
 
   constructor(dir: string) {
@@ -53,34 +81,69 @@ export class TranscriptReader {
     renameSync(`${file}.${process.pid}`, file);
   }
 
-  /** New usage events of `session` since the last call; a missing or unreadable transcript gives none. */
-  read(session: string, path: string | undefined, policy: Policy): EventInput[] {
-    if (path === undefined || path === "") return [];
-    const cursor = this.#load(session, path);
-    let text: string;
+  /** The whole lines written to `path` since the cursor, advancing it; "" when there are none or no file. */
+  #next(cursor: Cursor): string {
     try {
-      const fd = openSync(path, "r");
+      const fd = openSync(cursor.path, "r");
       try {
         const size = fstatSync(fd).size;
         if (size < cursor.offset) cursor.offset = 0; // the file was replaced: start over (ids keep counts exact)
         const length = Math.min(size - cursor.offset, MAX_READ);
-        if (length <= 0) return [];
+        if (length <= 0) return "";
         const buffer = Buffer.alloc(length);
         readSync(fd, buffer, 0, length, cursor.offset);
         // Only whole lines: the agent may be writing the last one right now.
         const end = buffer.lastIndexOf(0x0a);
-        if (end < 0) return [];
-        text = buffer.subarray(0, end + 1).toString("utf8");
+        if (end < 0) return "";
         cursor.offset += end + 1;
+        return buffer.subarray(0, end + 1).toString("utf8");
       } finally {
         closeSync(fd);
       }
     } catch {
-      return [];
+      return "";
     }
+  }
+
+  /** New usage events of `session` since the last call; a missing or unreadable transcript gives none. */
+  read(session: string, path: string | undefined, policy: Policy): EventInput[] {
+    if (path === undefined || path === "") return [];
+    const cursor = this.#load(session, path);
+    const text = this.#next(cursor);
+    if (text === "") return [];
     const events = parseUsage(text, policy);
     this.#save(session, cursor);
     return events;
+  }
+
+  readRollout(session: string, path: string | undefined, policy: Policy): RolloutNews {
+    const exits = new Map<string, number>();
+    const news = { usage: [] as EventInput[], exitCode: (id: string) => exits.get(id) };
+    if (path === undefined || path === "") return news;
+    const cursor = this.#load(session, path);
+    for (const [id, code] of Object.entries(cursor.exits ?? {})) exits.set(id, code);
+    const text = this.#next(cursor);
+    if (text === "") return news;
+    let model = cursor.model;
+    for (const line of text.split("\n")) {
+      // Only the lines that can matter are parsed: a rollout also holds every prompt and output in full.
+      if (!/"type":"(?:token_usage_record|turn_context|event_msg)"/.test(line.slice(0, 200))) continue;
+      let row: Record<string, unknown>;
+      try {
+        row = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      model = rolloutModel(row) ?? model;
+      const usage = rolloutUsage(row, model, hashOf(line));
+      if (usage !== null) news.usage.push(usageEvent(usage, policy));
+      const exit = rolloutExit(row);
+      if (exit !== null) exits.set(exit[0], exit[1]);
+    }
+    cursor.exits = Object.fromEntries([...exits].slice(-KEPT_EXITS));
+    if (model !== undefined) cursor.model = model;
+    this.#save(session, cursor);
+    return news;
   }
 }
 
@@ -93,42 +156,81 @@ interface Usage {
 
 const count = (n: unknown) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0);
 
-/** Usage events from transcript lines: one per assistant API message (by message id and request id). */
-export function parseUsage(text: string, policy: Policy): EventInput[] {
-  const byId = new Map<string, EventInput>();
+/**
+ * One model call's token usage as an agent's log or transcript reports it, before it is priced. `id` is
+ * stable for the call, so the same call read twice counts once.
+ */
+export interface UsageRecord {
+  id: string;
+  model?: string;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** What the agent itself says the call cost, when it says; preferred over the policy's price table. */
+  costUsd?: number;
+}
+
+/** The `usage.recorded` event of a model call: priced by the agent's own figure, else the policy's prices. */
+export function usageEvent(usage: UsageRecord, policy: Policy): EventInput {
+  const reported = usage.costUsd;
+  return {
+    kind: "usage.recorded",
+    id: `usage:${hashOf(usage.id)}`,
+    inputTokens: usage.input,
+    outputTokens: usage.output,
+    cacheReadTokens: usage.cacheRead,
+    cacheWriteTokens: usage.cacheWrite,
+    costUsd:
+      reported !== undefined && Number.isFinite(reported) && reported >= 0
+        ? reported
+        : costOf(policy, usage.model, usage),
+    ...(usage.model !== undefined ? { model: usage.model } : {}),
+  };
+}
+
+/** One Claude Code transcript entry (a parsed line), as far as usage goes. */
+export interface TranscriptEntry {
+  type?: unknown;
+  requestId?: unknown;
+  message?: { id?: unknown; model?: unknown; usage?: Usage };
+}
+
+/** The usage an assistant entry reports, keyed by its message and request ids; null for any other entry. */
+export function entryUsage(entry: TranscriptEntry, fallbackKey: string): UsageRecord | null {
+  const message = entry.message;
+  if (entry.type !== "assistant" || message?.usage === undefined || message.usage === null) return null;
+  const id = typeof message.id === "string" ? message.id : fallbackKey;
+  const u = message.usage;
+  return {
+    id: `${id}/${typeof entry.requestId === "string" ? entry.requestId : ""}`,
+    input: count(u.input_tokens),
+    output: count(u.output_tokens),
+    cacheRead: count(u.cache_read_input_tokens),
+    cacheWrite: count(u.cache_creation_input_tokens),
+    ...(typeof message.model === "string" ? { model: message.model } : {}),
+  };
+}
+
+/** Usage records from Claude Code transcript lines: one per assistant API message (by message and request id). */
+export function transcriptUsage(text: string): UsageRecord[] {
+  const byId = new Map<string, UsageRecord>();
   for (const line of text.split("\n")) {
     if (!line.includes('"usage"')) continue;
-    let entry: {
-      type?: string;
-      requestId?: string;
-      message?: { id?: string; model?: string; usage?: Usage };
-    };
+    let entry: TranscriptEntry;
     try {
-      entry = JSON.parse(line) as typeof entry;
+      entry = JSON.parse(line) as TranscriptEntry;
     } catch {
       continue;
     }
-    const message = entry.message;
-    if (entry.type !== "assistant" || message?.usage === undefined) continue;
-    const key = `${message.id ?? hashOf(line)}/${entry.requestId ?? ""}`;
-    const u = message.usage;
-    const usage = {
-      input: count(u.input_tokens),
-      output: count(u.output_tokens),
-      cacheRead: count(u.cache_read_input_tokens),
-      cacheWrite: count(u.cache_creation_input_tokens),
-    };
+    const usage = entryUsage(entry, hashOf(line));
     // A message split over several lines repeats its usage; the last line holds the final output count.
-    byId.set(key, {
-      kind: "usage.recorded",
-      id: `usage:${hashOf(key)}`,
-      inputTokens: usage.input,
-      outputTokens: usage.output,
-      cacheReadTokens: usage.cacheRead,
-      cacheWriteTokens: usage.cacheWrite,
-      costUsd: costOf(policy, message.model, usage),
-      ...(message.model !== undefined ? { model: message.model } : {}),
-    });
+    if (usage !== null) byId.set(usage.id, usage);
   }
   return [...byId.values()];
+}
+
+/** Usage events from transcript lines: one per assistant API message (by message id and request id). */
+export function parseUsage(text: string, policy: Policy): EventInput[] {
+  return transcriptUsage(text).map((usage) => usageEvent(usage, policy));
 }

@@ -134,6 +134,7 @@ const STATUS_OF: Record<string, number> = {
   invalid_event: 400,
   invalid_policy: 400,
   invalid_trace: 400,
+  invalid_log: 400,
   scope_mismatch: 400,
   usage: 400,
 };

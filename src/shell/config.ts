@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../core/policy.js";
+import { detectProjectChecks } from "../hooks/project-checks.js";
+import { projectFiles } from "./project-files.js";
 
 /** The policy files reins reads, in order of preference, relative to the project root. */
 export const POLICY_FILES = ["reins.config.json", join(".reins", "config.json")] as const;
@@ -128,6 +130,14 @@ export function policyFromText(
     (s) => s !== null,
   );
   const policy = resolvePolicy(input, origin.length > 0 ? `policy (from ${origin.join(", ")})` : "policy");
+  // A check the policy names no command for is suggested by the project's own (package.json scripts,
+  // pyproject.toml, go.mod...): never `npm test` in a project without a package.json.
+  const detected = detectProjectChecks(projectFiles(root));
+  for (const [check, command] of Object.entries(detected)) {
+    if (policy.completion.commands[check] !== undefined) continue;
+    policy.completion.commands[check] = command;
+    sources[`completion.commands.${check}`] = "the project's files";
+  }
   return { policy, root, file, sources };
 }
 

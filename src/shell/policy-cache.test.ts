@@ -123,3 +123,29 @@ describe("loadPolicyCached", () => {
     expect(threshold(root)).toBe(7);
   });
 });
+
+describe("the project's own check commands", () => {
+  it("are suggested from the project's files, and follow them when they change", () => {
+    const root = project();
+    expect(loadPolicyCached({ cwd: root }).completion.commands).toEqual({});
+    writeFileSync(join(root, "pyproject.toml"), "[tool.pytest.ini_options]\n");
+    expect(loadPolicyCached({ cwd: root }).completion.commands).toMatchObject({ tests: "python -m pytest" });
+    writeFileSync(
+      join(root, "package.json"),
+      JSON.stringify({ scripts: { test: "vitest run", lint: "eslint ." } }),
+    );
+    writeFileSync(join(root, "pnpm-lock.yaml"), "");
+    expect(loadPolicyCached({ cwd: root }).completion.commands).toMatchObject({
+      tests: "pnpm test",
+      lint: "pnpm run lint",
+    });
+  });
+
+  it("never override the commands the policy names", () => {
+    const root = project({ completion: { commands: { tests: "make check" } } });
+    writeFileSync(join(root, "go.mod"), "module x\n");
+    const loaded = loadPolicy({ cwd: root });
+    expect(loaded.policy.completion.commands).toMatchObject({ tests: "make check", lint: "go vet ./..." });
+    expect(loaded.sources["completion.commands.lint"]).toBe("the project's files");
+  });
+});

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Policy } from "../core/policy.js";
 import { findPolicyFile, findRoot, policyFromText, readPolicyText } from "./config.js";
+import { projectStamp } from "./project-files.js";
 
 /** Where the validated policy of the project at `root` is kept between hook calls. */
 export function policyCachePath(root: string): string {
@@ -17,8 +18,8 @@ interface CacheEntry {
 
 /**
  * What the effective policy is made of, hashed: the code that validates it (this file's path, size and
- * mtime: a new build of reins changes it), the project, its policy file's path and full text, and every
- * `REINS_*` environment variable.
+ * mtime: a new build of reins changes it), the project, its policy file's path and full text, every
+ * `REINS_*` environment variable, and the stamp of the manifests the project's check commands come from.
  */
 function cacheKey(root: string, file: string | null, text: string | null, env: NodeJS.ProcessEnv): string {
   const code = fileURLToPath(import.meta.url);
@@ -27,7 +28,7 @@ function cacheKey(root: string, file: string | null, text: string | null, env: N
     .filter(([name]) => name.startsWith("REINS_"))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return createHash("sha256")
-    .update(JSON.stringify([code, size, mtimeMs, root, file, text, vars]))
+    .update(JSON.stringify([code, size, mtimeMs, root, file, text, vars, projectStamp(root)]))
     .digest("hex");
 }
 

@@ -56,6 +56,7 @@ export const budget: Guard = {
   order: 110,
   category: "resource-limits",
   shortCircuit: true,
+  grades: ["advise", "deny", "stop"],
   evaluate(state, event, policy) {
     if (!spending.has(event.kind)) return pass(name);
     let worst: GuardResult = pass(name);

@@ -22,6 +22,7 @@ export const churn: Guard = {
   order: 210,
   category: "progress-integrity",
   shortCircuit: true,
+  grades: ["advise", "stop"],
   evaluate(state, event, policy) {
     const failing = isFailure(event.kind, event as { outcome?: string; status?: string });
     if (!failing && event.kind !== "tool.requested" && event.kind !== "task.started") return pass(name);

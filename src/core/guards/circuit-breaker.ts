@@ -1,5 +1,5 @@
 import type { ReinsEvent, ToolRequested } from "../events.js";
-import { block, pass, quote, type Guard, type GuardResult } from "../guard.js";
+import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";
 import type { State, TripReason } from "../state.js";
 
@@ -13,21 +13,56 @@ function callLabel(event: ToolRequested): string {
   return event.command !== undefined ? `${event.tool} call ${quote(event.command)}` : `${event.tool} call`;
 }
 
-/** The anomaly this call shows, if any: what trips a closed breaker and re-opens a half-open one. */
-function anomaly(
-  state: State,
-  event: ToolRequested,
-  policy: Policy,
-): { reason: TripReason; detail: string } | null {
-  const rules = policy.circuit;
-  const tool = policy.loops.tools[event.tool];
-  const duplicates = tool?.duplicateThreshold ?? rules.duplicateThreshold;
-  if (tool?.exempt !== true && state.calls.streak >= duplicates) {
-    return {
-      reason: "duplicate_calls",
-      detail: `The same ${callLabel(event)} was made ${state.calls.streak} times in a row with the same result`,
-    };
+/** Whether the last finished call with signature `sig` failed. */
+function lastFailed(state: State, sig: string): boolean {
+  for (let i = state.calls.recent.length - 1; i >= 0; i--) {
+    const call = state.calls.recent[i];
+    if (call !== undefined && call.sig === sig && call.out !== null) return call.failed;
   }
+  return false;
+}
+
+/**
+ * Identical calls with the same result. Failing the same way every time is evidence that the agent is stuck,
+ * and trips the breaker; succeeding the same way is only advice (a status poll waits for its result to
+ * change), so it gets a word at the threshold and then at each further multiple of it.
+ */
+function repeated(state: State, event: ToolRequested, policy: Policy): GuardResult | null {
+  const tool = policy.loops.tools[event.tool];
+  const duplicates = tool?.duplicateThreshold ?? policy.circuit.duplicateThreshold;
+  const streak = state.calls.streak;
+  if (tool?.exempt === true || streak < duplicates) return null;
+  if (lastFailed(state, state.calls.sig))
+    return trip(
+      "duplicate_calls",
+      `The same ${callLabel(event)} was made ${streak} times in a row, failing the same way each time`,
+    );
+  if ((streak - duplicates) % duplicates !== 0) return null;
+  return warn(
+    name,
+    `The same ${callLabel(event)} has been made ${streak} times in a row with the same result. If you are waiting for something, wait longer between calls; otherwise use the result you have.`,
+  );
+}
+
+/** The same error text from the last failures in a row, with nothing succeeding between: the agent is stuck. */
+function repeatedError(state: State, event: ReinsEvent, policy: Policy): GuardResult | null {
+  if (event.kind !== "tool.completed" || event.outcome === "success") return null;
+  if (policy.loops.tools[event.tool]?.exempt === true) return null;
+  const streak = state.calls.errorStreak;
+  if (streak < policy.loops.errorRepeatBlock) return null;
+  return trip(
+    "repeated_error",
+    `The same error came back ${streak} times in a row (last from ${event.tool}), with nothing succeeding in between`,
+  );
+}
+
+/**
+ * Rules of thumb, which never stop an agent alone (DESIGN.md, "Guards"): a burst of calls is denied (the
+ * agent goes on after its results), and a task with very many calls gets advice at each further
+ * `maxCallsPerTask` calls.
+ */
+function ruleOfThumb(state: State, event: ToolRequested, policy: Policy): GuardResult | null {
+  const rules = policy.circuit;
   const times = state.calls.times;
   const oldest = times[0];
   if (
@@ -35,17 +70,19 @@ function anomaly(
     oldest !== undefined &&
     event.at - oldest < rules.rapidFireWindowMs
   ) {
-    return {
-      reason: "rapid_fire",
-      detail: `${times.length} tool calls came within ${Math.ceil((event.at - oldest) / 1000)} s (limit ${rules.rapidFireThreshold} per ${rules.rapidFireWindowMs / 1000} s)`,
-    };
+    return block(
+      name,
+      `${times.length} tool calls came within ${Math.ceil((event.at - oldest) / 1000)} s (limit ${rules.rapidFireThreshold} per ${rules.rapidFireWindowMs / 1000} s). Slow down: wait for the results you have and read them before the next call.`,
+    );
   }
-  if (state.calls.taskCalls > rules.maxCallsPerTask) {
+  const calls = state.calls.taskCalls;
+  const max = rules.maxCallsPerTask;
+  if (calls > max && (calls - max - 1) % max === 0) {
     const task = state.calls.task === "" ? "This session" : `Task "${state.calls.task}"`;
-    return {
-      reason: "max_calls_per_task",
-      detail: `${task} has made ${state.calls.taskCalls} tool calls, more than the limit of ${rules.maxCallsPerTask}`,
-    };
+    return warn(
+      name,
+      `${task} has made ${calls} tool calls, more than ${max}. If you are going round in circles, stop and rethink the approach; if the work is simply large, carry on.`,
+    );
   }
   return null;
 }
@@ -67,20 +104,23 @@ function failedChecks(state: State, event: ReinsEvent, policy: Policy): GuardRes
   }
   return trip(
     "failed_verifications",
-    `Verification failed ${state.failedVerifications} times in a row (last: ${event.name})`,
+    `${event.name} failed ${state.failedVerifications} times in a row the same way, with nothing changed in between`,
   );
 }
 
 /**
- * Closed → open on more than 50 calls in a task, 5 identical consecutive calls, 20 calls within 10 s or 3
- * failed verifications in a row; open blocks until a person acknowledges (half-open), which lets one probe
- * call through; a good probe and a quiet cooldown close it, another anomaly opens it again.
+ * Closed → open on evidence that the agent is stuck: 5 identical consecutive calls failing the same way, the
+ * same error 5 times in a row, or 3 failed verifications in a row with nothing improving. Open blocks until a person acknowledges
+ * (half-open), which lets one probe call through; a good probe and a quiet cooldown close it, another
+ * stuck call or a failed probe opens it again. Rules of thumb (20 calls within 10 s, more than 50 calls in a
+ * task) deny or advise and never open it.
  */
 export const circuitBreaker: Guard = {
   name,
   order: 200,
   category: "progress-integrity",
   shortCircuit: true,
+  grades: ["advise", "deny", "stop"],
   evaluate(state, event, policy) {
     const breaker = state.breaker;
     switch (breaker.status) {
@@ -101,8 +141,8 @@ export const circuitBreaker: Guard = {
         const failed = failedChecks(state, event, policy);
         if (failed !== null) return failed;
         if (event.kind !== "tool.requested") return pass(name);
-        const found = anomaly(state, event, policy);
-        if (found !== null) return trip(found.reason, found.detail);
+        const found = repeated(state, event, policy);
+        if (found?.verdict === "block") return found;
         if (breaker.probe === "none")
           return { guard: name, verdict: "allow", effects: [{ kind: "circuit.probe" }] };
         if (breaker.probe === "in_flight") {
@@ -114,11 +154,12 @@ export const circuitBreaker: Guard = {
         return pass(name);
       }
       case "closed": {
-        const failed = failedChecks(state, event, policy);
+        const failed = failedChecks(state, event, policy) ?? repeatedError(state, event, policy);
         if (failed !== null) return failed;
         if (event.kind !== "tool.requested") return pass(name);
-        const found = anomaly(state, event, policy);
-        return found === null ? pass(name) : trip(found.reason, found.detail);
+        const found = repeated(state, event, policy);
+        if (found?.verdict === "block") return found;
+        return ruleOfThumb(state, event, policy) ?? found ?? pass(name);
       }
     }
   },

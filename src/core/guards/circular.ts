@@ -16,6 +16,7 @@ export const circular: Guard = {
   order: 220,
   category: "progress-integrity",
   shortCircuit: false,
+  grades: ["advise", "deny"],
   evaluate(state, event, policy) {
     if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return pass(name);
     if (policy.loops.tools[event.tool]?.exempt === true) return pass(name);

@@ -24,10 +24,14 @@ function claimInEngine(t: Timeline, policy: Policy = defaultPolicy): GuardResult
   return gateResult(replay(policy, t.events).at(-1));
 }
 
-/** How the gate says to run a check nobody has run yet: its quoted command, or the verification in words. */
+/** How the gate says to run a check nobody has run yet, with no project command known: in words. */
 function suggested(check: string): string {
-  const command = defaultPolicy.completion.commands[check];
-  return command === undefined ? `the ${check} verification` : `\`${command}\``;
+  const words: Record<string, string> = {
+    tests: "the project's tests",
+    lint: "the project's linter",
+    build: "the project's build",
+  };
+  return words[check] ?? `the ${check} verification`;
 }
 
 const levels: [CompletionLevel, string[]][] = [
@@ -119,7 +123,7 @@ describe("completion-gate: evidence", () => {
   it("lists every missing check and asks to claim again once they pass", () => {
     const t = timeline("session:g").verify("lint", false).claim("component");
     expect(claimResult(t).message).toBe(
-      "Not done yet: tests has not run (run `npm test`); lint is failing (run `npm run lint` and fix it); component has not run (run the component verification). Claim completion again once they pass.",
+      "Not done yet: tests has not run (run the project's tests); lint is failing (run the project's linter and fix it); component has not run (run the component verification). Claim completion again once they pass.",
     );
   });
 
@@ -127,7 +131,7 @@ describe("completion-gate: evidence", () => {
     const policy = resolvePolicy({ completion: { required: { session: ["tests", "typecheck"] } } });
     const t = timeline("session:g").verify("tests", true).claim("session");
     expect(claimResult(t, policy).message).toBe(
-      "Not done yet: typecheck has not run (run `npx tsc --noEmit`). Claim completion again once it passes.",
+      "Not done yet: typecheck has not run (run the project's type check). Claim completion again once it passes.",
     );
   });
 
@@ -141,7 +145,7 @@ describe("completion-gate: evidence", () => {
     const decision = replay(defaultPolicy, timeline("session:g").claim("task").events).at(-1);
     expect(decision?.verdict).toBe("block");
     expect(decision?.instructions).toEqual([
-      "Not done yet: tests has not run (run `npm test`); task has not run (run the task verification). Claim completion again once they pass.",
+      "Not done yet: tests has not run (run the project's tests); task has not run (run the task verification). Claim completion again once they pass.",
     ]);
   });
 });
@@ -152,7 +156,7 @@ describe("completion-gate: stopping when the agent cannot go on", () => {
     const result = claimInEngine(t);
     expect(result.verdict).toBe("warn");
     expect(result.message).toBe(
-      "Stopping without evidence because the budget is paused: tests has not run (run `npm test`).",
+      "Stopping without evidence because the budget is paused: tests has not run (run the project's tests).",
     );
   });
 
@@ -167,7 +171,7 @@ describe("completion-gate: stopping when the agent cannot go on", () => {
     const result = claimInEngine(t.claim("session"));
     expect(result.verdict).toBe("warn");
     expect(result.message).toBe(
-      "Stopping without evidence because the circuit breaker is open: tests is failing (run `npm test` and fix it).",
+      "Stopping without evidence because the circuit breaker is open: tests is failing (run the project's tests and fix it).",
     );
   });
 

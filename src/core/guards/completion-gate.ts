@@ -4,13 +4,21 @@ import type { State } from "../state.js";
 
 const name = "completion-gate";
 
+/** The checks reins recognises in any project, in words, for an instruction with no command to name. */
+const KNOWN_CHECKS: Record<string, string> = {
+  tests: "the project's tests",
+  lint: "the project's linter",
+  build: "the project's build",
+  typecheck: "the project's type check",
+};
+
 /**
- * How to run a check, for an instruction: the command last seen running it, else the policy's suggestion,
- * quoted; or, for a check with no known command (an oracle such as `task`), its name in words.
+ * How to run a check, for an instruction: the command last seen running it, else the project's own command
+ * (the policy's `completion.commands`, filled from the project's files), quoted; else the check in words.
  */
 export function checkCommand(state: State, check: string, policy: Policy): string {
   const command = state.checks[check]?.command ?? policy.completion.commands[check];
-  return command === undefined ? `the ${check} verification` : quote(command);
+  return command !== undefined ? quote(command) : (KNOWN_CHECKS[check] ?? `the ${check} verification`);
 }
 
 /**
@@ -29,6 +37,7 @@ export const completionGate: Guard = {
   order: 310,
   category: "quality-gates",
   shortCircuit: true,
+  grades: ["advise", "deny"],
   evaluate(state, event, policy) {
     if (event.kind !== "completion.claimed") return pass(name);
     const required = policy.completion.required[event.level];

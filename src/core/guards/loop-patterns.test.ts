@@ -95,13 +95,14 @@ describe("loop-patterns: alternating A-B-A-B calls", () => {
 });
 
 describe("loop-patterns: near-identical calls", () => {
-  it("warns at the sixth call in a row that differs only in noise", () => {
+  it("denies the sixth call in a row that differs only in noise, and the ones after it", () => {
     const results = requests(nearIdentical(7));
-    expect(verdicts(results)).toEqual(["allow", "allow", "allow", "allow", "allow", "warn", "warn"]);
+    expect(verdicts(results)).toEqual(["allow", "allow", "allow", "allow", "allow", "block", "block"]);
+    expect(results[5]?.needsHuman).toBeUndefined();
     expect(results[5]?.message).toBe(
-      "You made 6 Bash calls in a row that differ only in details such as ids, timestamps or temporary paths, with the same result. Change the approach, not the details.",
+      "This is the 6th Bash call in a row that differs from the last only in details (ids, counters, comments, timestamps, temporary paths), and each gave the same result. It was not run: change the approach, not the details.",
     );
-    expect(results[6]?.message).toContain("You made 7 Bash calls in a row");
+    expect(results[6]?.message).toContain("This is the 7th Bash call in a row");
   });
 
   it("does not warn when the results differ", () => {
@@ -114,7 +115,7 @@ describe("loop-patterns: near-identical calls", () => {
     for (let i = 0; i < 7; i++) {
       t.call("Bash", { command: "curl -s localhost:3000/health" }, { shapeHash: "curl-health" });
     }
-    expect(verdicts(requests(t))).not.toContain("warn");
+    expect(verdicts(requests(t))).not.toContain("block");
   });
 
   it("starts counting again after a call of another shape", () => {
@@ -127,13 +128,13 @@ describe("loop-patterns: near-identical calls", () => {
   it("follows a per-tool threshold from the policy", () => {
     const policy = resolvePolicy({ loops: { tools: { Bash: { nearIdenticalThreshold: 3 } } } });
     const results = requests(nearIdentical(3), policy);
-    expect(verdicts(results)).toEqual(["allow", "allow", "warn"]);
-    expect(results[2]?.message).toContain("You made 3 Bash calls in a row");
+    expect(verdicts(results)).toEqual(["allow", "allow", "block"]);
+    expect(results[2]?.message).toContain("This is the 3rd Bash call in a row");
   });
 
   it("lets an exempt tool repeat near-identical calls", () => {
     const policy = resolvePolicy({ loops: { tools: { Bash: { exempt: true } } } });
-    expect(verdicts(requests(nearIdentical(8), policy))).not.toContain("warn");
+    expect(verdicts(requests(nearIdentical(8), policy))).toEqual(Array(8).fill("allow"));
   });
 });
 
@@ -150,13 +151,13 @@ describe("loop-patterns: the same error text repeating", () => {
     return t;
   }
 
-  it("warns at the third identical error and blocks at the fifth", () => {
+  it("warns at the third and fourth identical error, and leaves the fifth to the circuit breaker", () => {
     const results = completions(sameError(6));
-    expect(verdicts(results)).toEqual(["allow", "allow", "warn", "warn", "block", "block"]);
+    expect(verdicts(results)).toEqual(["allow", "allow", "warn", "warn", "allow", "allow"]);
     expect(results[2]?.message).toBe(
       "The same error came back 3 times in a row (last from Bash). Retrying will not change it: read the error, find its cause, and fix that.",
     );
-    expect(results[4]?.message).toContain("came back 5 times in a row");
+    expect(results[3]?.message).toContain("came back 4 times in a row");
   });
 
   it("starts counting again after a different error", () => {
@@ -174,8 +175,8 @@ describe("loop-patterns: the same error text repeating", () => {
   });
 
   it("follows the policy's warn and block counts", () => {
-    const policy = resolvePolicy({ loops: { errorRepeatWarn: 2, errorRepeatBlock: 3 } });
-    expect(verdicts(completions(sameError(3), policy))).toEqual(["allow", "warn", "block"]);
+    const policy = resolvePolicy({ loops: { errorRepeatWarn: 2, errorRepeatBlock: 4 } });
+    expect(verdicts(completions(sameError(4), policy))).toEqual(["allow", "warn", "warn", "allow"]);
   });
 
   it("lets an exempt tool, such as a status poll, fail the same way again and again", () => {
@@ -188,12 +189,26 @@ describe("loop-patterns: the same error text repeating", () => {
     expect(verdicts(completions(t, policy))).not.toContain("warn");
   });
 
-  it("blocks the fifth identical error in the full engine", () => {
+  it("opens the circuit breaker at the fifth identical error in the full engine: a stop", () => {
     const t = sameError(5);
     const decision = replay(defaultPolicy, t.events).at(-1);
-    expect(decision?.verdict).toBe("block");
-    expect(decision?.instructions).toContain(
-      "The same error came back 5 times in a row (last from Bash). Retrying will not change it: read the error, find its cause, and fix that.",
+    expect([decision?.verdict, decision?.needsHuman]).toEqual(["block", true]);
+    expect(decision?.instructions[0]).toMatch(
+      /^The same error came back 5 times in a row \(last from Bash\), with nothing succeeding in between\. The circuit breaker is now open/,
     );
+  });
+
+  it("does not count failures that say nothing (grep finding no match) as the same error", () => {
+    const t = timeline("session:l");
+    for (let i = 0; i < 6; i++)
+      t.push({
+        kind: "tool.completed",
+        tool: "Bash",
+        inputHash: `g${i}`,
+        command: `grep -rn x${i} src`,
+        outcome: "failure",
+        outputHash: "empty",
+      });
+    expect(replay(defaultPolicy, t.events).every((d) => d.verdict === "allow")).toBe(true);
   });
 });

@@ -36,7 +36,14 @@ function alternating(state: State, policy: Policy): GuardResult | null {
   return cycles >= rules.alternatingBlockCycles ? block(name, text) : warn(name, text);
 }
 
-/** The same call with only noise changed (ids, timestamps, temp paths), again and again. */
+/** "6th", "21st": the position of a call in a streak. */
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th");
+  return `${n}${suffix}`;
+}
+
+/** The same call with only noise changed (ids, counters, comments, temp paths), again and again, with the same result: denied. */
 function nearIdentical(state: State, policy: Policy, tool: string): GuardResult | null {
   const recent = state.calls.recent;
   const last = recent[recent.length - 1];
@@ -49,9 +56,9 @@ function nearIdentical(state: State, policy: Policy, tool: string): GuardResult 
     length += 1;
   }
   if (length < threshold || sigs.size < 2 || changed(recent.slice(recent.length - length, -1))) return null;
-  return warn(
+  return block(
     name,
-    `You made ${length} ${tool} calls in a row that differ only in details such as ids, timestamps or temporary paths, with the same result. Change the approach, not the details.`,
+    `This is the ${ordinal(length)} ${tool} call in a row that differs from the last only in details (ids, counters, comments, timestamps, temporary paths), and each gave the same result. It was not run: change the approach, not the details.`,
   );
 }
 
@@ -65,6 +72,7 @@ export const loopPatterns: Guard = {
   order: 230,
   category: "progress-integrity",
   shortCircuit: false,
+  grades: ["advise", "deny"],
   evaluate(state, event, policy) {
     if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return pass(name);
     if (policy.loops.tools[event.tool]?.exempt === true) return pass(name);
@@ -72,8 +80,12 @@ export const loopPatterns: Guard = {
       const streak = state.calls.errorStreak;
       const rules = policy.loops;
       if (event.outcome === "success" || streak < rules.errorRepeatWarn) return pass(name);
-      const text = `The same error came back ${streak} times in a row (last from ${event.tool}). Retrying will not change it: read the error, find its cause, and fix that.`;
-      return streak >= rules.errorRepeatBlock ? block(name, text) : warn(name, text);
+      // At errorRepeatBlock the circuit breaker opens: the same failure again and again is a stuck agent.
+      if (streak >= rules.errorRepeatBlock) return pass(name);
+      return warn(
+        name,
+        `The same error came back ${streak} times in a row (last from ${event.tool}). Retrying will not change it: read the error, find its cause, and fix that.`,
+      );
     }
     return alternating(state, policy) ?? nearIdentical(state, policy, event.tool) ?? pass(name);
   },

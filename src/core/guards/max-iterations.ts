@@ -8,6 +8,7 @@ export const maxIterations: Guard = {
   order: 100,
   category: "resource-limits",
   shortCircuit: true,
+  grades: ["stop"],
   evaluate(state, event, policy) {
     if (
       event.kind !== "tool.requested" &&

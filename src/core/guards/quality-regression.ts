@@ -9,6 +9,7 @@ export const qualityRegression: Guard = {
   order: 320,
   category: "quality-gates",
   shortCircuit: false,
+  grades: ["advise"],
   evaluate(state, event, policy) {
     if (event.kind !== "verification.ran") return pass(name);
     const check = state.checks[clip(event.name)];

@@ -12,6 +12,7 @@ export const spendRate: Guard = {
   order: 120,
   category: "resource-limits",
   shortCircuit: false,
+  grades: ["advise", "deny"],
   evaluate(state, event, policy) {
     if (event.kind !== "usage.recorded") return pass(name);
     const buckets = state.rate.buckets;

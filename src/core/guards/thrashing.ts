@@ -12,6 +12,7 @@ export const thrashing: Guard = {
   order: 330,
   category: "quality-gates",
   shortCircuit: false,
+  grades: ["advise"],
   evaluate(state, event, policy) {
     let paths: readonly string[];
     if (event.kind === "tool.requested") paths = event.writes ?? [];

@@ -71,22 +71,20 @@ describe("tool-discipline: reading the same unchanged file", () => {
 });
 
 describe("tool-discipline: a command that keeps failing", () => {
-  it("warns at the third failure in a row, saying when the error was the same", () => {
-    const t = timeline("session:d").bash("npm test", failing).bash("npm test", failing);
-    t.bash("npm test", failing);
+  it("warns at the third failure in a row of a command whose errors differ", () => {
+    const t = timeline("session:d");
+    for (let i = 3; i > 0; i--) t.bash("npm test", { ok: false, output: `${i} failed` });
     const results = completions(t);
     expect(verdicts(results)).toEqual(["allow", "allow", "warn"]);
     expect(results[2]?.message).toBe(
-      "`npm test` failed 3 times in a row with the same error. Stop retrying; read the error and change approach.",
+      "`npm test` failed 3 times in a row. Stop retrying; read the error and change approach.",
     );
   });
 
-  it("leaves out the same-error remark when the errors differ", () => {
-    const t = timeline("session:d");
-    for (let i = 3; i > 0; i--) t.bash("npm test", { ok: false, output: `${i} failed` });
-    expect(completions(t)[2]?.message).toBe(
-      "`npm test` failed 3 times in a row. Stop retrying; read the error and change approach.",
-    );
+  it("leaves the same error again and again to loop-patterns, so the model is told once", () => {
+    const t = timeline("session:d").bash("npm test", failing).bash("npm test", failing);
+    t.bash("npm test", failing);
+    expect(verdicts(completions(t))).toEqual(["allow", "allow", "allow"]);
   });
 
   it("starts counting again after the command succeeds", () => {
@@ -119,7 +117,7 @@ describe("tool-discipline: editing without running the tests", () => {
     const results = requests(edits(6));
     expect(verdicts(results)).toEqual(["allow", "allow", "allow", "allow", "warn", "warn"]);
     expect(results[4]?.message).toBe(
-      "This is edit 5 without running the tests. Run `npm test` before editing more.",
+      "This is edit 5 without running the tests. Run the project's tests before editing more.",
     );
     expect(results[5]?.message).toContain("This is edit 6 without running the tests.");
   });
@@ -149,7 +147,7 @@ describe("tool-discipline: editing without running the tests", () => {
       { reads: ["src/notes.md"], writes: ["src/x.ts"] },
     );
     expect(requests(t).at(-1)?.message).toBe(
-      "You have read `src/notes.md` 3 times without it changing; use what you already read. This is edit 5 without running the tests. Run `npm test` before editing more.",
+      "You have read `src/notes.md` 3 times without it changing; use what you already read. This is edit 5 without running the tests. Run the project's tests before editing more.",
     );
   });
 });

@@ -14,16 +14,18 @@ export const toolDiscipline: Guard = {
   order: 400,
   category: "tool-discipline",
   shortCircuit: false,
+  grades: ["advise"],
   evaluate(state, event, policy) {
     const rules = policy.discipline;
     if (event.kind === "tool.completed") {
       if (event.outcome === "success" || event.command === undefined) return pass(name);
       const failures = state.failureClasses[failureClass(event)] ?? 0;
       if (failures < rules.repeatedCommandFailures) return pass(name);
-      const same = state.calls.errorStreak >= failures ? " with the same error" : "";
+      // The same error again: loop-patterns already says so, and one word to the model is enough.
+      if (state.calls.errorStreak >= policy.loops.errorRepeatWarn) return pass(name);
       return warn(
         name,
-        `${quote(event.command)} failed ${failures} times in a row${same}. Stop retrying; read the error and change approach.`,
+        `${quote(event.command)} failed ${failures} times in a row. Stop retrying; read the error and change approach.`,
       );
     }
     if (event.kind !== "tool.requested") return pass(name);

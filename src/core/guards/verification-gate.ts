@@ -12,6 +12,7 @@ export const verificationGate: Guard = {
   order: 300,
   category: "quality-gates",
   shortCircuit: true,
+  grades: ["deny"],
   evaluate(state, event, policy) {
     const rules = policy.verification;
     if (event.kind === "tool.requested" && (event.writes?.length ?? 0) > 0) {

@@ -13,6 +13,7 @@ export const wipLimits: Guard = {
   order: 340,
   category: "quality-gates",
   shortCircuit: true,
+  grades: ["deny"],
   evaluate(state, event, policy) {
     const rules = policy.wip;
     if (event.kind === "task.started") {

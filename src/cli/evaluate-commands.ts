@@ -1,0 +1,112 @@
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { ReinsError } from "../core/errors.js";
+import type { Policy } from "../core/policy.js";
+import { evaluate, parseOutcomes, verdictOf, type Outcomes } from "../evaluate/evaluate.js";
+import { evaluationText, replaySummary, replayTimeline, sweepText } from "../evaluate/report.js";
+import { sweepPolicies } from "../evaluate/sweep.js";
+import { replayRun } from "../evaluate/replay.js";
+import { logFiles, readLog } from "../logs/load.js";
+import type { LoggedRun } from "../logs/run.js";
+import type { LoadedPolicy } from "../shell/config.js";
+import type { Io } from "./io.js";
+
+/** What `replay` and `evaluate` need from the program. */
+export interface EvaluateContext {
+  io: Io;
+  loaded(): LoadedPolicy;
+}
+
+function readOutcomes(path: string): Outcomes {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ReinsError(
+      "usage",
+      `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new ReinsError("usage", `${path}: not valid JSON`);
+  }
+  return parseOutcomes(data, path);
+}
+
+/** `replay` and `evaluate`: reins' judgement on agents' own logs, before it guards anything live. */
+export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): void {
+  const { io } = ctx;
+  const policy = (): Policy => ctx.loaded().policy;
+  root
+    .command("replay")
+    .description("replay an agent's own log through reins: where it would advise, deny or stop, and why")
+    .argument(
+      "<log>",
+      "a Claude Code transcript, Codex rollout, Gemini CLI chat, or mini-swe-agent/SWE-agent trajectory",
+    )
+    .option("--json", "print every call with its events, decisions and grade as JSON")
+    .action((file: string, opts: { json?: boolean }) => {
+      const replayed = replayRun(readLog(file), policy());
+      if (opts.json === true) {
+        const { run, calls, ...rest } = replayed;
+        io.stdout(
+          `${JSON.stringify({ ...rest, state: undefined, run: { ...run, calls: undefined }, calls })}\n`,
+        );
+        return;
+      }
+      io.stdout(`${replayTimeline(replayed).join("\n")}\n\n${replaySummary(replayed)}\n`);
+    });
+
+  root
+    .command("evaluate")
+    .description(
+      "replay many logs and measure reins' judgement: false stops on successful runs, failed runs caught",
+    )
+    .argument("<paths...>", "log files or folders of them")
+    .option(
+      "--outcomes <file>",
+      'a SWE-bench report (resolved_ids/unresolved_ids) or { "<run id>": true|false }',
+    )
+    .option("--json", "print the evaluation and every run's verdict as JSON")
+    .option(
+      "--sweep <field=values>",
+      "evaluate each value of one policy field, e.g. verification.maxEditsWithoutVerification=10,20,30",
+    )
+    .action((paths: string[], opts: { outcomes?: string; json?: boolean; sweep?: string }) => {
+      const outcomes = opts.outcomes !== undefined ? readOutcomes(opts.outcomes) : new Map<string, boolean>();
+      const runs: LoggedRun[] = [];
+      let unreadable = 0;
+      for (const file of paths.flatMap((p) => logFiles(p))) {
+        try {
+          runs.push(readLog(file));
+        } catch (error) {
+          if (!ReinsError.is(error)) throw error;
+          unreadable += 1;
+          io.stderr(`reins: skipped ${error.message}\n`);
+        }
+      }
+      if (runs.length === 0) throw new ReinsError("usage", `no logs reins reads under ${paths.join(", ")}`);
+      const judge = (p: Policy) =>
+        evaluate(runs.map((run) => verdictOf(replayRun(run, p), outcomes.get(run.id) ?? null)));
+      if (opts.sweep !== undefined) {
+        const points = sweepPolicies(policy(), opts.sweep).map(({ value, policy: p }) => ({
+          value,
+          evaluation: judge(p),
+        }));
+        io.stdout(
+          opts.json === true
+            ? `${JSON.stringify(points.map(({ value, evaluation: { runs: _runs, ...rest } }) => ({ value, ...rest })))}\n`
+            : sweepText(opts.sweep.split("=")[0] ?? "", points),
+        );
+        return;
+      }
+      const evaluation = judge(policy());
+      if (opts.json === true) io.stdout(`${JSON.stringify({ ...evaluation, unreadable })}\n`);
+      else io.stdout(evaluationText(evaluation));
+      if (unreadable > 0 && opts.json !== true)
+        io.stdout(`\n${unreadable} file(s) were not logs reins reads.\n`);
+    });
+}

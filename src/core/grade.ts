@@ -1,0 +1,24 @@
+/**
+ * The three grades of an answer (DESIGN.md, "Guards"), from the least to the most the agent is held back:
+ * - `advise`: context for the model; the call goes ahead.
+ * - `deny`: this call does not run, with an instruction; the agent goes on (a person's confirmation asked
+ *   for one call counts here too: an agent running without a person is refused it).
+ * - `stop`: nothing goes on until a person acts (the breaker is open, the budget paused, a task halted).
+ * A stop needs evidence that the agent is stuck or out of budget; rules of thumb advise or deny.
+ */
+export type Grade = "allow" | "advise" | "deny" | "stop";
+
+/** The grades in order of severity. */
+export const GRADES: readonly Grade[] = ["allow", "advise", "deny", "stop"];
+
+/** The grade of a decision: a block a person must lift is a stop, any other block a deny. */
+export function gradeOf(decision: { verdict: "allow" | "warn" | "block"; needsHuman: boolean }): Grade {
+  if (decision.verdict === "block") return decision.needsHuman ? "stop" : "deny";
+  if (decision.verdict === "warn") return decision.needsHuman ? "deny" : "advise";
+  return "allow";
+}
+
+/** The more severe of two grades. */
+export function worseGrade(a: Grade, b: Grade): Grade {
+  return GRADES.indexOf(a) >= GRADES.indexOf(b) ? a : b;
+}

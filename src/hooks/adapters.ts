@@ -1,0 +1,9 @@
+import { claude, type AgentAdapter } from "./claude.js";
+import { codex } from "./codex.js";
+import { gemini } from "./gemini.js";
+
+/** The agents whose hook protocols reins speaks, by name. */
+export const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini };
+
+/** Their names. */
+export const AGENTS = Object.keys(ADAPTERS);

@@ -1,0 +1,49 @@
+import type { UsageRecord } from "../hooks/transcript.js";
+
+/**
+ * An agent run read back from the agent's own log, as the hook calls its agent CLI would have made: the
+ * same inputs, in the same protocol, so replaying it goes through the very adapters the live hooks use.
+ */
+
+/** The agents whose hook protocol a logged run speaks. */
+export type LoggedAgent = "claude" | "codex" | "gemini";
+
+/** The log formats reins reads. */
+export type LogFormat =
+  "claude-transcript" | "codex-rollout" | "gemini-chat" | "mini-swe-agent" | "swe-agent";
+
+/** One hook call the agent would have made, when it made it, and the model usage its hook would have read. */
+export interface LoggedCall {
+  /** Epoch ms. */
+  at: number;
+  /** The hook input, exactly as the agent CLI sends it (`hook_event_name`, `session_id`, `tool_name`...). */
+  input: Record<string, unknown>;
+  /** Model calls that ended before this hook call and after the previous one. */
+  usage?: UsageRecord[];
+}
+
+/** A whole run from one log file. */
+export interface LoggedRun {
+  /** The run's id: the session id, or the instance id of a benchmark run. */
+  id: string;
+  agent: LoggedAgent;
+  format: LogFormat;
+  /** The file it came from. */
+  source: string;
+  calls: LoggedCall[];
+}
+
+/** Tool calls in a run: the PreToolUse (or BeforeTool) inputs. */
+export function toolCallCount(run: LoggedRun): number {
+  return run.calls.filter(
+    (c) => c.input.hook_event_name === "PreToolUse" || c.input.hook_event_name === "BeforeTool",
+  ).length;
+}
+
+/** Epoch ms of an ISO time, or `fallback` when it does not parse. */
+export function timeOf(value: unknown, fallback: number): number {
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  if (typeof value !== "string") return fallback;
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? at : fallback;
+}

@@ -1,0 +1,226 @@
+import { posix } from "node:path";
+import type { UsageRecord } from "../hooks/transcript.js";
+import type { LoggedCall, LoggedRun } from "./run.js";
+
+/**
+ * SWE-agent trajectories (`<instance>.traj`, 0.x and 1.x): `{ trajectory: [{ action, observation, response,
+ * thought, state, execution_time?, query? }], history, info: { exit_status, submission, model_stats }, ...}`.
+ * Read as Claude Code would have reported the same work: the editor and file commands as Read, Write and
+ * Edit, `submit` as a Stop (the agent's "done"), anything else as Bash. SWE-agent keeps no exit codes, so a
+ * call fails only when its observation says it timed out; it keeps no clock either, so time starts at 0 and
+ * advances by each step's `execution_time` plus a second for the model. Its usage is only the run's totals
+ * (`model_stats`), recorded once on the last call: per-step usage is not in the format.
+ */
+
+type Row = Record<string, unknown>;
+const rec = (v: unknown): Row => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Row) : {});
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
+
+/** A value that may be JSON text (0.x `state`, 1.x `replay_config`) or already an object. */
+function objectOf(v: unknown): Row {
+  if (typeof v !== "string") return rec(v);
+  try {
+    return rec(JSON.parse(v));
+  } catch {
+    return {};
+  }
+}
+
+/** Whether a parsed JSON value is a SWE-agent trajectory. */
+export function isSweAgent(data: unknown): boolean {
+  const d = rec(data);
+  if (!Array.isArray(d.trajectory) || "messages" in d || "trajectory_format" in d) return false;
+  const first = rec(d.trajectory[0]);
+  return d.trajectory.length > 0 ? "action" in first || "observation" in first : Array.isArray(d.history);
+}
+
+/** The words of a shell command line (quotes and backslashes as a POSIX shell reads them). */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  let word: string | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charAt(i);
+    if (/\s/.test(c)) {
+      if (word !== null) words.push(word);
+      word = null;
+    } else if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      const close = end < 0 ? line.length : end;
+      word = (word ?? "") + line.slice(i + 1, close);
+      i = close;
+    } else if (c === '"') {
+      word ??= "";
+      for (i++; i < line.length && line.charAt(i) !== '"'; i++) {
+        if (line.charAt(i) === "\\" && /["\\$`]/.test(line.charAt(i + 1))) i++;
+        word += line.charAt(i);
+      }
+    } else {
+      if (c === "\\") i++;
+      word = (word ?? "") + line.charAt(i);
+    }
+  }
+  if (word !== null) words.push(word);
+  return words;
+}
+
+/** The `--name value` options of `str_replace_editor` (SWE-agent shell-quotes each value into one word). */
+function options(words: string[]): Row {
+  const out: Row = {};
+  for (let i = 0; i < words.length; i++) {
+    const name = /^--(file_text|old_str|new_str|insert_line|view_range)$/.exec(words[i] ?? "")?.[1];
+    if (name !== undefined) out[name] = words[++i] ?? "";
+  }
+  return out;
+}
+
+interface Where {
+  cwd: string;
+  open: string | undefined;
+}
+
+/** A SWE-agent command as the Claude Code tool call that does the same, or null for `submit`. */
+function claudeTool(action: string, where: Where): { tool_name: string; tool_input: Row } | null {
+  if (/^submit\b/.test(action)) return null;
+  const abs = (p: string) => (p.startsWith("/") ? p : posix.join(where.cwd, p));
+  const bash = { tool_name: "Bash", tool_input: { command: action } };
+  // 0.x (and 1.x windowed) `edit N:M` replaces lines of the open file; the old lines are not in the log.
+  const ranged = /^edit\s+\d+:\d+\s*\n([\s\S]*?)\n?end_of_edit\s*$/.exec(action);
+  if (ranged !== null)
+    return where.open === undefined
+      ? bash
+      : {
+          tool_name: "Edit",
+          tool_input: { file_path: where.open, old_string: "", new_string: ranged[1] ?? "" },
+        };
+  const words = shellWords(action);
+  const [name, first, second] = words;
+  if (name === "str_replace_editor" && second !== undefined) {
+    const o = options(words.slice(3));
+    const file_path = abs(second);
+    if (first === "view") return { tool_name: "Read", tool_input: { file_path } };
+    if (first === "create")
+      return { tool_name: "Write", tool_input: { file_path, content: str(o.file_text) ?? "" } };
+    if (first === "str_replace" || first === "insert")
+      return {
+        tool_name: "Edit",
+        tool_input: {
+          file_path,
+          old_string: first === "insert" ? "" : (str(o.old_str) ?? ""),
+          new_string: str(o.new_str) ?? "",
+        },
+      };
+  }
+  if (name === "open" && first !== undefined)
+    return { tool_name: "Read", tool_input: { file_path: abs(first) } };
+  if (name === "create" && first !== undefined)
+    return { tool_name: "Write", tool_input: { file_path: abs(first), content: "" } };
+  // 1.x windowed `edit <search> <replace>` on the open file.
+  if (name === "edit" && first !== undefined && second !== undefined && where.open !== undefined)
+    return {
+      tool_name: "Edit",
+      tool_input: { file_path: where.open, old_string: first, new_string: second },
+    };
+  return bash;
+}
+
+/** The text of a history message (a string, or a list of `{ type: "text", text }` parts). */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  return Array.isArray(content) ? content.map((p) => str(rec(p).text) ?? "").join("") : "";
+}
+
+/** Actions that run nothing in the environment: giving up, or SWE-agent's own exits after an error. */
+const NOT_RUN = /^(exit|exit_forfeit|skip|exit_(context|cost|error|format|api))$/;
+/** How 0.x ("EXECUTION TIMED OUT") and 1.x ("was cancelled because it took more than N seconds") say so. */
+const TIMED_OUT = /EXECUTION TIMED OUT|was cancelled because it took more than \d+(\.\d+)? seconds/;
+
+/** Reads a parsed SWE-agent trajectory. */
+export function readSweAgent(data: unknown, source: string, fallbackId: string): LoggedRun {
+  const d = rec(data);
+  const replay = objectOf(d.replay_config);
+  const id = str(rec(replay.problem_statement).id) ?? fallbackId;
+  const steps = Array.isArray(d.trajectory) ? d.trajectory.map(rec) : [];
+  const where: Where = { cwd: "/testbed", open: undefined };
+  const firstDir = str(objectOf(steps[0]?.state).working_dir);
+  if (firstDir !== undefined && firstDir !== "") where.cwd = firstDir;
+  const base = () => ({ session_id: id, cwd: where.cwd, prompt_id: "task" });
+  const history = Array.isArray(d.history) ? d.history.map(rec) : [];
+  const task = history.find((m) => m.role === "user" && m.is_demo !== true);
+  const prompt = task !== undefined ? textOf(task.content) : (str(rec(replay.problem_statement).text) ?? "");
+
+  let clock = 0;
+  const calls: LoggedCall[] = [
+    { at: clock, input: { ...base(), hook_event_name: "SessionStart", source: "startup" } },
+    { at: clock, input: { ...base(), hook_event_name: "UserPromptSubmit", prompt } },
+  ];
+  let step = 0;
+  for (const s of steps) {
+    const action = (str(s.action) ?? "").trim();
+    const state = objectOf(s.state);
+    const seconds = typeof s.execution_time === "number" && s.execution_time >= 0 ? s.execution_time : 1;
+    if (action === "" || NOT_RUN.test(action)) continue;
+    clock += 1000;
+    const tool = claudeTool(action, where);
+    if (tool === null) {
+      const message = str(s.response) ?? "";
+      calls.push({
+        at: clock,
+        input: {
+          ...base(),
+          hook_event_name: "Stop",
+          stop_hook_active: false,
+          last_assistant_message: message,
+        },
+      });
+    } else {
+      step += 1;
+      const call = { ...tool, tool_use_id: `step-${step}` };
+      calls.push({ at: clock, input: { ...base(), hook_event_name: "PreToolUse", ...call } });
+      const seen = str(s.observation) ?? "";
+      const input = TIMED_OUT.test(seen)
+        ? {
+            ...base(),
+            hook_event_name: "PostToolUseFailure",
+            ...call,
+            error: `Command timed out\n${seen}`,
+            is_interrupt: true,
+          }
+        : {
+            ...base(),
+            hook_event_name: "PostToolUse",
+            ...call,
+            tool_response: { stdout: seen, stderr: "", interrupted: false, isImage: false },
+          };
+      calls.push({ at: clock + 1, input });
+    }
+    clock += Math.round(seconds * 1000);
+    // The state is read after the step: the directory and open file the next command starts from.
+    const dir = str(state.working_dir);
+    if (dir !== undefined && dir !== "") where.cwd = dir;
+    const open = str(state.open_file);
+    if (open !== undefined) where.open = open === "n/a" || open === "" ? undefined : open;
+    else if (tool?.tool_name === "Read" && /^open\b/.test(action))
+      where.open = str(tool.tool_input.file_path);
+  }
+
+  const stats = rec(rec(d.info).model_stats);
+  const last = calls[calls.length - 1];
+  if (last !== undefined && Object.keys(stats).length > 0) {
+    const model = str(rec(rec(replay.agent).model).name);
+    const cost = stats.instance_cost;
+    const usage: UsageRecord = {
+      id: `${id}#total`,
+      // SWE-agent counts the whole prompt it sent; it records no cache use.
+      input: num(stats.tokens_sent),
+      output: num(stats.tokens_received),
+      cacheRead: 0,
+      cacheWrite: 0,
+      ...(model !== undefined && model !== "" ? { model } : {}),
+      // A zero cost means SWE-agent could not price the model: the policy's price table is the better guess.
+      ...(typeof cost === "number" && Number.isFinite(cost) && cost > 0 ? { costUsd: cost } : {}),
+    };
+    last.usage = [...(last.usage ?? []), usage];
+  }
+  return { id, agent: "claude", format: "swe-agent", source, calls };
+}
