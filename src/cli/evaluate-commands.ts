@@ -1,11 +1,11 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
 import { evaluate, parseOutcomes, verdictOf, type Outcomes } from "../evaluate/evaluate.js";
 import { evaluationText, replaySummary, replayTimeline, sweepText } from "../evaluate/report.js";
 import { sweepPolicies } from "../evaluate/sweep.js";
-import { replayRun } from "../evaluate/replay.js";
+import { replayRun, traceOf } from "../evaluate/replay.js";
 import { logFiles, readLog } from "../logs/load.js";
 import type { LoggedRun } from "../logs/run.js";
 import type { LoadedPolicy } from "../shell/config.js";
@@ -48,8 +48,11 @@ export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): v
       "a Claude Code transcript, Codex rollout, Gemini CLI chat, or mini-swe-agent/SWE-agent trajectory",
     )
     .option("--json", "print every call with its events, decisions and grade as JSON")
-    .action((file: string, opts: { json?: boolean }) => {
-      const replayed = replayRun(readLog(file), policy());
+    .option("--trace <file>", "also write the replay as a trace that `reins check` replays")
+    .action((file: string, opts: { json?: boolean; trace?: string }) => {
+      const resolved = policy();
+      const replayed = replayRun(readLog(file), resolved);
+      if (opts.trace !== undefined) writeFileSync(opts.trace, traceOf(replayed, resolved));
       if (opts.json === true) {
         const { run, calls, ...rest } = replayed;
         io.stdout(

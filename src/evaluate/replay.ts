@@ -8,6 +8,7 @@ import { ADAPTERS } from "../hooks/adapters.js";
 import { worstAnswer } from "../hooks/common.js";
 import { usageEvent, type RolloutNews, type UsageReader } from "../hooks/transcript.js";
 import type { LoggedCall, LoggedRun } from "../logs/run.js";
+import { traceHeader, traceLine } from "../shell/trace.js";
 
 /**
  * Replays a logged run through the hooks' own path: each call's input is checked by its agent's adapter,
@@ -203,4 +204,14 @@ function summariseRun(run: LoggedRun, calls: ReplayedCall[], state: State | null
     refusedDone: calls.filter((c) => c.refusedDone).length,
     state,
   };
+}
+
+/**
+ * A replayed run as a trace (`reins check` replays it): the policy, then every event of the session with
+ * the decision it got. This is how a real run that reins judged wrongly becomes a regression test.
+ */
+export function traceOf(replayed: ReplayedRun, policy: Policy): string {
+  const lines = [traceHeader(policy)];
+  for (const call of replayed.calls) for (const r of call.records) lines.push(traceLine(r.event, r.decision));
+  return `${lines.join("\n")}\n`;
 }

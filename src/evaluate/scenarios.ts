@@ -215,7 +215,34 @@ function productiveSessions(): Scenario[] {
       parallel.read(`src/feature/file${batch}-${i}.ts`, "x", {}, i === 0 ? 3_000 : 150);
   parallel.edit("src/feature/file0-0.ts", "a", "b").bash("npm test", "Tests: 9 passed, 9 total").done();
 
+  const search = new SessionScript("search-without-hits");
+  for (const name of ["legacyAuth", "legacy_auth", "LegacyAuth", "authLegacy", "oldAuth", "auth_v1"])
+    search.bash(`grep -rn "${name}" src`, "", 1); // grep finds nothing: exit 1, no output
+  search
+    .bash('grep -rn "authV1" src', "src/login.ts:12: authV1(user)")
+    .edit("src/login.ts", "authV1(user)", "auth.verify(user)");
+  search.bash("npm test", "Tests: 8 passed, 8 total").done();
+
+  const docs = new SessionScript("rebuild-docs");
+  for (let i = 0; i < 4; i++) {
+    docs.bash(`sed -i 's/^html_theme = .*/html_theme = "alabaster${i}"/' docs/conf.py`);
+    docs.bash("rm -rf docs/_build && sphinx-build -b html docs docs/_build", "build succeeded, 1 warning.");
+  }
+  docs.bash("python -m pytest tests/test_docs.py -q", "4 passed in 1.20s").done("The docs build.");
+
   return [
+    {
+      name: "search-without-hits",
+      stuck: false,
+      what: "six searches that find nothing (grep exits 1), then one that does",
+      run: search.run(),
+    },
+    {
+      name: "rebuild-docs",
+      stuck: false,
+      what: "the build output removed and rebuilt after each change",
+      run: docs.run(),
+    },
     {
       name: "poll-build",
       stuck: false,

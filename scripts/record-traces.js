@@ -1,0 +1,16 @@
+// Records the efficacy benchmark's scripted sessions as golden traces under test/traces/, replayed with the
+// default policy (`npm run build` first). `reins check` replays them on every test run; re-record only on
+// purpose, when a change of judgement is meant, and say why in the commit.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { defaultPolicy } from "../dist/core/policy.js";
+import { replayRun, traceOf } from "../dist/evaluate/replay.js";
+import { scenarios } from "../dist/evaluate/scenarios.js";
+
+const dir = join(import.meta.dirname, "..", "test", "traces");
+mkdirSync(dir, { recursive: true });
+for (const scenario of scenarios()) {
+  const file = join(dir, `scenario-${scenario.name}.jsonl`);
+  writeFileSync(file, traceOf(replayRun(scenario.run, defaultPolicy), defaultPolicy));
+  console.log(`${file}: ${scenario.stuck ? "stuck" : "productive"}, ${scenario.what}`);
+}
