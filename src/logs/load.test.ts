@@ -1,8 +1,10 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { defaultPolicy } from "../core/policy.js";
+import { replayRun } from "../evaluate/replay.js";
 import { jsonLines, logFiles, readLog } from "./load.js";
 
 /**
@@ -176,5 +178,36 @@ describe("finding and reading log files", () => {
     expect(() => readLog(join(dir, "missing.jsonl"))).toThrow(/^cannot read .*missing\.jsonl: ENOENT$/);
     writeFileSync(join(dir, "d.json.gz"), Buffer.from([0x1f, 0x8b, 0x6e, 0x6f, 0x74]));
     expect(() => readLog(join(dir, "d.json.gz"))).toThrow(/d\.json\.gz: not a readable gzip file/);
+  });
+});
+
+/** The real runs of ../shared/corpus (third-party data, never copied here), when this checkout has them. */
+const corpus = join(import.meta.dirname, "..", "..", "..", "shared", "corpus", "mini-swe-agent-gemini-3-pro");
+
+describe.skipIf(!existsSync(corpus))("a sample of the real corpus (mini-swe-agent, gemini-3-pro)", () => {
+  const sample = logFiles(corpus)
+    .filter((f) => f.endsWith(".traj.json.gz"))
+    .filter((_, i) => i % 25 === 0);
+
+  it("reads every sampled run into hook calls: a start, a prompt, each command with its outcome, the submit", () => {
+    expect(sample.length).toBe(20);
+    for (const file of sample) {
+      const run = readLog(file);
+      const hooks = run.calls.map((c) => c.input.hook_event_name);
+      expect(hooks.slice(0, 2), file).toEqual(["SessionStart", "UserPromptSubmit"]);
+      expect(hooks.at(-1), file).toBe("Stop");
+      const pre = hooks.filter((h) => h === "PreToolUse").length;
+      const post = hooks.filter((h) => h === "PostToolUse" || h === "PostToolUseFailure").length;
+      expect(post, file).toBe(pre);
+      expect(run.calls.flatMap((c) => c.usage ?? []).length, file).toBeGreaterThanOrEqual(pre);
+    }
+  });
+
+  it("replays every sampled run through the Claude Code adapter without a refused input", () => {
+    for (const file of sample) {
+      const replayed = replayRun(readLog(file), defaultPolicy);
+      expect(replayed.calls.filter((c) => c.invalid !== undefined), file).toEqual([]);
+      expect(replayed.state?.budget.session.spent.tokens, file).toBeGreaterThan(0);
+    }
   });
 });
