@@ -12,6 +12,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
+import { replayRun } from "../src/evaluate/replay.js";
+import { logFiles, readLog } from "../src/logs/load.js";
+import { loadPolicy } from "../src/shell/config.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { codexUnavailableReason, runCodex, type CodexRun } from "./support/codex-cli.js";
 import {
@@ -129,5 +132,25 @@ describe.skipIf(codexUnavailableReason() !== null)("reins guarding the real Code
     const { log, state } = await decisions(result.threadId!);
     expect(state?.breaker).toMatchObject({ status: "open", reason: "duplicate_calls" });
     expect(log.filter((r) => r.event.kind === "tool.requested")).toHaveLength(7);
+
+    // The rollout Codex wrote, read back by `reins replay`'s importer, gives the events the hooks recorded.
+    const rollouts = logFiles(join(home, ".codex", "sessions"));
+    expect(rollouts).toHaveLength(1);
+    const replayed = replayRun(readLog(rollouts[0]!), loadPolicy({ cwd: project }).policy);
+    const gist = (e: { kind: string; tool?: string; outcome?: string }) =>
+      `${e.kind} ${e.tool ?? ""} ${e.outcome ?? ""}`;
+    const tools = (e: { kind: string }) => e.kind === "tool.requested" || e.kind === "tool.completed";
+    expect(
+      replayed.calls
+        .flatMap((c) => c.records.map((r) => r.event))
+        .filter(tools)
+        .map(gist),
+    ).toEqual(
+      log
+        .map((r) => r.event)
+        .filter(tools)
+        .map(gist),
+    );
+    expect(replayed.stop).toMatchObject({ step: 5, guard: "circuit-breaker:duplicate_calls" });
   }, 120_000);
 });
