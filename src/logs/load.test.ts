@@ -206,7 +206,10 @@ describe.skipIf(!existsSync(corpus))("a sample of the real corpus (mini-swe-agen
   it("replays every sampled run through the Claude Code adapter without a refused input", () => {
     for (const file of sample) {
       const replayed = replayRun(readLog(file), defaultPolicy);
-      expect(replayed.calls.filter((c) => c.invalid !== undefined), file).toEqual([]);
+      expect(
+        replayed.calls.filter((c) => c.invalid !== undefined),
+        file,
+      ).toEqual([]);
       expect(replayed.state?.budget.session.spent.tokens, file).toBeGreaterThan(0);
     }
   });
