@@ -18,11 +18,26 @@ function jsonBytes(c: number): number {
   return c >= 0xd800 && c < 0xe000 ? 6 : 3; // a lone surrogate is escaped; a pair takes 4 in all
 }
 
+/** Names every plain object has (inherited), which must never be used as keys of the state's maps. */
+const INHERITED = new Set([...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"]);
+
+/** What `clip` appends to an inherited name to make it an ordinary key (a zero-width space). */
+const MARK = "\u200b";
+
+/** The value of an own property of a map from outside (a policy's per-tool settings), never an inherited one. */
+export function own<V>(map: Record<string, V>, key: string): V | undefined {
+  return Object.hasOwn(map, key) ? map[key] : undefined;
+}
+
 /**
- * Cuts `text` to MAX_TEXT bytes of JSON, keeping it distinct from other cut texts by its length. Bytes, not
- * characters: control characters, quotes and non-ASCII text take more, and the state bound is in bytes.
+ * Makes `text` safe to keep in the state and to use as a key of its maps: an inherited property name gets a
+ * zero-width mark, and text is cut to MAX_TEXT bytes of JSON, keeping it distinct from other cut texts by
+ * its length. Bytes, not characters: control characters, quotes and non-ASCII text take more, and the
+ * state bound is in bytes.
  */
 export function clip(text: string): string {
+  // A key named like an inherited property would read the prototype's (or, `__proto__`, replace it).
+  if (INHERITED.has(text)) return `${text}${MARK}`;
   // Fast paths for the common case, printable ASCII that JSON does not escape: one byte per character.
   if (text.length <= MAX_TEXT) {
     if (text.length <= MAX_TEXT / 6 || !COSTLY.test(text)) return text;

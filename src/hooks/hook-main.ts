@@ -2,8 +2,18 @@ import "./jitless.js";
 import { readSync } from "node:fs";
 import { runHook } from "./run-hook.js";
 
+/** Whether bytes are one complete JSON value (the hook input, whole). */
+function isWholeJson(bytes: Buffer): boolean {
+  try {
+    JSON.parse(bytes.toString("utf8"));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Reads all of stdin. Synchronous reads, because process.stdin's stream machinery costs a few ms to load;
+ * Reads all of stdin, or up to the end of the JSON input when the writer keeps it open. Synchronous reads, because process.stdin's stream machinery costs a few ms to load;
  * the hook's stdin is a blocking pipe (libuv and Rust's std both hand children blocking stdio), but when
  * it is not, the rest is read through process.stdin.
  */
@@ -23,6 +33,12 @@ async function readStdin(): Promise<Buffer> {
     }
     if (n === 0) break;
     chunks.push(Buffer.from(buffer.subarray(0, n)));
+    // An agent that writes its input and keeps stdin open must not hang the hook: once what came is a
+    // whole JSON object, that is the input.
+    if (buffer[n - 1] === 0x7d || buffer[n - 1] === 0x0a) {
+      const whole = Buffer.concat(chunks);
+      if (isWholeJson(whole)) return whole;
+    }
   }
   return Buffer.concat(chunks);
 }

@@ -6,6 +6,7 @@ import {
   readFileSync,
   readSync,
   renameSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -45,6 +46,52 @@ interface Cursor {
   model?: string;
 }
 
+/** The two ends of a line too long to read whole, each at most LONG_EDGE bytes. */
+interface LongLine {
+  head: string;
+  tail: string;
+}
+
+/** How much of each end of an over-long line is kept: ids come first in a line, usage last. */
+const LONG_EDGE = 64 * 1024;
+
+/** The offset of the first newline at or after `from`, or -1 when the file has none yet. */
+function findNewline(fd: number, from: number, size: number): number {
+  const window = Buffer.alloc(1024 * 1024);
+  for (let at = from; at < size; at += window.length) {
+    const n = readSync(fd, window, 0, Math.min(window.length, size - at), at);
+    const i = window.subarray(0, n).indexOf(0x0a);
+    if (i >= 0) return at + i;
+  }
+  return -1;
+}
+
+/** The usage of an assistant line too long to parse, from its ends: ids in the head, usage in the tail. */
+function longLineUsage(line: LongLine): UsageRecord | null {
+  if (!/"type":"assistant"/.test(line.head)) return null;
+  const usage = [...line.tail.matchAll(/"usage":(\{(?:[^{}]|\{[^{}]*\})*\})/g)].at(-1)?.[1];
+  if (usage === undefined) return null;
+  const id = /"message":\{"id":"([^"]+)"/.exec(line.head)?.[1];
+  const model = /"model":"([^"]+)"/.exec(line.head)?.[1];
+  const requestId = [...line.tail.matchAll(/"requestId":"([^"]+)"/g)].at(-1)?.[1];
+  try {
+    return entryUsage(
+      {
+        type: "assistant",
+        ...(requestId !== undefined ? { requestId } : {}),
+        message: {
+          ...(id !== undefined ? { id } : {}),
+          ...(model !== undefined ? { model } : {}),
+          usage: JSON.parse(usage) as Usage,
+        },
+      },
+      hashOf(line.head.slice(0, 4_096)),
+    );
+  } catch {
+    return null;
+  }
+}
+
 /** How many commands' exit codes a cursor keeps. */
 const KEPT_EXITS = 64;
 
@@ -81,27 +128,47 @@ export class TranscriptReader implements UsageReader {
     renameSync(`${file}.${process.pid}`, file);
   }
 
-  /** The whole lines written to `path` since the cursor, advancing it; "" when there are none or no file. */
-  #next(cursor: Cursor): string {
+  /**
+   * The whole lines written to `path` since the cursor, advancing it; none when there are none or no file.
+   * A line longer than one read (a 9 MB Write's tool call) comes as its two ends, where a transcript line
+   * keeps its ids and its usage, and is stepped over: it must never stop the reading of the lines after it.
+   */
+  #next(cursor: Cursor): { text: string; long: LongLine | null } {
+    const none = { text: "", long: null };
     try {
+      // Only a regular file: opening a FIFO blocks until a writer comes, which would freeze the hook (and a
+      // daemon answering every session) on one hostile transcript_path.
+      if (!statSync(cursor.path).isFile()) return none;
       const fd = openSync(cursor.path, "r");
       try {
-        const size = fstatSync(fd).size;
+        const stat = fstatSync(fd);
+        if (!stat.isFile()) return none;
+        const size = stat.size;
         if (size < cursor.offset) cursor.offset = 0; // the file was replaced: start over (ids keep counts exact)
         const length = Math.min(size - cursor.offset, MAX_READ);
-        if (length <= 0) return "";
+        if (length <= 0) return none;
         const buffer = Buffer.alloc(length);
         readSync(fd, buffer, 0, length, cursor.offset);
         // Only whole lines: the agent may be writing the last one right now.
         const end = buffer.lastIndexOf(0x0a);
-        if (end < 0) return "";
-        cursor.offset += end + 1;
-        return buffer.subarray(0, end + 1).toString("utf8");
+        if (end >= 0) {
+          cursor.offset += end + 1;
+          return { text: buffer.subarray(0, end + 1).toString("utf8"), long: null };
+        }
+        if (length < MAX_READ) return none;
+        const stop = findNewline(fd, cursor.offset + length, size);
+        if (stop < 0) return none; // still being written
+        const tailStart = Math.max(cursor.offset, stop - LONG_EDGE);
+        const tail = Buffer.alloc(stop - tailStart);
+        readSync(fd, tail, 0, tail.length, tailStart);
+        const long = { head: buffer.subarray(0, LONG_EDGE).toString("utf8"), tail: tail.toString("utf8") };
+        cursor.offset = stop + 1;
+        return { text: "", long };
       } finally {
         closeSync(fd);
       }
     } catch {
-      return "";
+      return none;
     }
   }
 
@@ -109,9 +176,11 @@ export class TranscriptReader implements UsageReader {
   read(session: string, path: string | undefined, policy: Policy): EventInput[] {
     if (path === undefined || path === "") return [];
     const cursor = this.#load(session, path);
-    const text = this.#next(cursor);
-    if (text === "") return [];
+    const { text, long } = this.#next(cursor);
+    if (text === "" && long === null) return [];
     const events = parseUsage(text, policy);
+    const usage = long === null ? null : longLineUsage(long);
+    if (usage !== null) events.push(usageEvent(usage, policy));
     this.#save(session, cursor);
     return events;
   }
@@ -122,8 +191,9 @@ export class TranscriptReader implements UsageReader {
     if (path === undefined || path === "") return news;
     const cursor = this.#load(session, path);
     for (const [id, code] of Object.entries(cursor.exits ?? {})) exits.set(id, code);
-    const text = this.#next(cursor);
-    if (text === "") return news;
+    // A long line of a rollout is a command's output or a prompt: nothing reins reads is in it.
+    const { text, long } = this.#next(cursor);
+    if (text === "" && long === null) return news;
     let model = cursor.model;
     for (const line of text.split("\n")) {
       // Only the lines that can matter are parsed: a rollout also holds every prompt and output in full.

@@ -6,10 +6,12 @@ import {
   openSync,
   readFileSync,
   readdirSync,
+  renameSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
@@ -17,6 +19,24 @@ import type { Store } from "../core/store.js";
 interface SpoolFile {
   scope: string;
   events: readonly ReinsEvent[];
+}
+
+/** A spooled batch, or null when the text is not one (torn, damaged, or not written by a spool). */
+function parseBatch(text: string): SpoolFile | null {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const batch = data as Partial<SpoolFile> | null;
+  if (batch === null || typeof batch !== "object" || typeof batch.scope !== "string") return null;
+  if (!Array.isArray(batch.events)) return null;
+  // Every spooled event has an id, so a batch delivered twice counts once; one without is not the spool's.
+  const valid = batch.events.every(
+    (e: unknown) => e !== null && typeof e === "object" && typeof (e as { id?: unknown }).id === "string",
+  );
+  return valid ? (batch as SpoolFile) : null;
 }
 
 /**
@@ -58,27 +78,47 @@ export class Spool {
     }
   }
 
-  /** Delivers every spooled batch to `store`, oldest first; returns how many events were delivered. Stops at the first failure. */
-  async drain(store: Store, policy: Policy): Promise<number> {
-    if (this.#pending === false) return 0;
-    let delivered = 0;
+  /**
+   * Delivers every spooled batch to `store`, oldest first, and says how many events it delivered and how
+   * many files it set aside. It stops at the first batch the store cannot take because it is down (the
+   * rest wait); a file that is damaged, or whose events the store refuses for what they hold, is moved to
+   * `rejected/` so it never stands in the way of the batches after it.
+   */
+  async drain(store: Store, policy: Policy): Promise<{ delivered: number; rejected: number }> {
+    const drained = { delivered: 0, rejected: 0 };
+    if (this.#pending === false) return drained;
     for (const file of this.files()) {
       const path = join(this.dir, file);
-      let batch: SpoolFile;
+      let text: string;
       try {
-        batch = JSON.parse(readFileSync(path, "utf8")) as SpoolFile;
+        text = readFileSync(path, "utf8");
       } catch {
         continue; // another process delivered and removed it meanwhile
       }
-      await store.append(batch.scope, batch.events, policy);
-      delivered += batch.events.length;
+      const batch = parseBatch(text);
       try {
+        if (batch === null) throw new ReinsError("invalid_event", `${file} is not a spooled batch`);
+        await store.append(batch.scope, batch.events, policy);
+        drained.delivered += batch.events.length;
         unlinkSync(path);
-      } catch {
-        // already removed by another drainer; the ids made its delivery idempotent
+      } catch (error) {
+        if (ReinsError.is(error) && error.code === "store_unavailable") throw error;
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // delivered by another drainer too
+        this.#reject(path, file);
+        drained.rejected += 1;
       }
     }
     this.#pending = false;
-    return delivered;
+    return drained;
+  }
+
+  /** Moves a batch that can never be delivered out of the way, keeping it for a person to look at. */
+  #reject(path: string, file: string): void {
+    try {
+      mkdirSync(join(this.dir, "rejected"), { recursive: true });
+      renameSync(path, join(this.dir, "rejected", file));
+    } catch {
+      // Another drainer moved it, or the disk refuses: it is retried, and set aside, next time.
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { own } from "../capped.js";
 import type { ReinsEvent, ToolRequested } from "../events.js";
 import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";
@@ -28,7 +29,7 @@ function lastFailed(state: State, sig: string): boolean {
  * change), so it gets a word at the threshold and then at each further multiple of it.
  */
 function repeated(state: State, event: ToolRequested, policy: Policy): GuardResult | null {
-  const tool = policy.loops.tools[event.tool];
+  const tool = own(policy.loops.tools, event.tool);
   const duplicates = tool?.duplicateThreshold ?? policy.circuit.duplicateThreshold;
   const streak = state.calls.streak;
   if (tool?.exempt === true || streak < duplicates) return null;
@@ -47,7 +48,7 @@ function repeated(state: State, event: ToolRequested, policy: Policy): GuardResu
 /** The same error text from the last failures in a row, with nothing succeeding between: the agent is stuck. */
 function repeatedError(state: State, event: ReinsEvent, policy: Policy): GuardResult | null {
   if (event.kind !== "tool.completed" || event.outcome === "success") return null;
-  if (policy.loops.tools[event.tool]?.exempt === true) return null;
+  if (own(policy.loops.tools, event.tool)?.exempt === true) return null;
   const streak = state.calls.errorStreak;
   if (streak < policy.loops.errorRepeatBlock) return null;
   return trip(

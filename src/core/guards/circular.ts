@@ -1,3 +1,4 @@
+import { own } from "../capped.js";
 import { block, pass, quote, warn, times, type Guard } from "../guard.js";
 import { clip } from "../capped.js";
 import { commandKey } from "../reduce.js";
@@ -19,7 +20,7 @@ export const circular: Guard = {
   grades: ["advise", "deny"],
   evaluate(state, event, policy) {
     if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return pass(name);
-    if (policy.loops.tools[event.tool]?.exempt === true) return pass(name);
+    if (own(policy.loops.tools, event.tool)?.exempt === true) return pass(name);
     const threshold = policy.circular.threshold;
     if (event.kind === "tool.requested") {
       for (const path of event.writes ?? []) {

@@ -1,3 +1,4 @@
+import { clip, own } from "../capped.js";
 import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";
 import type { State } from "../state.js";
@@ -17,7 +18,7 @@ const KNOWN_CHECKS: Record<string, string> = {
  * (the policy's `completion.commands`, filled from the project's files), quoted; else the check in words.
  */
 export function checkCommand(state: State, check: string, policy: Policy): string {
-  const command = state.checks[check]?.command ?? policy.completion.commands[check];
+  const command = own(state.checks, clip(check))?.command ?? own(policy.completion.commands, check);
   return command !== undefined ? quote(command) : (KNOWN_CHECKS[check] ?? `the ${check} verification`);
 }
 
@@ -43,7 +44,7 @@ export const completionGate: Guard = {
     const required = policy.completion.required[event.level];
     const missing: string[] = [];
     for (const check of required) {
-      const memo = state.checks[check];
+      const memo = own(state.checks, clip(check));
       const run = checkCommand(state, check, policy);
       if (memo === undefined) missing.push(`${check} has not run (run ${run})`);
       else if (!memo.passed) missing.push(`${check} is failing (run ${run} and fix it)`);

@@ -1,3 +1,4 @@
+import { own } from "../capped.js";
 import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";
 import type { RecentCall, State } from "../state.js";
@@ -23,7 +24,7 @@ function alternating(state: State, policy: Policy): GuardResult | null {
   const b = recent[n - 2];
   if (a === undefined || b === undefined || a.sig === b.sig) return null;
   // An exempt tool's calls are never part of a loop, not even half of an A-B-A-B one.
-  if (policy.loops.tools[b.tool]?.exempt === true) return null;
+  if (own(policy.loops.tools, b.tool)?.exempt === true) return null;
   let length = 2;
   while (length < n && recent[n - 1 - length]?.sig === (length % 2 === 0 ? a.sig : b.sig)) length += 1;
   const cycles = Math.floor(length / 2);
@@ -48,7 +49,7 @@ function nearIdentical(state: State, policy: Policy, tool: string): GuardResult 
   const recent = state.calls.recent;
   const last = recent[recent.length - 1];
   if (last === undefined) return null;
-  const threshold = policy.loops.tools[tool]?.nearIdenticalThreshold ?? policy.loops.nearIdenticalThreshold;
+  const threshold = own(policy.loops.tools, tool)?.nearIdenticalThreshold ?? policy.loops.nearIdenticalThreshold;
   let length = 0;
   const sigs = new Set<string>();
   for (let i = recent.length - 1; i >= 0 && recent[i]?.shape === last.shape; i--) {
@@ -75,7 +76,7 @@ export const loopPatterns: Guard = {
   grades: ["advise", "deny"],
   evaluate(state, event, policy) {
     if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return pass(name);
-    if (policy.loops.tools[event.tool]?.exempt === true) return pass(name);
+    if (own(policy.loops.tools, event.tool)?.exempt === true) return pass(name);
     if (event.kind === "tool.completed") {
       const streak = state.calls.errorStreak;
       const rules = policy.loops;

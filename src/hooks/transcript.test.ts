@@ -1,0 +1,73 @@
+import { execFileSync } from "node:child_process";
+import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { defaultPolicy } from "../core/policy.js";
+import { TranscriptReader } from "./transcript.js";
+
+/** One assistant line of a Claude Code transcript, as 2.1.330 writes it, with `content` of any size. */
+function assistant(id: string, content: string, input = 1_000): string {
+  return `${JSON.stringify({
+    parentUuid: "p",
+    type: "assistant",
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5",
+      content: [
+        { type: "tool_use", id: `toolu_${id}`, name: "Write", input: { file_path: "big.txt", content } },
+      ],
+      usage: { input_tokens: input, output_tokens: 100, cache_read_input_tokens: 0 },
+    },
+    requestId: `req_${id}`,
+  })}\n`;
+}
+
+describe("reading a transcript's usage", () => {
+  it("keeps counting after a line over the 8 MB read window, and counts that line's own usage", () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-transcript-"));
+    const path = join(dir, "session.jsonl");
+    const reader = new TranscriptReader(join(dir, "cursors"));
+    writeFileSync(path, assistant("m1", "small"));
+    expect(reader.read("s", path, defaultPolicy).map((e) => e.id)).toHaveLength(1);
+
+    // A 9 MB Write: its line alone is larger than what one hook call reads.
+    appendFileSync(path, assistant("m2", "x".repeat(9 * 1024 * 1024), 2_000));
+    appendFileSync(path, assistant("m3", "after", 3_000));
+    const events = [...reader.read("s", path, defaultPolicy), ...reader.read("s", path, defaultPolicy)];
+    expect(events.map((e) => (e.kind === "usage.recorded" ? e.inputTokens : 0))).toEqual([2_000, 3_000]);
+
+    appendFileSync(path, assistant("m4", "later", 4_000));
+    expect(
+      reader.read("s", path, defaultPolicy).map((e) => (e.kind === "usage.recorded" ? e.inputTokens : 0)),
+    ).toEqual([4_000]);
+  });
+
+  it("waits for a long line that is still being written, and reads it once it ends", () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-transcript-"));
+    const path = join(dir, "session.jsonl");
+    const reader = new TranscriptReader(join(dir, "cursors"));
+    const line = assistant("m1", "y".repeat(9 * 1024 * 1024), 5_000);
+    writeFileSync(path, line.slice(0, -200));
+    expect(reader.read("s", path, defaultPolicy)).toEqual([]);
+    appendFileSync(path, line.slice(-200));
+    expect(
+      reader.read("s", path, defaultPolicy).map((e) => (e.kind === "usage.recorded" ? e.inputTokens : 0)),
+    ).toEqual([5_000]);
+  });
+});
+
+describe("a transcript path that is not a regular file", () => {
+  // A hang here fails the test by its timeout.
+  it("is not opened: a FIFO would block the hook until someone writes to it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-transcript-"));
+    const fifo = join(dir, "fifo.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    const reader = new TranscriptReader(join(dir, "cursors"));
+    expect(reader.read("s", fifo, defaultPolicy)).toEqual([]);
+    expect(reader.readRollout("s", fifo, defaultPolicy).usage).toEqual([]);
+    expect(reader.read("s", dir, defaultPolicy)).toEqual([]);
+  });
+});

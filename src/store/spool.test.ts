@@ -1,0 +1,95 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ReinsError } from "../core/errors.js";
+import type { ReinsEvent } from "../core/events.js";
+import { defaultPolicy } from "../core/policy.js";
+import { createGovernor } from "../governor.js";
+import { MemoryStore } from "./memory.js";
+import { Spool } from "./spool.js";
+import { SqliteStore } from "./sqlite.js";
+
+const event = (n: number, extra: Partial<ReinsEvent> = {}): ReinsEvent =>
+  ({
+    kind: "tool.requested",
+    at: 1_790_000_000_000 + n,
+    scope: "session:s",
+    id: `e${n}`,
+    tool: "Bash",
+    inputHash: `h${n}`,
+    command: `echo ${n}`,
+    ...extra,
+  }) as ReinsEvent;
+
+function dirs() {
+  const root = mkdtempSync(join(tmpdir(), "reins-spool-"));
+  return { root, spool: new Spool(join(root, "spool")) };
+}
+
+describe("the spool", () => {
+  it("sets a damaged file aside instead of failing every drain after it, and delivers the rest", async () => {
+    const { root, spool } = dirs();
+    mkdirSync(spool.dir, { recursive: true });
+    writeFileSync(join(spool.dir, "000000000000001-1-a.json"), "null");
+    writeFileSync(join(spool.dir, "000000000000002-1-b.json"), '{"scope": 3, "events": "x"}');
+    writeFileSync(join(spool.dir, "000000000000003-1-c.json"), "{torn");
+    spool.add("session:s", [event(1)]);
+    const store = new MemoryStore();
+    const drained = await spool.drain(store, defaultPolicy);
+    expect(drained).toEqual({ delivered: 1, rejected: 3 });
+    expect(spool.files()).toEqual([]);
+    expect(readdirSync(join(spool.dir, "rejected")).sort()).toHaveLength(3);
+    expect(await store.events("session:s")).toHaveLength(1);
+    // The next drain has nothing to do: the bad files no longer stand in the way.
+    expect(await spool.drain(store, defaultPolicy)).toEqual({ delivered: 0, rejected: 0 });
+    expect(existsSync(root)).toBe(true);
+  });
+
+  it("keeps every batch while the store is down, and stops at the first that cannot be delivered", async () => {
+    const { spool } = dirs();
+    spool.add("session:s", [event(1)]);
+    spool.add("session:s", [event(2)]);
+    const down = new MemoryStore();
+    down.append = () => Promise.reject(new ReinsError("store_unavailable", "down"));
+    await expect(spool.drain(down, defaultPolicy)).rejects.toThrow("down");
+    expect(spool.files()).toHaveLength(2);
+  });
+});
+
+describe("an event the engine cannot apply", () => {
+  // A getter that throws stands for any fault of the engine's on an event's content.
+  const poison = (): ReinsEvent => {
+    const e = event(9) as unknown as Record<string, unknown>;
+    Object.defineProperty(e, "tool", {
+      enumerable: true,
+      get: () => {
+        throw new TypeError("bad tool");
+      },
+    });
+    return e as unknown as ReinsEvent;
+  };
+
+  it("is not taken for a store that is down: SQLite says so, and nothing is spooled", async () => {
+    const { root, spool } = dirs();
+    const store = new SqliteStore(join(root, "reins.db"));
+    try {
+      const error = await store.append("session:s", [poison()], defaultPolicy).catch((e: unknown) => e);
+      expect(ReinsError.is(error) && error.code).toBe("invalid_event");
+      const warnings: string[] = [];
+      const governor = createGovernor({
+        store,
+        policy: defaultPolicy,
+        spool,
+        onWarning: (l) => warnings.push(l),
+      });
+      await expect(governor.record("session:s", [poison()])).rejects.toThrow(/could not apply/);
+      expect(spool.files()).toEqual([]);
+      // The store still works, and what it held is intact.
+      expect((await governor.record("session:s", [event(1)])).answers).toHaveLength(1);
+      expect(await store.events("session:s")).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,61 @@
+import { spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The in-process hook command (`reins hook claude`, what `reins init --in-process` installs) against
+ * inputs that used to hang it: a FIFO as transcript_path, and an agent that writes its input and never
+ * closes stdin. A hang fails the test by its timeout.
+ */
+const bin = join(import.meta.dirname, "..", "bin", "reins.js");
+
+function project(): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-hook-faults-")));
+  writeFileSync(join(dir, "reins.config.json"), "{}");
+  return dir;
+}
+
+/** Runs the hook with `input` written to stdin, which is left open unless `close`. */
+function hook(
+  cwd: string,
+  input: string,
+  close: boolean,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, "hook", "claude"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.write(input);
+    if (close) child.stdin.end();
+  });
+}
+
+describe("the in-process hook on inputs that used to hang it", () => {
+  it("answers an agent that writes its input and keeps stdin open", async () => {
+    const dir = project();
+    const input = JSON.stringify({ session_id: "s1", hook_event_name: "SessionStart", cwd: dir });
+    const result = await hook(dir, `${input}\n`, false);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("reins: session budget");
+  }, 20_000);
+
+  it("answers when transcript_path is a FIFO nobody writes to", async () => {
+    const dir = project();
+    const fifo = join(dir, "transcript.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    const base = { session_id: "s2", cwd: dir, transcript_path: fifo, prompt_id: "p" };
+    const result = await hook(
+      dir,
+      JSON.stringify({ ...base, hook_event_name: "UserPromptSubmit", prompt: "go" }),
+      true,
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("reins: session budget");
+  }, 20_000);
+});
