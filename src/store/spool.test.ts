@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { hostileEvents } from "../../test/support/hostile.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
 import { defaultPolicy } from "../core/policy.js";
@@ -92,4 +94,29 @@ describe("an event the engine cannot apply", () => {
       await store.close();
     }
   });
+});
+
+describe("stores fed hostile content (seeded fast-check)", () => {
+  it("apply every event, never taking its content for a store that is down", async () => {
+    const { root } = dirs();
+    const sqlite = new SqliteStore(join(root, "hostile.db"));
+    const memory = new MemoryStore();
+    let n = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(hostileEvents("session:h"), async (events) => {
+          const scope = `session:h${++n}`;
+          const batch = events.map((e, i) => ({ ...e, scope, id: `${scope}#${i}` }));
+          for (const store of [sqlite, memory]) {
+            const result = await store.append(scope, batch, defaultPolicy);
+            expect(result.answers).toHaveLength(batch.length);
+            expect((await store.state(scope))?.seq).toBe(batch.length);
+          }
+        }),
+        { seed: 20261123, numRuns: 40 },
+      );
+    } finally {
+      await sqlite.close();
+    }
+  }, 60_000);
 });
