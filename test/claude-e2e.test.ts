@@ -174,6 +174,25 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
     expect(log.some((r) => r.decision.alerts.some((a) => a.kind === "budget_paused"))).toBe(true);
   }, 120_000);
 
+  it("pauses a USD budget for the model Claude Code reports, which the price table does not list", async () => {
+    // Claude Code 2.1.330 reports its default model as claude-opus-5-5: priced as Opus, never as free.
+    policy({ budget: { session: { usd: 1, tokens: null } } });
+    const usage = { input_tokens: 150_000, output_tokens: 100 };
+    const script: Script = (_request, turn) =>
+      turn < 6 ? bash(`echo step ${turn}`, usage) : { text: "Stopping.", usage };
+    const result = await drive(script, 10);
+
+    const texts = fake!.mainRequests().map((r) => lastToolResults(r)[0]?.text ?? "");
+    const denied = texts.findIndex((t) => t.startsWith("PreToolUse:Bash hook error"));
+    expect(denied).toBeGreaterThan(0);
+    expect(texts[denied]).toMatch(/The session budget is paused: \$2\.\d\d used of \$1\.00/);
+    const { state, log } = await decisions(result.json!.session_id);
+    expect(state?.budget.session.paused).toBe("usd");
+    expect(state?.budget.session.spent.usd).toBeGreaterThan(1);
+    const told = log.flatMap((r) => r.decision.instructions).join("\n");
+    expect(told).toContain("USD spend of `claude-opus-5-5` is estimated as `claude-opus-4`");
+  }, 120_000);
+
   it("never blocks a healthy session", async () => {
     const script: Script = [
       { toolUses: [{ name: "Read", input: { file_path: join(project, "test.js") } }] },

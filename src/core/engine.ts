@@ -1,13 +1,13 @@
 import type { AlertKind, Effect, Guard, GuardResult, Verdict } from "./guard.js";
 import { isHumanEvent, type ReinsEvent } from "./events.js";
-import { clip } from "./capped.js";
+import { clip, pushCapped } from "./capped.js";
 import { ReinsError, assertNever } from "./errors.js";
 import { defaultGuards } from "./guards/index.js";
 import { meterAt } from "./meter.js";
 import type { Policy } from "./policy.js";
 import { applyEvent } from "./reduce.js";
 import { tally } from "./tally.js";
-import { LEVEL, cloneState, initialState, type State } from "./state.js";
+import { CAPS, LEVEL, cloneState, initialState, type State } from "./state.js";
 
 /** An alert raised by a decision, for the humans watching. */
 export interface DecisionAlert {
@@ -172,6 +172,9 @@ function applyEffect(state: State, effect: Effect, at: number): void {
       break;
     case "completion.accepted":
       state.refusedClaims = 0;
+      break;
+    case "pricing.noted":
+      pushCapped((state.priced ??= []), effect.model, CAPS.priced);
       break;
     case "circuit.probe":
       state.breaker.probe = "in_flight";

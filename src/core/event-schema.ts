@@ -62,6 +62,7 @@ export const eventSchema = z.discriminatedUnion("kind", [
     costUsd: tokens,
     premiumRequests: tokens,
     model: text.optional(),
+    pricing: z.string().max(300).optional(),
   }),
   z.object({
     kind: z.literal("verification.ran"),

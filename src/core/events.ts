@@ -95,6 +95,11 @@ export interface UsageRecorded extends EventBase {
   costUsd?: number;
   premiumRequests?: number;
   model?: string;
+  /**
+   * Where `costUsd` came from: `agent` (the agent's own figure), `table` (the policy's prices),
+   * `family:<model>` (the price of a listed model of the same family), `unknown` (the highest listed price).
+   */
+  pricing?: string;
 }
 
 export interface VerificationRan extends EventBase {

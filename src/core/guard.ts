@@ -32,7 +32,8 @@ export type Effect =
   | { kind: "circuit.opened"; reason: TripReason; detail: string }
   | { kind: "circuit.probe" }
   | { kind: "completion.refused" }
-  | { kind: "completion.accepted" };
+  | { kind: "completion.accepted" }
+  | { kind: "pricing.noted"; model: string };
 
 /** One guard's result for one event. */
 export interface GuardResult {

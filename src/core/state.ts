@@ -21,6 +21,7 @@ export const CAPS = {
   files: 64,
   recentCalls: 8,
   rateBuckets: 31,
+  priced: 8,
 } as const;
 
 /** What a meter has spent so far. Wall time is derived from `startedAt` and the event time. */
@@ -184,6 +185,8 @@ export interface State {
   refusedClaims: number;
   /** Running totals for metrics (absent in snapshots written before they existed). */
   tally?: Tally;
+  /** Models whose estimated USD the agent was told about (absent in older snapshots). */
+  priced?: string[];
 }
 
 /** A meter that has spent nothing, started at `at`. */

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultPolicy } from "../core/policy.js";
-import { TranscriptReader } from "./transcript.js";
+import { TranscriptReader, usageEvent } from "./transcript.js";
 
 /** One assistant line of a Claude Code transcript, as 2.1.330 writes it, with `content` of any size. */
 function assistant(id: string, content: string, input = 1_000): string {
@@ -69,5 +69,30 @@ describe("a transcript path that is not a regular file", () => {
     expect(reader.read("s", fifo, defaultPolicy)).toEqual([]);
     expect(reader.readRollout("s", fifo, defaultPolicy).usage).toEqual([]);
     expect(reader.read("s", dir, defaultPolicy)).toEqual([]);
+  });
+});
+
+describe("pricing a model's usage", () => {
+  const usage = { id: "m", input: 150_000, output: 1_000, cacheRead: 0, cacheWrite: 0 };
+  const priced = (model: string, extra: Partial<typeof usage> & { costUsd?: number } = {}) =>
+    usageEvent({ ...usage, ...extra, model }, defaultPolicy);
+
+  it("prices a model the table does not list by its family, and says so", () => {
+    // Claude Code 2.1.330 reports claude-opus-5-5: priced as the Opus family, never as free.
+    const event = priced("claude-opus-5-5");
+    expect(event).toMatchObject({ kind: "usage.recorded", costUsd: 2.325, pricing: "family:claude-opus-4" });
+    expect(priced("gemini-3-pro-preview")).toMatchObject({ pricing: "family:gemini-2.5-pro" });
+    expect(priced("google/gemini-3-pro-preview")).toMatchObject({ pricing: "family:gemini-2.5-pro" });
+  });
+
+  it("prices a model of no known family at the table's highest price, never at $0", () => {
+    const event = priced("mystery-model-9");
+    expect(event).toMatchObject({ pricing: "unknown" });
+    expect(event.kind === "usage.recorded" && (event.costUsd ?? 0)).toBeGreaterThanOrEqual(2.325);
+  });
+
+  it("prefers the cost the agent reports, and a listed model's own price", () => {
+    expect(priced("claude-opus-5-5", { costUsd: 0.5 })).toMatchObject({ costUsd: 0.5, pricing: "agent" });
+    expect(priced("claude-sonnet-4-5")).toMatchObject({ costUsd: 0.465, pricing: "table" });
   });
 });

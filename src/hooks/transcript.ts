@@ -12,7 +12,7 @@ import {
 import { join } from "node:path";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
-import { costOf, hashOf } from "./common.js";
+import { costOf, hashOf, priceOf } from "./common.js";
 import { rolloutExit, rolloutModel, rolloutUsage } from "./rollout.js";
 
 /** Reads at most this much new transcript per hook call; the rest waits for the next call. */
@@ -244,6 +244,7 @@ export interface UsageRecord {
 /** The `usage.recorded` event of a model call: priced by the agent's own figure, else the policy's prices. */
 export function usageEvent(usage: UsageRecord, policy: Policy): EventInput {
   const reported = usage.costUsd;
+  const own = reported !== undefined && Number.isFinite(reported) && reported >= 0;
   return {
     kind: "usage.recorded",
     id: `usage:${hashOf(usage.id)}`,
@@ -251,10 +252,8 @@ export function usageEvent(usage: UsageRecord, policy: Policy): EventInput {
     outputTokens: usage.output,
     cacheReadTokens: usage.cacheRead,
     cacheWriteTokens: usage.cacheWrite,
-    costUsd:
-      reported !== undefined && Number.isFinite(reported) && reported >= 0
-        ? reported
-        : costOf(policy, usage.model, usage),
+    costUsd: own ? reported : costOf(policy, usage.model, usage),
+    pricing: own ? "agent" : priceOf(policy, usage.model).pricing,
     ...(usage.model !== undefined ? { model: usage.model } : {}),
   };
 }

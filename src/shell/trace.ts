@@ -100,6 +100,24 @@ export interface Divergence {
   now: Decision;
 }
 
+/**
+ * What must stay the same for a decision to be the same: the verdict, whether a person must act, what the
+ * agent is told, the alerts, and every guard's result that is not a plain allow. A guard added later that
+ * allows an event leaves old traces replaying; any change of what reins says or does does not.
+ */
+function gist(decision: Decision): unknown {
+  return {
+    seq: decision.seq,
+    verdict: decision.verdict,
+    needsHuman: decision.needsHuman,
+    instructions: decision.instructions,
+    alerts: decision.alerts,
+    results: decision.results.filter(
+      (r) => r.verdict !== "allow" || r.effects !== undefined || r.message !== undefined,
+    ),
+  };
+}
+
 /** Replays a trace with today's engine; returns the first divergence, or null when every decision matches. */
 export function checkTrace(
   trace: Trace,
@@ -116,7 +134,7 @@ export function checkTrace(
     const now = advance(state, event, policy, trace.pipeline === "pool" ? poolPipeline : undefined);
     if (decision === null) continue;
     checked += 1;
-    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(now)), decision)) {
+    if (!isDeepStrictEqual(gist(JSON.parse(JSON.stringify(now)) as Decision), gist(decision))) {
       return { checked, events: trace.lines.length, divergence: { line, event, recorded: decision, now } };
     }
   }

@@ -6,6 +6,7 @@ import { circular } from "./circular.js";
 import { completionGate } from "./completion-gate.js";
 import { loopPatterns } from "./loop-patterns.js";
 import { maxIterations } from "./max-iterations.js";
+import { pricing } from "./pricing.js";
 import { qualityRegression } from "./quality-regression.js";
 import { spendRate } from "./spend-rate.js";
 import { thrashing } from "./thrashing.js";
@@ -21,6 +22,7 @@ export {
   completionGate,
   loopPatterns,
   maxIterations,
+  pricing,
   qualityRegression,
   spendRate,
   thrashing,
@@ -33,6 +35,7 @@ export {
 export const defaultGuards: readonly Guard[] = [
   maxIterations,
   budget,
+  pricing,
   spendRate,
   circuitBreaker,
   churn,

@@ -49,7 +49,8 @@ function nearIdentical(state: State, policy: Policy, tool: string): GuardResult 
   const recent = state.calls.recent;
   const last = recent[recent.length - 1];
   if (last === undefined) return null;
-  const threshold = own(policy.loops.tools, tool)?.nearIdenticalThreshold ?? policy.loops.nearIdenticalThreshold;
+  const threshold =
+    own(policy.loops.tools, tool)?.nearIdenticalThreshold ?? policy.loops.nearIdenticalThreshold;
   let length = 0;
   const sigs = new Set<string>();
   for (let i = recent.length - 1; i >= 0 && recent[i]?.shape === last.shape; i--) {
