@@ -205,6 +205,20 @@ describe("the Gemini CLI adapter", () => {
     });
   });
 
+  it("counts every model call, even when its request looks the same as the last (tool calls between text turns)", async () => {
+    // Gemini CLI's AfterModel input keeps only the text parts of the history, so the calls between two text
+    // turns all carry the same llm_request; only the time (and the usage) tell them apart.
+    const usage = { promptTokenCount: 1_000, candidatesTokenCount: 40, totalTokenCount: 1_040 };
+    const calls = [0, 1, 2, 3].map((i) => ({
+      ...afterModel("Fix the build.", usage),
+      timestamp: new Date(Date.UTC(2026, 0, 5, 9, 0, i)).toISOString(),
+    }));
+    for (const call of calls) await reply(call);
+    await reply(calls[2]); // the same call delivered again counts once
+    const { state } = await stateOf();
+    expect(state?.budget.session.spent.tokens).toBe(4 * 1_040);
+  });
+
   it("records AfterModel usage once, even when the same event comes twice, and pauses at the limit", async () => {
     policy({ budget: { session: { tokens: 1_000 } } });
     const first = afterModel("Add a slug helper.", {

@@ -2,10 +2,10 @@ import * as z from "zod";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import { statusLine, type AgentAdapter, type HookContext, type HookPlan } from "./claude.js";
+import { usageEvent } from "./transcript.js";
 import {
   claimEvent,
   contextReply,
-  costOf,
   hashOf,
   toolEndEvents,
   toolTouch,
@@ -108,8 +108,8 @@ export function geminiOutcome(response: unknown): ToolOutcome {
 /**
  * Token usage from an AfterModel call's `llm_response.usageMetadata`. AfterModel fires for every streamed
  * chunk, so only a final chunk (one whose candidate has a `finishReason`, or a usage-only chunk) counts, and
- * its id is derived from the session and the request, which is the same for every chunk of one model call
- * and for a redelivered event: the store applies it once. Gemini CLI passes hooks `promptTokenCount`,
+ * its id is derived from the session, the chunk's time and its usage, the same for a redelivered event: the
+ * store applies it once. Gemini CLI passes hooks `promptTokenCount`,
  * `candidatesTokenCount` and `totalTokenCount`; `cachedContentTokenCount`, `thoughtsTokenCount` and
  * `toolUsePromptTokenCount` (the Gemini API's other fields) are read when present. `promptTokenCount`
  * includes the cached tokens; `totalTokenCount` also counts the thinking tokens that `candidatesTokenCount`
@@ -139,18 +139,11 @@ export function geminiUsage(input: GeminiInput, policy: Policy): EventInput[] {
   };
   const model = record(input.llm_request).model;
   const name = typeof model === "string" && model !== "" ? model : undefined;
-  return [
-    {
-      kind: "usage.recorded",
-      id: `usage:${hashOf(["gemini", input.session_id, hashOf(input.llm_request ?? input.timestamp ?? null)])}`,
-      inputTokens: usage.input,
-      outputTokens: usage.output,
-      cacheReadTokens: usage.cacheRead,
-      cacheWriteTokens: 0,
-      costUsd: costOf(policy, name, usage),
-      ...(name !== undefined ? { model: name } : {}),
-    },
-  ];
+  // One model call's final chunk comes once, at its own time: the time and the usage identify it (the
+  // request does not: AfterModel keeps only the history's text parts, the same for every call between two
+  // text turns). The same hook input delivered again has the same time, and counts once.
+  const key = ["gemini", input.session_id, input.timestamp ?? hashOf(input.llm_request ?? null), meta];
+  return [usageEvent({ id: hashOf(key), ...usage, ...(name !== undefined ? { model: name } : {}) }, policy)];
 }
 
 /** Turns one Gemini CLI hook call into reins events and a reply in Gemini CLI's protocol. */
