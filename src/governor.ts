@@ -66,9 +66,17 @@ export function createGovernor(options: GovernorOptions = {}) {
       };
     } catch (error) {
       if (!ReinsError.is(error) || error.code !== "store_unavailable") throw error;
-      options.spool?.add(scope, stamped);
-      const kept =
-        options.spool !== undefined ? `; ${stamped.length} event(s) kept in ${options.spool.dir}` : "";
+      let kept = "";
+      if (options.spool !== undefined) {
+        try {
+          options.spool.add(scope, stamped);
+          kept = `; ${stamped.length} event(s) kept in ${options.spool.dir}`;
+        } catch (spoolError) {
+          // The disk the spool is on may be as full as the store's: say so, and answer all the same.
+          const why = (spoolError as NodeJS.ErrnoException).code ?? String(spoolError);
+          kept = `; ${stamped.length} event(s) could not be kept either (${why})`;
+        }
+      }
       const message = policy.failClosed
         ? `reins: store unavailable (${error.message}); failClosed is set, so work is blocked until it is back${kept}`
         : `reins: store unavailable (${error.message}); allowing without guards${kept}`;

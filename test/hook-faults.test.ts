@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -57,5 +57,60 @@ describe("the in-process hook on inputs that used to hang it", () => {
     );
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("reins: session budget");
+  }, 20_000);
+});
+
+describe("the in-process hook when the store cannot be opened", () => {
+  const pre = (dir: string, n: number) =>
+    JSON.stringify({
+      session_id: "s3",
+      hook_event_name: "PreToolUse",
+      cwd: dir,
+      tool_name: "Bash",
+      tool_input: { command: `echo ${n}` },
+      tool_use_id: `t${n}`,
+    });
+
+  /** A project whose SQLite file is not a database. */
+  function corrupt(policy: object = {}): string {
+    const dir = project();
+    writeFileSync(join(dir, "reins.config.json"), JSON.stringify(policy));
+    mkdirSync(join(dir, ".reins"), { recursive: true });
+    writeFileSync(join(dir, ".reins", "reins.db"), "this is not a database ".repeat(400));
+    return dir;
+  }
+
+  it("allows with one line saying why, and keeps the events in the spool", async () => {
+    const dir = corrupt();
+    const result = await hook(dir, pre(dir, 1), true);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(
+      /^reins: store unavailable \(.*reins\.db is not a reins database.*\); allowing without guards; 1 event\(s\) kept in .*spool\n$/,
+    );
+    expect(readdirSync(join(dir, ".reins", "spool")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
+  }, 20_000);
+
+  it("denies the call when the policy fails closed", async () => {
+    const dir = corrupt({ failClosed: true });
+    const result = await hook(dir, pre(dir, 2), true);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringMatching(/failClosed is set/) as unknown,
+      },
+    });
+    expect(readdirSync(join(dir, ".reins", "spool")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
+  }, 20_000);
+
+  it("answers the same for a Redis server that refuses", async () => {
+    const dir = project();
+    writeFileSync(
+      join(dir, "reins.config.json"),
+      JSON.stringify({ failClosed: true, store: "redis://127.0.0.1:1" }),
+    );
+    const result = await hook(dir, pre(dir, 3), true);
+    expect(JSON.parse(result.stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    expect(readdirSync(join(dir, ".reins", "spool")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
   }, 20_000);
 });

@@ -5,7 +5,8 @@ import type { Store } from "../core/store.js";
 import { createGovernor } from "../governor.js";
 import { findRoot } from "../shell/config.js";
 import { loadPolicyCached } from "../shell/policy-cache.js";
-import { openStore } from "../store/open.js";
+import { openStore, redact } from "../store/open.js";
+import { UnavailableStore } from "../store/unavailable.js";
 import { Spool } from "../store/spool.js";
 import { ADAPTERS, AGENTS } from "./adapters.js";
 import type { AgentAdapter } from "./claude.js";
@@ -41,14 +42,20 @@ export interface HookServices {
 export async function openServices(
   root: string,
   env: NodeJS.ProcessEnv,
-  options: { remote?: boolean } = {},
+  options: { remote?: boolean; storeSpec?: string } = {},
 ): Promise<HookServices> {
   const policy = loadPolicyCached({ cwd: root, env });
   const server = options.remote === true ? env.REINS_SERVER_URL : undefined;
-  const store =
-    server !== undefined && server !== ""
-      ? await openRemote(server, env)
-      : await openStore(env.REINS_STORE ?? policy.store, root);
+  const spec = options.storeSpec ?? env.REINS_STORE ?? policy.store;
+  let store: Store;
+  try {
+    store =
+      server !== undefined && server !== "" ? await openRemote(server, env) : await openStore(spec, root);
+  } catch (error) {
+    // A hook must still answer, spool and honour failClosed when its store cannot be opened.
+    if (options.remote !== true || !ReinsError.is(error) || error.code !== "store_unavailable") throw error;
+    store = new UnavailableStore(redact(spec), error);
+  }
   return {
     root,
     policy,

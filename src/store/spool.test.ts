@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { execFileSync } from "node:child_process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { hostileEvents } from "../../test/support/hostile.js";
@@ -119,4 +120,41 @@ describe("stores fed hostile content (seeded fast-check)", () => {
       await sqlite.close();
     }
   }, 60_000);
+});
+
+/** A tiny tmpfs to fill up; only root can mount one, so elsewhere the test says it is skipped. */
+function fullDisk(): string | null {
+  if (process.getuid?.() !== 0) return null;
+  const dir = mkdtempSync(join(tmpdir(), "reins-full-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stdio: "ignore" });
+  } catch {
+    return null;
+  }
+  return dir;
+}
+const disk = fullDisk();
+
+describe.skipIf(disk === null)("a full disk (tmpfs; needs root, skipped otherwise)", () => {
+  it("leaves no empty spool file, and still answers, failing closed when the policy says so", async () => {
+    const dir = disk!;
+    try {
+      const spool = new Spool(join(dir, "spool"));
+      writeFileSync(join(dir, "ballast"), Buffer.alloc(60 * 1024));
+      const big = Array.from({ length: 50 }, (_, i) => event(i, { command: "x".repeat(200) }));
+      expect(() => spool.add("session:s", big)).toThrow(/ENOSPC/);
+      expect(spool.files()).toEqual([]);
+      const down = new MemoryStore();
+      down.append = () => Promise.reject(new ReinsError("store_unavailable", "disk full"));
+      const warnings: string[] = [];
+      const policy = { ...defaultPolicy, failClosed: true };
+      const governor = createGovernor({ store: down, policy, spool, onWarning: (l) => warnings.push(l) });
+      const { answers } = await governor.record("session:s", big);
+      expect(answers[0]).toMatchObject({ verdict: "block" });
+      expect(spool.files()).toEqual([]);
+      expect(warnings[0]).toMatch(/failClosed is set.*could not be kept either \(ENOSPC\)/);
+    } finally {
+      execFileSync("umount", [dir]);
+    }
+  });
 });

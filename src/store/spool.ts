@@ -7,6 +7,7 @@ import {
   readFileSync,
   readdirSync,
   renameSync,
+  rmSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
@@ -53,17 +54,24 @@ export class Spool {
     this.dir = dir;
   }
 
-  /** Writes a batch durably (fsync) before the caller answers the agent. */
+  /** Writes a batch durably (fsync) before the caller answers the agent; throws, leaving nothing, when it cannot. */
   add(scope: string, events: readonly ReinsEvent[]): void {
     mkdirSync(this.dir, { recursive: true });
     const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${randomUUID()}.json`;
-    const fd = openSync(join(this.dir, name), "wx", 0o600);
+    const path = join(this.dir, name);
+    const fd = openSync(path, "wx", 0o600);
     try {
-      writeSync(fd, JSON.stringify({ scope, events } satisfies SpoolFile));
+      // A full disk may take part of a write without an error: write until all is written, or it fails.
+      const bytes = Buffer.from(JSON.stringify({ scope, events } satisfies SpoolFile));
+      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
       fsyncSync(fd);
-    } finally {
+    } catch (error) {
+      // A full disk leaves a torn or empty file: take it back, so nothing pretends to hold the events.
       closeSync(fd);
+      rmSync(path, { force: true });
+      throw error;
     }
+    closeSync(fd);
     this.#pending = true;
   }
 
