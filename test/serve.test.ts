@@ -39,7 +39,7 @@ function serve(cwd: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
   const ready = new Promise<string>((resolve, reject) => {
     child.stdout.on("data", (c: Buffer) => {
       stdout += c.toString();
-      const url = /serving (http:\/\/[\d.:]+)/.exec(stdout)?.[1];
+      const url = /serving (http:\/\/[\d.:]+)/.exec(stdout)?.[1]?.replace("0.0.0.0", "127.0.0.1");
       if (url !== undefined && stdout.includes("\n")) setTimeout(() => resolve(url), 50);
     });
     void exited.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
@@ -48,6 +48,25 @@ function serve(cwd: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
 }
 
 describe("reins serve", () => {
+  it("uses the store --store names, and the start-up line says where it listens", async () => {
+    const dir = project();
+    const server = serve(dir, ["--store", "sqlite:elsewhere.db"]);
+    const url = await server.ready;
+    expect(server.output()).toContain(`store: ${join(dir, "elsewhere.db")}`);
+    expect(existsSync(join(dir, "elsewhere.db"))).toBe(true);
+    expect(existsSync(join(dir, ".reins", "reins.db"))).toBe(false);
+    const health = (await (await fetch(`${url}/healthz`)).json()) as { store: string };
+    expect(health.store).toBe("sqlite");
+    server.child.kill("SIGTERM");
+    await server.exited;
+
+    const open = serve(dir, ["--host", "0.0.0.0"]);
+    await open.ready.catch(() => undefined);
+    expect(open.output()).toMatch(/^reins serving http:\/\/0\.0\.0\.0:\d+ /);
+    open.child.kill("SIGTERM");
+    await open.exited;
+  });
+
   it("creates the API token once (mode 0600), prints it once, and accepts --token instead", async () => {
     const dir = project();
     const first = serve(dir);

@@ -122,7 +122,9 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
       if (given !== undefined && given.length < 16)
         throw new ReinsError("usage", "the API token must be at least 16 characters");
       const token = given !== undefined ? { value: given, created: false } : apiToken(loaded.root);
-      const services = await openServices(loaded.root, io.env);
+      // --store wins over REINS_STORE and the policy's store, as for every other command.
+      const flag = root.opts<{ store?: string }>().store;
+      const services = await openServices(loaded.root, io.env, flag !== undefined ? { storeSpec: flag } : {});
       const app = await createServer({
         services,
         secret: hookSecret(loaded.root),
@@ -131,7 +133,12 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
         ...(opts.cors !== undefined ? { corsOrigins: opts.cors.split(",").map((o) => o.trim()) } : {}),
         log: (line) => io.stderr(`${line}\n`),
       });
-      const address = await app.listen({ host: opts.host, port });
+      const listened = await app.listen({ host: opts.host, port });
+      // Fastify names one local address; on a wildcard host, say the host given, so nobody believes the
+      // server is on loopback only.
+      const address = /^(0\.0\.0\.0|::|\[::\])$/.test(opts.host)
+        ? `http://${opts.host.includes(":") ? `[${opts.host.replace(/[[\]]/g, "")}]` : opts.host}:${new URL(listened).port}`
+        : listened;
       const pidFile = join(loaded.root, ".reins", "serve.pid");
       writeFileSync(pidFile, `${process.pid}\n`);
       io.stdout(
