@@ -221,6 +221,17 @@ describe("ingest", () => {
 });
 
 describe("the live stream", () => {
+  it("refuses a scope with line breaks or other control characters, so nothing can forge a record", async () => {
+    const forged = 'session:x\r\nevent: record\r\ndata: {"scope":"session:victim"}\r\n';
+    const ingest = await api.call("POST", "/api/events", {
+      events: [{ kind: "session.started", at: 1, scope: forged, id: "forged-1" }],
+    });
+    expect(ingest.status).toBe(400);
+    expect(ingest.json.message).toMatch(/^body\.events\.0\.scope: /);
+    const decide = await api.call("POST", "/api/decide", { scope: "session:a\u0000b", events: [] });
+    expect(decide.status).toBe(400);
+  });
+
   it("sends each new record as a server-sent event", async () => {
     const controller = new AbortController();
     const response = await fetch(`${api.url}/api/stream`, { signal: controller.signal });

@@ -6,9 +6,17 @@ const text = z.string().max(1_000_000);
 const time = z.number().finite().nonnegative();
 const tokens = z.number().finite().nonnegative().optional();
 
+/** A scope: text a person reads and a key of the stores, so one line without control characters. */
+export const scopeText = z
+  .string()
+  .min(1)
+  .max(1024)
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what it refuses
+  .regex(/^[^\u0000-\u001f\u007f]+$/, "must not hold line breaks or other control characters");
+
 const base = {
   at: time,
-  scope: z.string().min(1).max(1024),
+  scope: scopeText,
   task: text.optional(),
   id: z.string().max(256).optional(),
 };

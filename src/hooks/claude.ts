@@ -5,7 +5,7 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { summarize } from "../core/summary.js";
 import { formatCount, formatPercent } from "../core/format.js";
-import { reasonOf, toolEndEvents, toolTouch, worstAnswer, type ToolOutcome } from "./common.js";
+import { reasonOf, toolEndEvents, toolTouch, worstAnswer, type ToolOutcome, ONE_LINE } from "./common.js";
 import type { UsageReader } from "./transcript.js";
 
 /**
@@ -15,7 +15,11 @@ import type { UsageReader } from "./transcript.js";
 export const claudeInput = z.lazy(() =>
   z
     .object({
-      session_id: z.string().min(1).max(256),
+      session_id: z
+        .string()
+        .min(1)
+        .max(256)
+        .regex(ONE_LINE, "must not hold line breaks or other control characters"),
       hook_event_name: z.string().min(1).max(64),
       transcript_path: z.string().max(4096).optional(),
       cwd: z.string().max(4096).optional(),

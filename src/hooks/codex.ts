@@ -9,6 +9,7 @@ import {
   verdictOf,
   worstAnswer,
   type ToolOutcome,
+  ONE_LINE,
 } from "./common.js";
 
 /**
@@ -40,7 +41,11 @@ export const CODEX_EVENTS = [
 export const codexInput = z.lazy(() =>
   z
     .object({
-      session_id: z.string().min(1).max(256),
+      session_id: z
+        .string()
+        .min(1)
+        .max(256)
+        .regex(ONE_LINE, "must not hold line breaks or other control characters"),
       hook_event_name: z.enum(CODEX_EVENTS),
       /** Codex's extension: the active turn, on every turn-scoped event (not on SessionStart/SessionEnd). */
       turn_id: z.string().max(256).optional(),

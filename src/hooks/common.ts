@@ -13,6 +13,10 @@ import { failureFingerprint } from "./test-summary.js";
  * its noise removed, what a tool call reads, writes and runs, which commands are checks, and prices.
  */
 
+/** One line of text without control characters: what ids that become scopes must be. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it refuses
+export const ONE_LINE = /^[^\u0000-\u001f\u007f]+$/;
+
 /** JSON with object keys sorted, so equal values always give equal text. */
 export function canonical(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";

@@ -12,6 +12,7 @@ import {
   verdictOf,
   worstAnswer,
   type ToolOutcome,
+  ONE_LINE,
 } from "./common.js";
 
 /**
@@ -42,7 +43,11 @@ export const GEMINI_EVENTS = [
 export const geminiInput = z.lazy(() =>
   z
     .object({
-      session_id: z.string().min(1).max(256),
+      session_id: z
+        .string()
+        .min(1)
+        .max(256)
+        .regex(ONE_LINE, "must not hold line breaks or other control characters"),
       hook_event_name: z.enum(GEMINI_EVENTS),
       transcript_path: z.string().max(4096).optional(),
       cwd: z.string().max(4096).optional(),

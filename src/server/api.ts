@@ -10,7 +10,7 @@ import {
 import * as z from "zod";
 import type { LogRecord } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
-import { eventSchema } from "../core/event-schema.js";
+import { eventSchema, scopeText } from "../core/event-schema.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
@@ -35,7 +35,7 @@ export interface ApiContext {
 /** Most events one ingest or decide call may carry. */
 export const MAX_BATCH = 1_000;
 
-const id = z.string().min(1).max(1024);
+const id = scopeText;
 const idParams = z.object({ id });
 const by = z.string().trim().min(1).max(256).optional();
 const reason = z.string().trim().min(1, "a reason is required").max(2_000);

@@ -40,7 +40,8 @@ export class EventHub {
     if (this.#clients.size === 0 || records.length === 0) return;
     let text = "";
     for (const r of records)
-      text += `id: ${r.scope} ${r.seq}\nevent: record\ndata: ${JSON.stringify({ scope: r.scope, seq: r.seq, event: r.event, decision: r.decision })}\n\n`;
+      // The id line carries the scope encoded: a raw line break in it would start a forged event.
+      text += `id: ${encodeURIComponent(r.scope)} ${r.seq}\nevent: record\ndata: ${JSON.stringify({ scope: r.scope, seq: r.seq, event: r.event, decision: r.decision })}\n\n`;
     this.#broadcast(text);
   }
 
