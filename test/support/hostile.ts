@@ -101,8 +101,5 @@ export const hostileEvents = (scope: string): fc.Arbitrary<ReinsEvent[]> =>
   fc
     .array(bodyArb, { minLength: 1, maxLength: 40 })
     .map((bodies) =>
-      bodies.map(
-        (b, i) =>
-          ({ ...b, at: 1_790_000_000_000 + i * 1000, scope }) as unknown as ReinsEvent,
-      ),
+      bodies.map((b, i) => ({ ...b, at: 1_790_000_000_000 + i * 1000, scope }) as unknown as ReinsEvent),
     );
