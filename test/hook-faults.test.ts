@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { SqliteStore } from "../src/store/sqlite.js";
 
 /**
  * The in-process hook command (`reins hook claude`, what `reins init --in-process` installs) against
@@ -112,5 +113,23 @@ describe("the in-process hook when the store cannot be opened", () => {
     const result = await hook(dir, pre(dir, 3), true);
     expect(JSON.parse(result.stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
     expect(readdirSync(join(dir, ".reins", "spool")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
+  }, 20_000);
+});
+
+describe("the in-process hook on absurd input", () => {
+  it("guards a tool call nested 5,000 levels deep instead of failing open", async () => {
+    const dir = project();
+    const deep = `${"[".repeat(5_000)}${"]".repeat(5_000)}`;
+    const input = `{"session_id":"s4","hook_event_name":"PreToolUse","cwd":${JSON.stringify(dir)},"tool_name":"Bash","tool_input":{"command":"ls","x":${deep}},"tool_use_id":"t1"}`;
+    const result = await hook(dir, input, true);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe("");
+    const store = new SqliteStore(join(dir, ".reins", "reins.db"));
+    try {
+      const log = await store.events("session:s4");
+      expect(log.map((r) => r.event.kind)).toEqual(["tool.requested"]);
+    } finally {
+      await store.close();
+    }
   }, 20_000);
 });

@@ -5,7 +5,15 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { summarize } from "../core/summary.js";
 import { formatCount, formatPercent } from "../core/format.js";
-import { reasonOf, toolEndEvents, toolTouch, worstAnswer, type ToolOutcome, ONE_LINE } from "./common.js";
+import {
+  canonical,
+  reasonOf,
+  toolEndEvents,
+  toolTouch,
+  worstAnswer,
+  type ToolOutcome,
+  ONE_LINE,
+} from "./common.js";
 import type { UsageReader } from "./transcript.js";
 
 /**
@@ -94,7 +102,7 @@ export function statusLine(state: State | null, policy: Policy): string {
  */
 export function claudeOutcome(input: ClaudeInput): ToolOutcome {
   if (input.hook_event_name === "PostToolUseFailure") {
-    const text = str(input.error) ?? JSON.stringify(input.error ?? input.tool_response ?? "");
+    const text = str(input.error) ?? canonical(input.error ?? input.tool_response ?? "");
     const code = /^Exit code (-?\d+)/.exec(text);
     return {
       failed: true,
@@ -206,7 +214,7 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
     case "Stop":
     case "SubagentStop": {
       const promise = ctx.policy.completion.promise;
-      const last = str(input.last_assistant_message) ?? JSON.stringify(input.last_assistant_message ?? "");
+      const last = str(input.last_assistant_message) ?? canonical(input.last_assistant_message ?? "");
       const claim: EventInput = {
         kind: "completion.claimed",
         ...task,

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { statusLine, type AgentAdapter, type HookContext, type HookPlan } from "./claude.js";
 import {
+  canonical,
   claimEvent,
   contextReply,
   promptTaskEvents,
@@ -98,7 +99,7 @@ export function codexOutcome(response: unknown): ToolOutcome {
   const text = `${str(r.stdout) ?? ""}${str(r.stderr) ?? ""}${str(r.output) ?? ""}`;
   return {
     failed,
-    text: text === "" && failed ? JSON.stringify(response ?? "") : text,
+    text: text === "" && failed ? canonical(response ?? "") : text,
     output: response ?? null,
     ...(exitCode !== undefined ? { exitCode } : {}),
   };

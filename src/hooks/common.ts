@@ -17,14 +17,22 @@ import { failureFingerprint } from "./test-summary.js";
 // eslint-disable-next-line no-control-regex -- control characters are exactly what it refuses
 export const ONE_LINE = /^[^\u0000-\u001f\u007f]+$/;
 
-/** JSON with object keys sorted, so equal values always give equal text. */
-export function canonical(value: unknown): string {
+/** How deep `canonical` follows nested values; deeper ones are one marker (hostile input nests thousands deep). */
+const MAX_DEPTH = 128;
+
+/**
+ * JSON with object keys sorted, so equal values always give equal text. Values nested deeper than
+ * MAX_DEPTH are written as a marker instead: the text stays deterministic, and no input can exhaust the
+ * stack (which would fail the hook open).
+ */
+export function canonical(value: unknown, depth = 0): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (depth >= MAX_DEPTH) return '"\u2026nested too deep"';
+  if (Array.isArray(value)) return `[${value.map((v) => canonical(v, depth + 1)).join(",")}]`;
   const entries = Object.entries(value as Record<string, unknown>)
     .filter(([, v]) => v !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, depth + 1)}`).join(",")}}`;
 }
 
 /** A short stable hash (SHA-256, 16 hex digits) of any JSON value. */
@@ -335,7 +343,7 @@ export function toolEndEvents(
 /** The agent's "done": a session-level claim, with whether its last message holds the completion promise. */
 export function claimEvent(policy: Policy, lastMessage: unknown, task?: string): EventInput {
   const promise = policy.completion.promise;
-  const last = typeof lastMessage === "string" ? lastMessage : JSON.stringify(lastMessage ?? "");
+  const last = typeof lastMessage === "string" ? lastMessage : canonical(lastMessage ?? "");
   return {
     kind: "completion.claimed",
     ...taskOf(task),

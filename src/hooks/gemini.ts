@@ -4,6 +4,7 @@ import type { Policy } from "../core/policy.js";
 import { statusLine, type AgentAdapter, type HookContext, type HookPlan } from "./claude.js";
 import { usageEvent } from "./transcript.js";
 import {
+  canonical,
   claimEvent,
   contextReply,
   hashOf,
@@ -85,7 +86,7 @@ function lastLine(text: string, label: string): string | undefined {
  */
 export function geminiOutcome(response: unknown): ToolOutcome {
   const r = record(response);
-  const content = typeof r.llmContent === "string" ? r.llmContent : JSON.stringify(r.llmContent ?? "");
+  const content = typeof r.llmContent === "string" ? r.llmContent : canonical(r.llmContent ?? "");
   const error = record(r.error);
   const errorMessage =
     typeof error.message === "string" ? error.message : r.error !== undefined ? "error" : "";
