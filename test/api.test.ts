@@ -1,4 +1,8 @@
+import { closeSync, openSync, statSync, writeSync } from "node:fs";
+import { request } from "node:http";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isLoopback } from "../src/server/server.js";
 import { scripted, startApi, type ApiServer } from "./support/api-server.js";
 
 /**
@@ -413,6 +417,75 @@ describe("rate limit", () => {
       expect(limited.json.message).toMatch(/per minute/);
       // Reads are not limited.
       expect((await own.call("GET", "/api/budgets/session%3Aflood")).status).toBe(200);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe("the server's own defences", () => {
+  it("reads and acts on a scope whose id is longer than 100 characters", async () => {
+    const scope = `session:${"x".repeat(150)}`;
+    const events = scripted(scope, (t) => t.started("claude").read("a.ts"));
+    const ingest = await api.call("POST", "/api/events", { events });
+    expect(ingest.status, JSON.stringify(ingest.json)).toBe(200);
+    const read = await api.call("GET", `/api/sessions/${encodeURIComponent(scope)}`);
+    expect(read.status).toBe(200);
+    const reset = await api.call("POST", `/api/budgets/${encodeURIComponent(scope)}/reset`, {
+      reason: "long id",
+    });
+    expect(reset.status).toBe(200);
+  });
+
+  it("refuses a request whose Host is not this loopback server's (DNS rebinding)", async () => {
+    const port = new URL(api.url).port;
+    const raw = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port, path: "/api/budgets", headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    expect(await raw(`127.0.0.1:${port}`)).toBe(200);
+    expect(await raw(`localhost:${port}`)).toBe(200);
+    expect(await raw(`evil.example:${port}`)).toBe(403);
+    expect(await raw("127.0.0.1.evil.example")).toBe(403);
+  });
+
+  it("tells loopback by address, not by the text's first characters", () => {
+    expect(["127.0.0.1", "127.8.9.10", "::1", "localhost", "::ffff:127.0.0.1"].every(isLoopback)).toBe(true);
+    expect(["127.evil.example", "0.0.0.0", "10.0.0.1", "::", "localhost.evil"].some(isLoopback)).toBe(false);
+  });
+});
+
+describe("a store damaged on disk", () => {
+  it("answers 503 naming the store, and /healthz says it is down", async () => {
+    // A project whose database holds many sessions, damaged in the middle: it opens, but reads fail.
+    const first = await startApi();
+    for (let i = 0; i < 40; i++) {
+      const events = scripted(`session:s${i}`, (t) =>
+        t.started("claude").read(`${"a".repeat(2_000)}${i}.ts`),
+      );
+      await first.call("POST", "/api/events", { events });
+    }
+    const project = first.project;
+    await first.close();
+    const db = join(project, ".reins", "reins.db");
+    const size = statSync(db).size;
+    const fd = openSync(db, "r+");
+    writeSync(fd, Buffer.alloc(Math.floor(size / 2), 0xa5), 0, undefined, Math.floor(size / 4));
+    closeSync(fd);
+    const own = await startApi({ project });
+    try {
+      const read = await own.call("GET", "/api/sessions");
+      expect(read.status).toBe(503);
+      expect(read.json.error).toBe("store_unavailable");
+      expect(read.json.message).toMatch(/reins\.db is not a reins database or is damaged/);
+      const health = await own.call("GET", "/healthz");
+      expect(health.status).toBe(503);
+      expect(health.json).toMatchObject({ ok: false, store: "sqlite" });
     } finally {
       await own.close();
     }

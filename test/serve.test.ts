@@ -60,6 +60,11 @@ describe("reins serve", () => {
     server.child.kill("SIGTERM");
     await server.exited;
 
+    const star = serve(dir, ["--cors", "https://ops.example.com,*"]);
+    star.ready.catch(() => undefined); // it never gets ready: it refuses to start
+    expect(await star.exited).toBe(2);
+    expect(star.errors()).toMatch(/^reins: --cors: name the origins that may call the API/);
+
     const open = serve(dir, ["--host", "0.0.0.0"]);
     await open.ready.catch(() => undefined);
     expect(open.output()).toMatch(/^reins serving http:\/\/0\.0\.0\.0:\d+ /);

@@ -118,6 +118,12 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
         if (state === "failed") result.code = 1;
         return;
       }
+      const origins = opts.cors?.split(",").map((o) => o.trim());
+      if (origins?.some((o) => o === "*" || o === "null"))
+        throw new ReinsError(
+          "usage",
+          "--cors: name the origins that may call the API (https://ops.example.com); '*' or 'null' would let any web page act with a person's token",
+        );
       const given = opts.token ?? io.env.REINS_TOKEN;
       if (given !== undefined && given.length < 16)
         throw new ReinsError("usage", "the API token must be at least 16 characters");
@@ -130,7 +136,7 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
         secret: hookSecret(loaded.root),
         token: token.value,
         host: opts.host,
-        ...(opts.cors !== undefined ? { corsOrigins: opts.cors.split(",").map((o) => o.trim()) } : {}),
+        ...(origins !== undefined ? { corsOrigins: origins } : {}),
         log: (line) => io.stderr(`${line}\n`),
       });
       const listened = await app.listen({ host: opts.host, port });

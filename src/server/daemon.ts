@@ -22,7 +22,8 @@ export async function daemonAt(
   // Whatever answers HTTP holds the port, even when its answer is not a reins daemon's JSON.
   try {
     const body = (await response.json()) as { root?: unknown } | null;
-    return response.ok && body?.root === root ? "ours" : "other";
+    // Ours even when it reports its store down (503): it answers hooks, spooling, and says why.
+    return body?.root === root ? "ours" : "other";
   } catch {
     return "other";
   }

@@ -1,7 +1,9 @@
 import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
+import { isIP } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { jsonSchemaTransform } from "fastify-type-provider-zod";
+import { ReinsError } from "../core/errors.js";
 import { answerHook, hookFailure, readHookInput, type HookServices } from "../hooks/run-hook.js";
 import { registerApi } from "./api.js";
 import { createMetrics } from "./metrics.js";
@@ -25,9 +27,23 @@ export interface ServerOptions {
   log?: (line: string) => void;
 }
 
-/** Whether an address only this machine can reach. */
+/**
+ * Whether an address only this machine can reach, judged by the address: an IPv4 address in 127.0.0.0/8,
+ * `::1`, an IPv4-mapped loopback, or the name `localhost`. Any other name (`127.evil.example`) is not.
+ */
 export function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host.startsWith("127.");
+  const bare = host.replace(/^\[|\]$/g, "");
+  if (bare === "localhost") return true;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
+  const address = mapped ?? bare;
+  if (isIP(address) === 4) return address.split(".")[0] === "127";
+  return isIP(address) === 6 && /^(0{0,4}:){7}0{0,3}1$|^::1$/.test(address);
+}
+
+/** The Host header's name, without its port. */
+function hostName(header: string | undefined): string {
+  if (header === undefined) return "";
+  return header.startsWith("[") ? header.slice(0, header.indexOf("]") + 1) : (header.split(":")[0] ?? "");
 }
 
 const VERSION = "0.1.0";
@@ -47,13 +63,29 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const services: HookServices = { ...options.services, store };
   const { secret, token } = options;
   const openReads = isLoopback(options.host);
-  const app = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, return503OnClosing: true });
+  // A scope id can be up to 1,024 characters, three times that URL-encoded: Fastify's default cap on a path
+  // parameter (100) made long ids listable but not readable.
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 16 * 1024 * 1024,
+    return503OnClosing: true,
+    maxParamLength: 4_096,
+  });
 
   // Off loopback everything but health, hooks and the dashboard's files needs the token; on loopback,
   // only changes do. The dashboard is told apart by the route matched, so no spelling of a path reaches
   // /api or /metrics without the token.
   const withCors = options.corsOrigins !== undefined && options.corsOrigins.length > 0;
   app.addHook("onRequest", (request, reply, done) => {
+    // On loopback, reads are open: a page elsewhere must not reach them through a name that resolves to
+    // 127.0.0.1 (DNS rebinding), so the Host must name this machine.
+    if (openReads && !isLoopback(hostName(request.headers.host))) {
+      void reply.code(403).send({
+        error: "forbidden",
+        message: `this server answers requests for 127.0.0.1, ::1 or localhost, not ${JSON.stringify(request.headers.host ?? "")}`,
+      });
+      return;
+    }
     const path = request.url;
     const method = request.method;
     const read = method === "GET" || method === "HEAD";
@@ -97,11 +129,19 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     transform: jsonSchemaTransform,
   });
 
-  app.get("/healthz", { schema: { hide: true } }, () => ({
-    ok: true,
-    store: services.store.kind,
-    ...(openReads ? { root: services.root } : {}),
-  }));
+  // Healthy means the store answers: a read of its scopes and of the latest one's state, so a store that
+  // is down or damaged is reported rather than hidden behind "ok".
+  app.get("/healthz", { schema: { hide: true } }, async (_request, reply) => {
+    const base = { store: services.store.kind, ...(openReads ? { root: services.root } : {}) };
+    try {
+      const [latest] = await services.store.scopes();
+      if (latest !== undefined) await services.store.state(latest);
+      return { ok: true, ...base };
+    } catch (error) {
+      const message = ReinsError.is(error) || error instanceof Error ? error.message : String(error);
+      return reply.code(503).send({ ok: false, ...base, error: message.split("\n")[0] });
+    }
+  });
   app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
     const text = await metrics.text(Date.now());
     return reply.header("content-type", metrics.registry.contentType).send(text);

@@ -302,15 +302,25 @@ export class SqliteStore implements Store {
     while (this.#cache.size > STATE_CACHE) this.#cache.delete(this.#cache.keys().next().value!);
   };
 
+  /** Runs a read, turning SQLite's failures (a damaged page, a file gone) into store_unavailable. */
+  #read<T>(read: () => T): Promise<T> {
+    try {
+      return Promise.resolve(read());
+    } catch (error) {
+      return Promise.reject(storeError(this.location, error));
+    }
+  }
+
   state(scope: string): Promise<State | null> {
-    const row = this.#stmt.state.get(scope);
-    return Promise.resolve(row === undefined ? null : (JSON.parse(row.state) as State));
+    return this.#read(() => {
+      const row = this.#stmt.state.get(scope);
+      return row === undefined ? null : (JSON.parse(row.state) as State);
+    });
   }
 
   events(scope: string, options: { from?: number; limit?: number } = {}): Promise<LogRecord[]> {
-    const rows = this.#stmt.events.all(scope, Math.max(0, options.from ?? 0), options.limit ?? -1);
-    return Promise.resolve(
-      rows.map((r) => ({
+    return this.#read(() =>
+      this.#stmt.events.all(scope, Math.max(0, options.from ?? 0), options.limit ?? -1).map((r) => ({
         scope: r.scope,
         seq: r.seq,
         event: JSON.parse(r.event) as ReinsEvent,
@@ -320,24 +330,28 @@ export class SqliteStore implements Store {
   }
 
   scopes(): Promise<string[]> {
-    return Promise.resolve(this.#stmt.scopes.all().map((r) => r.scope));
+    return this.#read(() => this.#stmt.scopes.all().map((r) => r.scope));
   }
 
   alerts(filter: { scope?: string; acknowledged?: boolean } = {}): Promise<StoredAlert[]> {
-    const rows = this.#stmt.alerts.all().map(toAlert);
-    return Promise.resolve(
-      rows.filter(
-        (a) =>
-          (filter.scope === undefined || a.scope === filter.scope) &&
-          (filter.acknowledged === undefined || a.acknowledged === filter.acknowledged),
-      ),
+    return this.#read(() =>
+      this.#stmt.alerts
+        .all()
+        .map(toAlert)
+        .filter(
+          (a) =>
+            (filter.scope === undefined || a.scope === filter.scope) &&
+            (filter.acknowledged === undefined || a.acknowledged === filter.acknowledged),
+        ),
     );
   }
 
   acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null> {
-    this.#stmt.ack.run(by, id);
-    const row = this.#stmt.alert.get(id);
-    return Promise.resolve(row === undefined ? null : toAlert(row));
+    return this.#read(() => {
+      this.#stmt.ack.run(by, id);
+      const row = this.#stmt.alert.get(id);
+      return row === undefined ? null : toAlert(row);
+    });
   }
 
   close(): Promise<void> {
