@@ -491,3 +491,53 @@ describe("a store damaged on disk", () => {
     }
   });
 });
+
+describe("human actions and their limit", () => {
+  it("refuses human actions through ingest and decide: they have their own endpoints, limited and recorded", async () => {
+    const extend = {
+      kind: "human.budget_extended",
+      at: 1,
+      scope: "session:h",
+      id: "h1",
+      by: "agent",
+      resource: "tokens",
+      amount: 1_000_000,
+    };
+    const ingest = await api.call("POST", "/api/events", { events: [extend] });
+    expect(ingest.status).toBe(400);
+    expect(ingest.json.message).toMatch(/human actions/);
+    const decide = await api.call("POST", "/api/decide", {
+      scope: "session:h",
+      events: [{ ...extend, id: "h2" }],
+    });
+    expect(decide.status).toBe(400);
+    const reset = { kind: "human.budget_reset", at: 1, scope: "session:h", id: "h3", by: "agent" };
+    expect((await api.call("POST", "/api/events", { events: [reset] })).status).toBe(400);
+  });
+
+  it("counts extends and resets per token, however the Authorization header is spaced", async () => {
+    const own = await startApi({ actionsPerMinute: 2 });
+    try {
+      await own.call("POST", "/api/events", { events: scripted("session:lim", (t) => t.started("claude")) });
+      const statuses: number[] = [];
+      for (const header of [
+        `Bearer ${own.token}`,
+        `Bearer  ${own.token}`,
+        `Bearer ${own.token} `,
+        `bearer ${own.token}`,
+      ]) {
+        const r = await fetch(`${own.url}/api/budgets/session%3Alim/reset`, {
+          method: "POST",
+          headers: { authorization: header, "content-type": "application/json" },
+          body: JSON.stringify({ reason: "probe" }),
+        });
+        statuses.push(r.status);
+      }
+      expect(statuses.slice(0, 2)).toEqual([200, 200]);
+      expect(statuses.slice(2).every((s) => s === 429 || s === 401)).toBe(true);
+      expect(statuses).toContain(429);
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -19,6 +19,7 @@ import type { ScopeSummary } from "../core/summary.js";
 import { createGovernor } from "../governor.js";
 import { noScope, policyFor, recordAction, summaryAt, type HumanAction } from "../shell/control.js";
 import type { Spool } from "../store/spool.js";
+import { bearerToken } from "./secret.js";
 import type { EventHub } from "./stream.js";
 
 /** What the API routes work with. */
@@ -48,7 +49,15 @@ const breakerStatus = z.enum(["closed", "open", "half_open"]);
 const bool = z.enum(["true", "false"]).transform((v) => v === "true");
 /** A JSON body that may be left out (Fastify gives null then). */
 const optionalBody = <T extends z.ZodType>(schema: T) => z.preprocess((v) => v ?? {}, schema);
-const ingestEvent = eventSchema.and(z.object({ id: z.string().min(1).max(256) }));
+/**
+ * An event an agent or a remote hook may post: anything but a human action. Human actions come only
+ * through their own endpoints (extend, reset, acknowledge, confirm), which are limited and record who.
+ */
+const agentEvent = eventSchema.refine((e) => !e.kind.startsWith("human."), {
+  message: "human actions go through their own endpoints (extend, reset, acknowledge), not ingest or decide",
+  path: ["kind"],
+});
+const ingestEvent = agentEvent.and(z.object({ id: z.string().min(1).max(256) }));
 
 const schemas = {
   list: z.object({
@@ -85,7 +94,7 @@ const schemas = {
   ingest: z.object({ events: z.array(ingestEvent).min(1).max(MAX_BATCH) }),
   decide: z.object({
     scope: id,
-    events: z.array(eventSchema).min(1).max(MAX_BATCH),
+    events: z.array(agentEvent).min(1).max(MAX_BATCH),
     include_state: z.boolean().default(false),
   }),
 };
@@ -171,9 +180,10 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
         global: false,
         max: ctx.actionsPerMinute ?? 10,
         timeWindow: 60_000,
+        // Keyed on the token itself, however the header is spelled (the scheme's case, spaces around it).
         keyGenerator: (request) =>
           createHash("sha256")
-            .update(request.headers.authorization ?? request.ip)
+            .update(bearerToken(request.headers.authorization) ?? `ip:${request.ip}`)
             .digest("hex"),
         errorResponseBuilder: (_request, context) => ({
           statusCode: 429,

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { ReinsError } from "../core/errors.js";
 
 /** Where a project's hook secret lives (mode 0600): it authenticates hook calls to the daemon. */
 export function secretPath(root: string): string {
@@ -22,34 +23,70 @@ export function apiToken(root: string): { value: string; created: boolean } {
   return readOrCreate(tokenPath(root));
 }
 
-/** A 0600 file holding a random secret, created on first use; concurrent creators agree on one. */
+/** The shortest secret reins trusts from a file: anything shorter was not made by reins, or was cut. */
+export const MIN_SECRET = 32;
+
+/**
+ * A 0600 file holding a random secret, created on first use. It is written aside and linked into place, so
+ * a concurrent reader never sees it empty, and concurrent creators agree on the first one linked. A file
+ * holding less than MIN_SECRET characters (empty, cut, written by hand) is refused, never trusted.
+ */
 function readOrCreate(path: string): { value: string; created: boolean } {
-  try {
-    const existing = readFileSync(path, "utf8").trim();
-    if (existing.length >= 32) return { value: existing, created: false };
-  } catch {
-    // not there yet
-  }
+  const existing = readSecret(path);
+  if (existing !== null) return { value: existing, created: false };
   mkdirSync(dirname(path), { recursive: true });
   const secret = randomBytes(24).toString("hex");
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;
+  writeFileSync(temp, `${secret}\n`, { mode: 0o600, flag: "wx" });
   try {
-    writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: "wx" });
-  } catch {
-    // Another process created it first: use theirs.
-    return { value: readFileSync(path, "utf8").trim(), created: false };
+    linkSync(temp, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    // Another process linked its secret first: use theirs, which is whole.
+    const theirs = readSecret(path);
+    if (theirs === null) throw tooShort(path);
+    return { value: theirs, created: false };
+  } finally {
+    rmSync(temp, { force: true });
   }
-  chmodSync(path, 0o600);
   return { value: secret, created: true };
+}
+
+/** The secret in `path`, or null when there is no such file; a ReinsError when it is too short to trust. */
+function readSecret(path: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+  const value = text.trim();
+  if (value.length < MIN_SECRET || /\s/.test(value)) throw tooShort(path);
+  return value;
+}
+
+function tooShort(path: string): ReinsError {
+  return new ReinsError(
+    "usage",
+    `${path} does not hold a secret reins can trust (at least ${MIN_SECRET} characters, no spaces); remove it and reins makes a new one`,
+  );
+}
+
+/** The token of an `Authorization: Bearer <token>` header (the scheme in any case, spaces around), or null. */
+export function bearerToken(header: string | undefined): string | null {
+  const match = /^[ \t]*bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "");
+  return match?.[1] ?? null;
 }
 
 /** Compares a presented bearer token with any of the accepted secrets in constant time. */
 export function authorized(header: string | undefined, ...secrets: string[]): boolean {
-  if (header === undefined || !header.startsWith("Bearer ")) return false;
-  const given = Buffer.from(header.slice(7).trim());
+  const token = bearerToken(header);
+  if (token === null) return false;
+  const given = Buffer.from(token);
   let ok = false;
   for (const secret of secrets) {
     const expected = Buffer.from(secret);
-    if (given.length === expected.length && timingSafeEqual(given, expected)) ok = true;
+    if (secret.length > 0 && given.length === expected.length && timingSafeEqual(given, expected)) ok = true;
   }
   return ok;
 }
