@@ -1,6 +1,14 @@
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -44,6 +52,10 @@ describe("the in-process hook on inputs that used to hang it", () => {
     const result = await hook(dir, `${input}\n`, false);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("reins: session budget");
+    // What the hook made is its owner's alone, and git never stages it.
+    expect(statSync(join(dir, ".reins", "reins.db")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, ".reins")).mode & 0o777).toBe(0o700);
+    expect(readFileSync(join(dir, ".reins", ".gitignore"), "utf8")).toMatch(/^\*$/m);
   }, 20_000);
 
   it("answers when transcript_path is a FIFO nobody writes to", async () => {

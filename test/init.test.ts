@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -62,6 +62,9 @@ describe("reins init", () => {
     const dir = project();
     expect((await reins(dir, "init", "claude", "--port", "7999")).code).toBe(0);
     const local = read(join(dir, ".claude", "settings.local.json"));
+    // It carries the project's secret: its owner's alone, and .reins/ is never staged by git.
+    expect(statSync(join(dir, ".claude", "settings.local.json")).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dir, ".reins", ".gitignore"), "utf8")).toMatch(/^\*$/m);
     const secret = readFileSync(join(dir, ".reins", "hook-secret"), "utf8").trim();
     for (const event of [
       "PreToolUse",

@@ -6,7 +6,8 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { ADAPTERS } from "../hooks/adapters.js";
 import { worstAnswer } from "../hooks/common.js";
-import { usageEvent, type RolloutNews, type UsageReader } from "../hooks/transcript.js";
+import type { RolloutNews, UsageReader } from "../hooks/transcript.js";
+import { usageEvent } from "../hooks/usage.js";
 import type { LoggedCall, LoggedRun } from "../logs/run.js";
 import { traceHeader, traceLine } from "../shell/trace.js";
 

@@ -2,7 +2,7 @@ import * as z from "zod";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import { statusLine, type AgentAdapter, type HookContext, type HookPlan } from "./claude.js";
-import { usageEvent } from "./transcript.js";
+import { usageEvent } from "./usage.js";
 import {
   canonical,
   claimEvent,

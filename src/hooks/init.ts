@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 
@@ -127,9 +127,11 @@ function readSettings(path: string): Settings {
   return settings;
 }
 
-function writeSettings(path: string, settings: Settings): void {
+function writeSettings(path: string, settings: Settings, secret: boolean): void {
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(`${path}.reins-tmp`, `${JSON.stringify(settings, null, 2)}\n`);
+  // Settings that carry the hook secret are the owner's alone, like the secret's own file.
+  writeFileSync(`${path}.reins-tmp`, `${JSON.stringify(settings, null, 2)}\n`, secret ? { mode: 0o600 } : {});
+  if (secret) chmodSync(`${path}.reins-tmp`, 0o600);
   renameSync(`${path}.reins-tmp`, path);
 }
 
@@ -219,7 +221,7 @@ export function initAgent(
       : `reins hooks already in ${settingsPath}`;
   if (Object.keys(hooks).length > 0) settings.hooks = hooks;
   else delete settings.hooks;
-  writeSettings(settingsPath, settings);
+  writeSettings(settingsPath, settings, http !== undefined);
   return options.uninstall === true
     ? `removed ${changed} reins hook(s) from ${settingsPath}`
     : `added reins hooks for ${changed} event(s) to ${settingsPath}`;

@@ -4,6 +4,7 @@ import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import { createGovernor } from "../governor.js";
 import { findRoot } from "../shell/config.js";
+import { reinsDir } from "../shell/reins-dir.js";
 import { loadPolicyCached } from "../shell/policy-cache.js";
 import { openStore, redact } from "../store/open.js";
 import { UnavailableStore } from "../store/unavailable.js";
@@ -44,6 +45,7 @@ export async function openServices(
   env: NodeJS.ProcessEnv,
   options: { remote?: boolean; storeSpec?: string } = {},
 ): Promise<HookServices> {
+  reinsDir(root);
   const policy = loadPolicyCached({ cwd: root, env });
   const server = options.remote === true ? env.REINS_SERVER_URL : undefined;
   const spec = options.storeSpec ?? env.REINS_STORE ?? policy.store;

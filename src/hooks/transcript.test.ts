@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultPolicy } from "../core/policy.js";
-import { TranscriptReader, usageEvent } from "./transcript.js";
+import { TranscriptReader } from "./transcript.js";
+import { usageEvent } from "./usage.js";
 
 /** One assistant line of a Claude Code transcript, as 2.1.330 writes it, with `content` of any size. */
 function assistant(id: string, content: string, input = 1_000): string {

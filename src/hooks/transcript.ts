@@ -12,8 +12,9 @@ import {
 import { join } from "node:path";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
-import { costOf, hashOf, priceOf } from "./common.js";
+import { hashOf } from "./common.js";
 import { rolloutExit, rolloutModel, rolloutUsage } from "./rollout.js";
+import { usageEvent, type UsageRecord } from "./usage.js";
 
 /** Reads at most this much new transcript per hook call; the rest waits for the next call. */
 const MAX_READ = 8 * 1024 * 1024;
@@ -225,38 +226,6 @@ interface Usage {
 }
 
 const count = (n: unknown) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0);
-
-/**
- * One model call's token usage as an agent's log or transcript reports it, before it is priced. `id` is
- * stable for the call, so the same call read twice counts once.
- */
-export interface UsageRecord {
-  id: string;
-  model?: string;
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  /** What the agent itself says the call cost, when it says; preferred over the policy's price table. */
-  costUsd?: number;
-}
-
-/** The `usage.recorded` event of a model call: priced by the agent's own figure, else the policy's prices. */
-export function usageEvent(usage: UsageRecord, policy: Policy): EventInput {
-  const reported = usage.costUsd;
-  const own = reported !== undefined && Number.isFinite(reported) && reported >= 0;
-  return {
-    kind: "usage.recorded",
-    id: `usage:${hashOf(usage.id)}`,
-    inputTokens: usage.input,
-    outputTokens: usage.output,
-    cacheReadTokens: usage.cacheRead,
-    cacheWriteTokens: usage.cacheWrite,
-    costUsd: own ? reported : costOf(policy, usage.model, usage),
-    pricing: own ? "agent" : priceOf(policy, usage.model).pricing,
-    ...(usage.model !== undefined ? { model: usage.model } : {}),
-  };
-}
 
 /** One Claude Code transcript entry (a parsed line), as far as usage goes. */
 export interface TranscriptEntry {

@@ -1,4 +1,5 @@
-import { entryUsage, type TranscriptEntry, type UsageRecord } from "../hooks/transcript.js";
+import { entryUsage, type TranscriptEntry } from "../hooks/transcript.js";
+import type { UsageRecord } from "../hooks/usage.js";
 import { timeOf, type LoggedCall, type LoggedRun } from "./run.js";
 
 /**

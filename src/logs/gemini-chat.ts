@@ -1,4 +1,4 @@
-import type { UsageRecord } from "../hooks/transcript.js";
+import type { UsageRecord } from "../hooks/usage.js";
 import { timeOf, type LoggedCall, type LoggedRun } from "./run.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { UsageRecord } from "../hooks/transcript.js";
+import type { UsageRecord } from "../hooks/usage.js";
 import type { LoggedCall, LoggedRun } from "./run.js";
 
 /**

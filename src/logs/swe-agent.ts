@@ -1,5 +1,5 @@
 import { posix } from "node:path";
-import type { UsageRecord } from "../hooks/transcript.js";
+import type { UsageRecord } from "../hooks/usage.js";
 import type { LoggedCall, LoggedRun } from "./run.js";
 
 /**

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, openSync } from "node:fs";
+import { openSync } from "node:fs";
 import { join } from "node:path";
+import { reinsDir } from "../shell/reins-dir.js";
 
 /** The daemon's default address: loopback only. */
 export const DEFAULT_HOST = "127.0.0.1";
@@ -46,7 +47,7 @@ export async function ensureDaemon(options: {
   if (found === "ours") return "running";
   // Another project's daemon (or another program) holds the port: answering through it would use the wrong store.
   if (found === "other") return "port taken";
-  mkdirSync(join(root, ".reins"), { recursive: true });
+  reinsDir(root);
   const log = openSync(join(root, ".reins", "serve.log"), "a");
   const child = spawn(
     process.execPath,

@@ -1,7 +1,8 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
+import { reinsDir } from "../shell/reins-dir.js";
 
 /** Where a project's hook secret lives (mode 0600): it authenticates hook calls to the daemon. */
 export function secretPath(root: string): string {
@@ -34,7 +35,7 @@ export const MIN_SECRET = 32;
 function readOrCreate(path: string): { value: string; created: boolean } {
   const existing = readSecret(path);
   if (existing !== null) return { value: existing, created: false };
-  mkdirSync(dirname(path), { recursive: true });
+  reinsDir(dirname(dirname(path)));
   const secret = randomBytes(24).toString("hex");
   const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;
   writeFileSync(temp, `${secret}\n`, { mode: 0o600, flag: "wx" });

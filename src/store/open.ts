@@ -1,6 +1,7 @@
 import { isAbsolute, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import type { Store } from "../core/store.js";
+import { reinsDir } from "../shell/reins-dir.js";
 import { MemoryStore } from "./memory.js";
 import { SqliteStore } from "./sqlite.js";
 
@@ -23,7 +24,10 @@ export function redact(spec: string): string {
  * `rediss://...`. With no spec, the project's SQLite file `.reins/reins.db`.
  */
 export async function openStore(spec: string | undefined, root: string): Promise<Store> {
-  if (spec === undefined || spec === "" || spec === "sqlite") return new SqliteStore(defaultStorePath(root));
+  if (spec === undefined || spec === "" || spec === "sqlite") {
+    reinsDir(root);
+    return new SqliteStore(defaultStorePath(root));
+  }
   if (spec === "memory") return new MemoryStore();
   if (spec.startsWith("sqlite:")) {
     const path = spec.slice("sqlite:".length);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type Database from "better-sqlite3";
@@ -146,12 +146,15 @@ export class SqliteStore implements Store {
   constructor(path: string, options: SqliteOptions = {}) {
     this.location = path;
     try {
+      const fresh = path !== ":memory:" && !existsSync(path);
       if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
       const { Database: Sqlite, addon } = sqliteDriver();
       this.#db = new Sqlite(path, {
         timeout: options.busyTimeoutMs ?? 5_000,
         ...(addon !== undefined ? { nativeBinding: addon } : {}),
       });
+      // A database reins creates holds every session's commands and paths: its owner's alone.
+      if (fresh) chmodSync(path, 0o600);
       this.#db.pragma("journal_mode = WAL");
       this.#db.pragma("synchronous = NORMAL");
       // A checkpoint copies the WAL into the file and fsyncs it. Every 4,000 pages instead of SQLite's
