@@ -145,3 +145,38 @@ describe("the in-process hook on absurd input", () => {
     }
   }, 20_000);
 });
+
+describe("the project a hook records into", () => {
+  it("stays the one the agent started in after a cd into a nested repository", async () => {
+    const dir = project();
+    const nested = join(dir, "vendor", "lib");
+    mkdirSync(join(nested, ".git"), { recursive: true });
+    const call = (n: number) =>
+      JSON.stringify({
+        session_id: "s5",
+        hook_event_name: "PreToolUse",
+        cwd: n === 0 ? dir : nested,
+        tool_name: "Bash",
+        tool_input: { command: `echo ${n}` },
+        tool_use_id: `t${n}`,
+      });
+    for (const n of [0, 1]) {
+      const child = spawn(process.execPath, [bin, "hook", "claude"], {
+        cwd: dir,
+        env: { ...process.env, CLAUDE_PROJECT_DIR: dir },
+      });
+      child.stdin.end(call(n));
+      await new Promise((resolve) => child.on("close", resolve));
+    }
+    const store = new SqliteStore(join(dir, ".reins", "reins.db"));
+    try {
+      expect((await store.events("session:s5")).map((r) => r.event.kind)).toEqual([
+        "tool.requested",
+        "tool.requested",
+      ]);
+    } finally {
+      await store.close();
+    }
+    expect(readdirSync(nested)).not.toContain(".reins");
+  }, 20_000);
+});

@@ -162,7 +162,10 @@ export async function runHook(
   if (!("adapter" in checked)) return checked;
   const { adapter, input } = checked;
   try {
-    const services = await openServices(findRoot(adapter.cwd(input) ?? env.CLAUDE_PROJECT_DIR ?? cwd), env, {
+    // The project the agent was started in, as the agent says it, before the cwd of the call: after a `cd`
+    // into a nested repository the cwd names another root, and the session would start afresh in its store.
+    const project = env.CLAUDE_PROJECT_DIR ?? env.GEMINI_PROJECT_DIR ?? adapter.cwd(input) ?? cwd;
+    const services = await openServices(findRoot(project), env, {
       remote: true,
     });
     try {
