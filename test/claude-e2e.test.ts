@@ -193,6 +193,23 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
     expect(told).toContain("USD spend of `claude-opus-5-5` is estimated as `claude-opus-4`");
   }, 120_000);
 
+  it("denies the agent's removing reins' own files or extending its own budget, and the model reads why", async () => {
+    const script: Script = [
+      bash("rm -rf .reins"),
+      bash("npx reins budget extend session:me 1000000 --reason 'I need more'"),
+      { text: "Understood." },
+    ];
+    const result = await drive(script, 6);
+    const texts = fake!.mainRequests().map((r) => lastToolResults(r)[0]?.text ?? "");
+    expect(texts[1]).toMatch(/^PreToolUse:Bash hook error: reins: `\.reins` belongs to reins/);
+    expect(texts[2]).toMatch(
+      /^PreToolUse:Bash hook error: reins: `npx reins budget extend .*` acts as a person/,
+    );
+    expect(existsSync(join(project, ".reins", "reins.db"))).toBe(true);
+    const { log } = await decisions(result.json!.session_id);
+    expect(log.filter((r) => r.event.kind === "tool.completed")).toEqual([]);
+  }, 120_000);
+
   it("never blocks a healthy session", async () => {
     const script: Script = [
       { toolUses: [{ name: "Read", input: { file_path: join(project, "test.js") } }] },

@@ -173,6 +173,9 @@ function applyEffect(state: State, effect: Effect, at: number): void {
     case "completion.accepted":
       state.refusedClaims = 0;
       break;
+    case "protection.used":
+      state.protectionGrants = Math.max(0, state.protectionGrants - 1);
+      break;
     case "pricing.noted":
       pushCapped((state.priced ??= []), effect.model, CAPS.priced);
       break;

@@ -27,6 +27,7 @@ const touch = {
   shapeHash: z.string().max(1024).optional(),
   reads: z.array(text).max(10_000).optional(),
   writes: z.array(text).max(10_000).optional(),
+  removes: z.array(text).max(10_000).optional(),
   command: text.optional(),
   linesChanged: z.number().finite().nonnegative().optional(),
   callId: z.string().max(1024).optional(),

@@ -63,6 +63,8 @@ export interface ToolTouch {
   reads?: string[];
   /** Paths the call writes or edits. */
   writes?: string[];
+  /** Paths the call removes or moves away (a shell `rm`, `mv`): not edits, but watched by self-protection. */
+  removes?: string[];
   /** The shell command, for tools that run one. */
   command?: string;
   /** Lines added plus removed by an edit, when the shell can tell. */

@@ -33,7 +33,8 @@ export type Effect =
   | { kind: "circuit.probe" }
   | { kind: "completion.refused" }
   | { kind: "completion.accepted" }
-  | { kind: "pricing.noted"; model: string };
+  | { kind: "pricing.noted"; model: string }
+  | { kind: "protection.used" };
 
 /** One guard's result for one event. */
 export interface GuardResult {

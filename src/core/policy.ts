@@ -87,6 +87,8 @@ const DEFAULTS = {
     "gemini-2.5-flash": { input: 0.3, output: 2.5, cacheRead: 0.075, cacheWrite: 0 },
   },
   wip: { maxInFlightTasks: 3, maxUnverifiedLines: 1_000, maxRetriesPerFailureClass: 8 },
+  /** Deny an agent's changes to reins' own files and its acting as a person (README, "Security"). */
+  protection: { enabled: true },
   pools: {},
 };
 
@@ -317,6 +319,10 @@ function buildSchema() {
        * nothing. Defaults are list prices of current models; override them for your contract.
        */
       prices: withDefaults(price, DEFAULTS.prices),
+      protection: z
+        .object({ enabled: z.boolean().default(DEFAULTS.protection.enabled) })
+        .strict()
+        .prefault({}),
       wip: z
         .object({
           maxInFlightTasks: positive.default(DEFAULTS.wip.maxInFlightTasks),

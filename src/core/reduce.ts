@@ -98,6 +98,9 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy): voi
     case "human.alert_acknowledged":
       break;
     case "human.confirmed": {
+      // A person's confirmation also lets one call on reins' own files through (self-protection); at most
+      // one waits, so a confirmation long ago is not a standing permission.
+      state.protectionGrants = 1;
       const memo = state.churn[state.task];
       if (memo !== undefined) memo.confirmed = churnLevel(memo.failures, policy);
       break;

@@ -183,6 +183,8 @@ export interface State {
   failureClasses: Record<string, number>;
   /** "Done" claims refused in a row; past the policy's limit the agent may stop anyway. */
   refusedClaims: number;
+  /** Calls on reins' own files or acting as a person that a person has allowed (`reins confirm`), one each. */
+  protectionGrants: number;
   /** Running totals for metrics (absent in snapshots written before they existed). */
   tally?: Tally;
   /** Models whose estimated USD the agent was told about (absent in older snapshots). */
@@ -246,6 +248,7 @@ export function initialState(scope: string): State {
     files: {},
     failureClasses: {},
     refusedClaims: 0,
+    protectionGrants: 0,
     tally: emptyTally(),
   };
 }

@@ -5,7 +5,7 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { checkOf as matchCheck, checkResult } from "./checks.js";
 import { commandShape, outputShape } from "./shapes.js";
-import { shellWrites } from "./shell-writes.js";
+import { shellRemovals, shellWrites } from "./shell-writes.js";
 import { failureFingerprint } from "./test-summary.js";
 
 /**
@@ -107,7 +107,12 @@ export function touchOf(tool: string, input: unknown): Omit<ToolTouch, "tool" | 
     case "run_shell_command": {
       if (command === undefined) return {};
       const writes = shellWrites(command).filter((w) => !SCRATCH.test(w));
-      return writes.length === 0 ? { command } : { command, writes };
+      const removes = shellRemovals(command).filter((w) => !SCRATCH.test(w));
+      return {
+        command,
+        ...(writes.length > 0 ? { writes } : {}),
+        ...(removes.length > 0 ? { removes } : {}),
+      };
     }
     case "apply_patch": {
       // Codex's hooks carry the patch as `tool_input.command`; its model-facing tool calls as `input`.

@@ -163,3 +163,43 @@ export function shellWrites(command: string): string[] {
   collectWrites(command, found, 0);
   return [...found];
 }
+
+/** The files a simple command removes or moves away (`rm`, `rmdir`, `unlink`, `git rm`, `mv`'s sources). */
+function commandRemovals(words: readonly string[]): string[] {
+  const args = words.slice(1);
+  switch ((words[0] ?? "").split("/").pop()) {
+    case "rm":
+    case "rmdir":
+    case "unlink":
+    case "shred":
+      return operands(args);
+    case "mv": {
+      const all = operands(args, ["-t", "--target-directory", "-S", "--suffix"]);
+      return args.includes("-t") || args.some((a) => a.startsWith("--target-directory"))
+        ? all
+        : all.slice(0, -1);
+    }
+    case "git":
+      return args[0] === "rm" ? operands(args.slice(1)) : [];
+    default:
+      return [];
+  }
+}
+
+/**
+ * The files a command removes or moves away. Not edits (removing build output is housekeeping), but what a
+ * guard over files that must not go away (reins' own) needs to see.
+ */
+export function shellRemovals(command: string): string[] {
+  const found = new Set<string>();
+  const walk = (text: string, depth: number) => {
+    for (const c of splitShell(text)) {
+      const words = stripWrappers(c.words);
+      for (const file of commandRemovals(words)) if (file !== "" && !/[$`*?[]/.test(file)) found.add(file);
+      const inner = depth < 3 ? innerScript(words) : null;
+      if (inner !== null) walk(inner.script, depth + 1);
+    }
+  };
+  walk(command, 0);
+  return [...found];
+}

@@ -141,7 +141,12 @@ describe("budget guard", () => {
       s.step((t) => t.usage({ inputTokens: 1_000 }));
       const blocked = s.step((t) => t.call("Bash", { command: "npm test" }, { command: "npm test" }, null));
       expect(blocked.verdict).toBe("block");
-      expect(blocked.results.map((r) => r.guard)).toEqual(["max-iterations", "pricing", "budget"]);
+      expect(blocked.results.map((r) => r.guard)).toEqual([
+        "self-protection",
+        "max-iterations",
+        "pricing",
+        "budget",
+      ]);
       const claim = s.step((t) => t.claim("session"));
       expect(claim.results.find((r) => r.guard === "budget")?.verdict).toBe("allow");
     });

@@ -8,6 +8,7 @@ import { loopPatterns } from "./loop-patterns.js";
 import { maxIterations } from "./max-iterations.js";
 import { pricing } from "./pricing.js";
 import { qualityRegression } from "./quality-regression.js";
+import { selfProtection } from "./self-protection.js";
 import { spendRate } from "./spend-rate.js";
 import { thrashing } from "./thrashing.js";
 import { toolDiscipline } from "./tool-discipline.js";
@@ -24,6 +25,7 @@ export {
   maxIterations,
   pricing,
   qualityRegression,
+  selfProtection,
   spendRate,
   thrashing,
   toolDiscipline,
@@ -33,6 +35,7 @@ export {
 
 /** Every built-in guard; `pipeline()` puts them in evaluation order. */
 export const defaultGuards: readonly Guard[] = [
+  selfProtection,
   maxIterations,
   budget,
   pricing,
