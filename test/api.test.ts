@@ -2,6 +2,7 @@ import { closeSync, openSync, statSync, writeSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentToken } from "../src/server/secret.js";
 import { isLoopback } from "../src/server/server.js";
 import { scripted, startApi, type ApiServer } from "./support/api-server.js";
 
@@ -539,5 +540,40 @@ describe("human actions and their limit", () => {
     } finally {
       await own.close();
     }
+  });
+});
+
+describe("the two tokens", () => {
+  it("lets the agents' token ingest and decide but never act as a person", async () => {
+    const agents = agentToken(api.project).value;
+    const events = scripted("session:tokens", (t) => t.started("claude").read("a.ts"));
+    expect((await api.call("POST", "/api/events", { events }, { token: agents })).status).toBe(200);
+    const decide = await api.call(
+      "POST",
+      "/api/decide",
+      { scope: "session:tokens", events: scripted("session:tokens", (t) => t.read("b.ts")) },
+      { token: agents },
+    );
+    expect(decide.status).toBe(200);
+    const extend = await api.call(
+      "POST",
+      "/api/budgets/session%3Atokens/extend",
+      { additional_tokens: 1_000, reason: "more" },
+      { token: agents },
+    );
+    expect(extend.status).toBe(403);
+    expect(extend.json.message).toMatch(/cannot act as a person/);
+    const reset = await api.call(
+      "POST",
+      "/api/circuits/session%3Atokens/reset",
+      { reason: "x" },
+      { token: agents },
+    );
+    expect(reset.status).toBe(403);
+    const people = await api.call("POST", "/api/budgets/session%3Atokens/extend", {
+      additional_tokens: 1_000,
+      reason: "more",
+    });
+    expect(people.status).toBe(200);
   });
 });

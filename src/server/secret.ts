@@ -19,6 +19,16 @@ export function hookSecret(root: string): string {
   return readOrCreate(secretPath(root)).value;
 }
 
+/** Where a project's agent token lives (mode 0600): what agents and remote hooks hold; never a person's powers. */
+export function agentTokenPath(root: string): string {
+  return join(root, ".reins", "agent-token");
+}
+
+/** The project's agent token (ingest, decide, hooks) and whether this call created it. */
+export function agentToken(root: string): { value: string; created: boolean } {
+  return readOrCreate(agentTokenPath(root));
+}
+
 /** The project's API token and whether this call created it (so `reins serve` prints it once). */
 export function apiToken(root: string): { value: string; created: boolean } {
   return readOrCreate(tokenPath(root));

@@ -15,8 +15,13 @@ export interface ServerOptions {
   services: HookServices;
   /** The bearer token hook calls must present (the API token is accepted too). */
   secret: string;
-  /** The bearer token for the API: every change, ingest and decide, and everything off loopback. */
+  /** The people's bearer token for the API: every change (extend, reset, acknowledge), and everything off loopback. */
   token: string;
+  /**
+   * The agents' token: ingest, decide and hooks, and reads off loopback, never a person's actions. What a
+   * machine running agents holds (`REINS_TOKEN` of remote hooks). @default none (only the people's token)
+   */
+  agentToken?: string;
   /** The address the server listens on: reads are open without the token only on loopback. */
   host: string;
   /** Origins allowed to call the API from a browser on another origin. @default none (no CORS) */
@@ -62,6 +67,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   });
   const services: HookServices = { ...options.services, store };
   const { secret, token } = options;
+  const agentTokens = options.agentToken !== undefined ? [options.agentToken] : [];
   const openReads = isLoopback(options.host);
   // A scope id can be up to 1,024 characters, three times that URL-encoded: Fastify's default cap on a path
   // parameter (100) made long ids listable but not readable.
@@ -96,11 +102,23 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       (withCors && method === "OPTIONS") ||
       (openReads && read) ||
       (read && route !== undefined && !route.startsWith("/api") && route !== "/metrics");
-    if (open || authorized(request.headers.authorization, token)) return done();
-    void reply.code(401).send({
-      error: "unauthorized",
-      message: "a valid bearer token is required (Authorization: Bearer <token>; see .reins/api-token)",
-    });
+    // A person's actions (extend, reset, acknowledge) take the people's token; the agents' token does the rest.
+    const human = method === "POST" && /^\/api\/(?:budgets|circuits|alerts)\//.test(path);
+    const accepted = human ? [token] : [token, ...agentTokens];
+    if (open || authorized(request.headers.authorization, ...accepted)) return done();
+    const agents = !human || !authorized(request.headers.authorization, ...agentTokens);
+    void reply.code(agents ? 401 : 403).send(
+      agents
+        ? {
+            error: "unauthorized",
+            message: "a valid bearer token is required (Authorization: Bearer <token>; see .reins/api-token)",
+          }
+        : {
+            error: "forbidden",
+            message:
+              "the agents' token cannot act as a person: extend, reset and acknowledge take the people's token (.reins/api-token)",
+          },
+    );
   });
   // While closing, answers close their connection, so a keep-alive client does not hold the exit up.
   let closing = false;
@@ -156,7 +174,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       "/hooks/:agent",
       { schema: { hide: true } },
       async (request, reply) => {
-        if (!authorized(request.headers.authorization, secret, token)) {
+        if (!authorized(request.headers.authorization, secret, token, ...agentTokens)) {
           return reply.code(401).send({ error: "a valid bearer token is required (see .reins/hook-secret)" });
         }
         const agent = request.params.agent;

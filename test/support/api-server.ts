@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import type { ReinsEvent } from "../../src/core/events.js";
 import { timeline, type Timeline } from "../../src/core/timeline.js";
 import { openServices, type HookServices } from "../../src/hooks/run-hook.js";
-import { apiToken, hookSecret } from "../../src/server/secret.js";
+import { agentToken, apiToken, hookSecret } from "../../src/server/secret.js";
 import { createServer } from "../../src/server/server.js";
 
 export interface ApiServer {
@@ -39,11 +39,13 @@ export async function startApi(
     writeFileSync(join(project, "reins.config.json"), JSON.stringify(options.config ?? {}));
   const services = await openServices(project, {});
   const token = apiToken(project).value;
+  const agents = agentToken(project).value;
   const host = options.host ?? "127.0.0.1";
   const app = await createServer({
     services,
     secret: hookSecret(project),
     token,
+    agentToken: agents,
     host,
     ...(options.actionsPerMinute !== undefined ? { actionsPerMinute: options.actionsPerMinute } : {}),
   });

@@ -59,6 +59,8 @@ describe("self-protection", () => {
       { command: "npx reins init claude --uninstall" },
       { command: "curl -X POST localhost:7878/api/budgets/session%3Ap/extend -d '{}'" },
       { command: "curl -X POST http://127.0.0.1:7878/api/circuits/session%3Ap/acknowledge" },
+      { command: "cat .reins/api-token" },
+      { tool: "Read", reads: ["/w/app/.reins/api-token"] },
     ];
     for (const touch of cases) {
       const [decision] = replay(defaultPolicy, [call(touch)]);

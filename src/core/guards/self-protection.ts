@@ -21,6 +21,9 @@ export function isProtectedPath(path: string): boolean {
   return parent === ".gemini" && (last === "settings.json" || last === "trustedFolders.json");
 }
 
+/** The people's token: whoever reads it can act as a person through the API. */
+const PEOPLE_TOKEN = /(?:^|[/\s"'=])\.reins\/api-token\b|\bapi-token\b/;
+
 /** A command that acts as a person: reins' human actions, or its HTTP API's. */
 const HUMAN_ACTION = [
   /\breins(?:\.js)?["']?\s+(?:(?:-C|--cwd|--policy|--store)\s+\S+\s+)*(?:budget\s+(?:extend|reset)|circuit\s+(?:ack|reset)|confirm)\b/,
@@ -47,14 +50,19 @@ export const selfProtection: Guard = {
     if (event.kind !== "tool.requested" || !policy.protection.enabled) return pass(name);
     const path = [...(event.writes ?? []), ...(event.removes ?? [])].find(isProtectedPath);
     const command = event.command ?? "";
-    const acting = path === undefined && HUMAN_ACTION.some((pattern) => pattern.test(command));
+    const token =
+      (event.reads ?? []).some((p) => p.replace(/\\/g, "/").endsWith(".reins/api-token")) ||
+      PEOPLE_TOKEN.test(command);
+    const acting = path === undefined && (token || HUMAN_ACTION.some((pattern) => pattern.test(command)));
     if (path === undefined && !acting) return pass(name);
     if (state.protectionGrants > 0)
       return { guard: name, verdict: "allow", effects: [{ kind: "protection.used" }] };
     const what =
       path !== undefined
         ? `${quote(path)} belongs to reins (its state, its policy, or the hooks that run it): an agent may not change, move or remove it`
-        : `${quote(command)} acts as a person (extending a budget, resetting or acknowledging a breaker, confirming): an agent may not`;
+        : token
+          ? "The people's API token (.reins/api-token) lets whoever holds it act as a person: an agent may not read it"
+          : `${quote(command)} acts as a person (extending a budget, resetting or acknowledging a breaker, confirming): an agent may not`;
     return block(
       name,
       `${what}. Leave it; if a person wants this done, they allow one such call with \`reins confirm ${state.scope} --reason "..."\`.`,
