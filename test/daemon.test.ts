@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildClient } from "../src/hooks/init.js";
 import { openServices, type HookServices } from "../src/hooks/run-hook.js";
 import { apiToken, hookSecret } from "../src/server/secret.js";
+import { daemonAt } from "../src/server/daemon.js";
 import { createServer } from "../src/server/server.js";
 import { freePort } from "./support/redis-server.js";
 
@@ -354,6 +355,23 @@ describe("reins hook claude --ensure-daemon (the SessionStart and UserPromptSubm
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
     } finally {
       other.close();
+    }
+  });
+});
+
+describe("telling this project's daemon from an impostor", () => {
+  it("trusts a daemon only when it proves it holds the project's hook secret", async () => {
+    const port = Number(new URL(url).port);
+    expect(await daemonAt("127.0.0.1", port, project)).toBe("ours");
+    // Something else on a port, claiming to be this project's daemon.
+    const impostor = createHttpServer((_req, res) =>
+      res.end(JSON.stringify({ ok: true, store: "sqlite", root: project })),
+    );
+    await new Promise<void>((resolve) => impostor.listen(0, "127.0.0.1", resolve));
+    try {
+      expect(await daemonAt("127.0.0.1", (impostor.address() as AddressInfo).port, project)).toBe("other");
+    } finally {
+      impostor.close();
     }
   });
 });

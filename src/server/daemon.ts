@@ -1,30 +1,53 @@
 import { spawn } from "node:child_process";
-import { openSync } from "node:fs";
+import { createHmac, randomBytes } from "node:crypto";
+import { openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { reinsDir } from "../shell/reins-dir.js";
+import { secretPath } from "./secret.js";
 
 /** The daemon's default address: loopback only. */
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 7878;
 
-/** What answers at host:port: nothing, this project's daemon, or another project's. */
+/** The answer to a challenge that only a holder of the project's hook secret can give. */
+export function proofOf(secret: string, nonce: string): string {
+  return createHmac("sha256", secret).update(`reins-daemon:${nonce}`).digest("hex");
+}
+
+/** The proof this project's daemon gives for `nonce`, from the hook secret on disk ("" when there is none). */
+function challengeProof(root: string, nonce: string): string {
+  try {
+    const secret = readFileSync(secretPath(root), "utf8").trim();
+    return secret === "" ? "" : proofOf(secret, nonce);
+  } catch {
+    return "";
+  }
+}
+
+/** What answers at host:port: nothing, this project's daemon (proven by the hook secret), or something else. */
 export async function daemonAt(
   host: string,
   port: number,
   root: string,
   timeoutMs = 300,
 ): Promise<"none" | "ours" | "other"> {
+  const nonce = randomBytes(16).toString("hex");
   let response: Response;
   try {
-    response = await fetch(`http://${host}:${port}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
+    response = await fetch(`http://${host}:${port}/healthz?challenge=${nonce}`, {
+      signal: AbortSignal.timeout(timeoutMs),
+    });
   } catch {
     return "none";
   }
   // Whatever answers HTTP holds the port, even when its answer is not a reins daemon's JSON.
   try {
-    const body = (await response.json()) as { root?: unknown } | null;
-    // Ours even when it reports its store down (503): it answers hooks, spooling, and says why.
-    return body?.root === root ? "ours" : "other";
+    const body = (await response.json()) as { root?: unknown; proof?: unknown } | null;
+    // Ours only if it proves it holds the project's hook secret: anything can claim a root. Ours even when
+    // it reports its store down (503): it answers hooks, spooling, and says why.
+    return body?.root === root && typeof body.proof === "string" && body.proof === challengeProof(root, nonce)
+      ? "ours"
+      : "other";
   } catch {
     return "other";
   }

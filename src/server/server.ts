@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { jsonSchemaTransform } from "fastify-type-provider-zod";
 import { ReinsError } from "../core/errors.js";
 import { answerHook, hookFailure, readHookInput, type HookServices } from "../hooks/run-hook.js";
+import { proofOf } from "./daemon.js";
 import { registerApi } from "./api.js";
 import { createMetrics } from "./metrics.js";
 import { authorized } from "./secret.js";
@@ -149,17 +150,27 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   // Healthy means the store answers: a read of its scopes and of the latest one's state, so a store that
   // is down or damaged is reported rather than hidden behind "ok".
-  app.get("/healthz", { schema: { hide: true } }, async (_request, reply) => {
-    const base = { store: services.store.kind, ...(openReads ? { root: services.root } : {}) };
-    try {
-      const [latest] = await services.store.scopes();
-      if (latest !== undefined) await services.store.state(latest);
-      return { ok: true, ...base };
-    } catch (error) {
-      const message = ReinsError.is(error) || error instanceof Error ? error.message : String(error);
-      return reply.code(503).send({ ok: false, ...base, error: message.split("\n")[0] });
-    }
-  });
+  app.get<{ Querystring: { challenge?: string } }>(
+    "/healthz",
+    { schema: { hide: true } },
+    async (request, reply) => {
+      // A hook asking whether this is its project's daemon sends a challenge; only the secret's holder answers it.
+      const challenge = request.query.challenge;
+      const proof =
+        typeof challenge === "string" && /^[0-9a-f]{8,128}$/.test(challenge)
+          ? { proof: proofOf(secret, challenge) }
+          : {};
+      const base = { store: services.store.kind, ...(openReads ? { root: services.root } : {}), ...proof };
+      try {
+        const [latest] = await services.store.scopes();
+        if (latest !== undefined) await services.store.state(latest);
+        return { ok: true, ...base };
+      } catch (error) {
+        const message = ReinsError.is(error) || error instanceof Error ? error.message : String(error);
+        return reply.code(503).send({ ok: false, ...base, error: message.split("\n")[0] });
+      }
+    },
+  );
   app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
     const text = await metrics.text(Date.now());
     return reply.header("content-type", metrics.registry.contentType).send(text);
