@@ -180,3 +180,26 @@ describe("the project a hook records into", () => {
     expect(readdirSync(nested)).not.toContain(".reins");
   }, 20_000);
 });
+
+describe("the in-process hook on an input over 16 MiB", () => {
+  it("judges the call without its content: a session whose budget is paused is denied", async () => {
+    const dir = project();
+    writeFileSync(join(dir, "reins.config.json"), JSON.stringify({ budget: { session: { toolCalls: 2 } } }));
+    const small = (n: number) =>
+      JSON.stringify({
+        session_id: "s6",
+        hook_event_name: "PreToolUse",
+        cwd: dir,
+        tool_name: "Bash",
+        tool_input: { command: `echo ${n}` },
+        tool_use_id: `t${n}`,
+      });
+    for (const n of [1, 2]) await hook(dir, small(n), true);
+    const huge = `{"session_id":"s6","hook_event_name":"PreToolUse","cwd":${JSON.stringify(dir)},"tool_name":"Write","tool_use_id":"t3","tool_input":{"file_path":"big.txt","content":"${"x".repeat(17 * 1024 * 1024)}"}}`;
+    const result = await hook(dir, huge, true);
+    expect(result.stderr).toMatch(
+      /^reins hook claude: input of \d+ bytes is over the 16777216-byte limit; judged without its content/,
+    );
+    expect(JSON.parse(result.stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+  }, 30_000);
+});

@@ -77,20 +77,45 @@ async function openRemote(url: string, env: NodeJS.ProcessEnv): Promise<Store> {
   );
 }
 
+/** The fields of an input too large to parse that still say whose call it is and what it is, from its start. */
+const HEAD_FIELDS = [
+  "session_id",
+  "hook_event_name",
+  "tool_name",
+  "tool_use_id",
+  "cwd",
+  "turn_id",
+  "prompt_id",
+];
+
+/**
+ * An input over MAX_HOOK_INPUT is not parsed, but it is not let through unguarded either: its session,
+ * hook and tool are read from its first bytes and the call is judged without its content (a paused budget
+ * or an open breaker still stops it), with one line saying so.
+ */
+function oversize(agent: string, adapter: AgentAdapter, raw: Buffer | string, size: number) {
+  const head = typeof raw === "string" ? raw.slice(0, 65_536) : raw.subarray(0, 65_536).toString("utf8");
+  const input: Record<string, unknown> = { tool_input: { oversize: size } };
+  for (const field of HEAD_FIELDS) {
+    const match = new RegExp(`"${field}"\\s*:\\s*("(?:[^"\\\\]|\\\\.){0,4096}")`).exec(head);
+    if (match?.[1] !== undefined) input[field] = JSON.parse(match[1]) as unknown;
+  }
+  const parsed = adapter.input.safeParse(input);
+  const what = `reins hook ${agent}: input of ${size} bytes is over the ${MAX_HOOK_INPUT}-byte limit`;
+  if (!parsed.success) return allow(`${what}, and its start names no session; allowed without guarding`);
+  return { adapter, input: parsed.data, warning: `${what}; judged without its content` };
+}
+
 /** Checks raw hook input: the adapter and the parsed input, or the allow-with-warning for bad input. */
 export function readHookInput(
   agent: string,
   raw: Buffer | string,
-): { adapter: AgentAdapter; input: unknown } | HookResult {
-  const size = typeof raw === "string" ? Buffer.byteLength(raw) : raw.length;
-  if (size > MAX_HOOK_INPUT) {
-    return allow(
-      `reins hook ${agent}: input of ${size} bytes is over the ${MAX_HOOK_INPUT}-byte limit; allowed without guarding`,
-    );
-  }
+): { adapter: AgentAdapter; input: unknown; warning?: string } | HookResult {
   const adapter = ADAPTERS[agent];
   if (adapter === undefined)
     return allow(`reins hook: unknown agent "${agent}" (use ${AGENTS.join(", ")}); allowed without guarding`);
+  const size = typeof raw === "string" ? Buffer.byteLength(raw) : raw.length;
+  if (size > MAX_HOOK_INPUT) return oversize(agent, adapter, raw, size);
   const text = raw.toString().trim();
   if (text === "") return allow(`reins hook ${agent}: empty input; allowed without guarding`);
   let data: unknown;
@@ -137,6 +162,12 @@ export async function answerHook(
   return { reply: plan.reply(recorded.answers, state), warning };
 }
 
+/** A result with one more line of warning, when there is one. */
+export function withWarning(result: HookResult, warning: string | undefined): HookResult {
+  if (warning === undefined) return result;
+  return { ...result, warning: result.warning === "" ? warning : `${warning}; ${result.warning}` };
+}
+
 /** The one line for a failure inside a hook. */
 export function hookFailure(agent: string, error: unknown): HookResult {
   const message = ReinsError.is(error)
@@ -169,7 +200,7 @@ export async function runHook(
       remote: true,
     });
     try {
-      return await answerHook(adapter, input, services, Date.now());
+      return withWarning(await answerHook(adapter, input, services, Date.now()), checked.warning);
     } finally {
       await services.store.close();
     }

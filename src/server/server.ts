@@ -4,7 +4,7 @@ import { isIP } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { jsonSchemaTransform } from "fastify-type-provider-zod";
 import { ReinsError } from "../core/errors.js";
-import { answerHook, hookFailure, readHookInput, type HookServices } from "../hooks/run-hook.js";
+import { answerHook, hookFailure, readHookInput, withWarning, type HookServices } from "../hooks/run-hook.js";
 import { proofOf } from "./daemon.js";
 import { registerApi } from "./api.js";
 import { createMetrics } from "./metrics.js";
@@ -194,7 +194,10 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         if (!("adapter" in checked)) result = checked;
         else {
           try {
-            result = await answerHook(checked.adapter, checked.input, services, Date.now());
+            result = withWarning(
+              await answerHook(checked.adapter, checked.input, services, Date.now()),
+              checked.warning,
+            );
           } catch (error) {
             result = hookFailure(agent, error);
           }
