@@ -7,6 +7,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -21,13 +22,24 @@ function project(config: object | null = {}): string {
   return root;
 }
 
-/** Rewrites the cached policy's duplicateThreshold, leaving its key: a call that returns 99 used the cache. */
-function plant(root: string): void {
+/**
+ * Rewrites the cached policy's duplicateThreshold, leaving its key: a call that returns 99 used the cache.
+ * With `digest`, the entry's digest is made to match (as reins would have written it).
+ */
+function plant(root: string, digest = true): void {
   const path = policyCachePath(root);
   const entry = JSON.parse(readFileSync(path, "utf8")) as {
+    key: string;
+    digest: string;
     policy: { circuit: { duplicateThreshold: number } };
   };
   entry.policy.circuit.duplicateThreshold = 99;
+  if (digest)
+    entry.digest = createHash("sha256")
+      .update(entry.key)
+      .update("\n")
+      .update(JSON.stringify(entry.policy))
+      .digest("hex");
   writeFileSync(path, JSON.stringify(entry));
 }
 
@@ -49,6 +61,13 @@ describe("loadPolicyCached", () => {
     expect(existsSync(policyCachePath(root))).toBe(true);
     plant(root);
     expect(threshold(root)).toBe(99);
+  });
+
+  it("never trusts an entry edited after it was written: it validates the policy afresh", () => {
+    const root = project();
+    expect(threshold(root)).toBe(5);
+    plant(root, false);
+    expect(threshold(root)).toBe(5);
   });
 
   it("finds the project root from a folder inside it", () => {

@@ -14,6 +14,13 @@ export function policyCachePath(root: string): string {
 interface CacheEntry {
   key: string;
   policy: Policy;
+  /** A digest of the key and the policy as written: an entry edited afterwards no longer matches it. */
+  digest: string;
+}
+
+/** The digest an entry carries: the cached policy is used only while the file still holds what was written. */
+function digestOf(key: string, policyText: string): string {
+  return createHash("sha256").update(key).update("\n").update(policyText).digest("hex");
 }
 
 /**
@@ -35,9 +42,9 @@ function cacheKey(root: string, file: string | null, text: string | null, env: N
 function readEntry(path: string, key: string): Policy | null {
   try {
     const entry = JSON.parse(readFileSync(path, "utf8")) as Partial<CacheEntry> | null;
-    return entry?.key === key && typeof entry.policy === "object" && entry.policy !== null
-      ? entry.policy
-      : null;
+    if (entry?.key !== key || typeof entry.policy !== "object" || entry.policy === null) return null;
+    // An entry edited by hand (or by an agent that got past self-protection) is validated afresh, never trusted.
+    return entry.digest === digestOf(key, JSON.stringify(entry.policy)) ? entry.policy : null;
   } catch {
     return null;
   }
@@ -72,6 +79,6 @@ export function loadPolicyCached(options: { cwd: string; env?: NodeJS.ProcessEnv
   const cached = readEntry(path, key);
   if (cached !== null) return cached;
   const { policy } = policyFromText(root, file, text, env);
-  writeEntry(path, { key, policy });
+  writeEntry(path, { key, policy, digest: digestOf(key, JSON.stringify(policy)) });
   return policy;
 }
