@@ -20,6 +20,7 @@ import { createGovernor } from "../governor.js";
 import { noScope, policyFor, recordAction, summaryAt, type HumanAction } from "../shell/control.js";
 import type { Spool } from "../store/spool.js";
 import { bearerToken } from "./secret.js";
+import type { StateScan } from "./scan.js";
 import type { EventHub } from "./stream.js";
 
 /** What the API routes work with. */
@@ -29,6 +30,8 @@ export interface ApiContext {
   policy: Policy;
   spool: Spool;
   hub: EventHub;
+  /** Every scope's state, read once for many readers (the list endpoints). */
+  scan: StateScan;
   /** Extends and resets allowed per token per minute. @default 10 */
   actionsPerMinute?: number;
 }
@@ -208,14 +211,10 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
         return { ...summaryAt(state, policy, now()), openAlerts: alerts.length };
       };
       const summaries = async (prefix: string | null): Promise<ScopeSummary[]> => {
-        const out: ScopeSummary[] = [];
         const at = now();
-        for (const scope of await store.scopes()) {
-          if (prefix !== null && !scope.startsWith(prefix)) continue;
-          const state = await store.state(scope);
-          if (state !== null) out.push(summaryAt(state, policy, at));
-        }
-        return out;
+        return (await ctx.scan.states())
+          .filter(([scope]) => prefix === null || scope.startsWith(prefix))
+          .map(([, state]) => summaryAt(state, policy, at));
       };
       const listed = async (prefix: string | null, q: z.infer<typeof schemas.list>) => {
         let items = await summaries(prefix);

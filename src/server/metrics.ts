@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
-import type { Store } from "../core/store.js";
+import type { StateScan } from "./scan.js";
 import { tallyOf } from "../core/tally.js";
 import { summaryAt } from "../shell/control.js";
 
@@ -102,7 +102,7 @@ function snapshotOf(states: State[], policy: Policy, now: number): Snapshot {
  * keeps a bounded tally), so they are right after a restart and count the work of every process that
  * shares the store; only the decision latency histogram is this process's own.
  */
-export function createMetrics(store: Store, policy: Policy) {
+export function createMetrics(scan: StateScan, policy: Policy) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   let snapshot: Snapshot = snapshotOf([], policy, 0);
@@ -188,12 +188,11 @@ export function createMetrics(store: Store, policy: Policy) {
     observe: (seconds: number) => duration.observe(seconds),
     /** The exposition text, after reading every scope's state from the store. */
     async text(now: number): Promise<string> {
-      const states: State[] = [];
-      for (const scope of await store.scopes()) {
-        const state = await store.state(scope);
-        if (state !== null) states.push(state);
-      }
-      snapshot = snapshotOf(states, policy, now);
+      snapshot = snapshotOf(
+        (await scan.states()).map(([, s]) => s),
+        policy,
+        now,
+      );
       return registry.metrics();
     },
   };

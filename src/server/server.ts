@@ -10,6 +10,7 @@ import { registerApi } from "./api.js";
 import { createMetrics } from "./metrics.js";
 import { authorized } from "./secret.js";
 import { EventHub, observedStore } from "./stream.js";
+import { StateScan } from "./scan.js";
 import { registerWeb } from "./web.js";
 
 export interface ServerOptions {
@@ -61,9 +62,11 @@ const VERSION = "0.1.0";
  */
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
   const hub = new EventHub();
-  const metrics = createMetrics(options.services.store, options.services.policy);
+  const scan = new StateScan(options.services.store);
+  const metrics = createMetrics(scan, options.services.policy);
   const store = observedStore(options.services.store, (records, seconds) => {
     metrics.observe(seconds);
+    scan.invalidate();
     hub.publish(records);
   });
   const services: HookServices = { ...options.services, store };
@@ -219,9 +222,10 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     policy: services.policy,
     spool: services.spool,
     hub,
+    scan,
     ...(options.actionsPerMinute !== undefined ? { actionsPerMinute: options.actionsPerMinute } : {}),
   });
-  await registerWeb(app, { store, policy: services.policy });
+  await registerWeb(app, { store, scan, policy: services.policy });
 
   return app;
 }

@@ -8,6 +8,7 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import { summarize } from "../core/summary.js";
+import type { StateScan } from "./scan.js";
 
 /** Where `vite build` puts the dashboard: `dist/web`, the same path from `src/server` and `dist/server`. */
 export const WEB_ROOT = fileURLToPath(new URL("../../dist/web/", import.meta.url));
@@ -133,9 +134,9 @@ class SpendCache {
  */
 export async function registerWeb(
   app: FastifyInstance,
-  ctx: { store: Store; policy: Policy; root?: string },
+  ctx: { store: Store; scan: StateScan; policy: Policy; root?: string },
 ): Promise<void> {
-  const { store, policy } = ctx;
+  const { store, scan, policy } = ctx;
   const root = ctx.root ?? WEB_ROOT;
   const spend = new SpendCache(store, policy);
 
@@ -151,9 +152,7 @@ export async function registerWeb(
       spend: { since, tokens: 0, usd: 0 },
       alerts: { open: (await store.alerts({ acknowledged: false })).length },
     };
-    for (const scope of await store.scopes()) {
-      const state = await store.state(scope);
-      if (state === null) continue;
+    for (const [scope, state] of await scan.states()) {
       const summary = summarize(state, policy, now);
       out.budgets[summary.status] += 1;
       if (!scope.startsWith("session:")) continue;

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import type { ReinsEvent } from "../core/events.js";
+import { defaultPolicy } from "../core/policy.js";
+import { MemoryStore } from "../store/memory.js";
+import { StateScan } from "./scan.js";
+
+/** A memory store that counts full passes over its scopes. */
+async function countingStore(scopes: number) {
+  const store = new MemoryStore();
+  for (let i = 0; i < scopes; i++) {
+    const event: ReinsEvent = { kind: "session.started", at: i, scope: `session:${i}`, id: `e${i}` };
+    await store.append(event.scope, [event], defaultPolicy);
+  }
+  let passes = 0;
+  const scopesOf = store.scopes.bind(store);
+  store.scopes = () => {
+    passes += 1;
+    return scopesOf();
+  };
+  return { store, passes: () => passes };
+}
+
+describe("reading every state for many readers", () => {
+  it("runs one pass for readers that ask at once, and reuses it until the server writes", async () => {
+    const { store, passes } = await countingStore(30);
+    let now = 0;
+    const scan = new StateScan(store, 100, () => now);
+    const all = await Promise.all(Array.from({ length: 50 }, () => scan.states()));
+    expect(passes()).toBe(1);
+    expect(all.every((states) => states.length === 30)).toBe(true);
+    await scan.states();
+    expect(passes()).toBe(1);
+    // A write: the next read after the minimum interval passes again, not one before it.
+    scan.invalidate();
+    now += 50;
+    await scan.states();
+    expect(passes()).toBe(1);
+    now += 60;
+    await scan.states();
+    expect(passes()).toBe(2);
+  });
+});

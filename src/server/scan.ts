@@ -1,0 +1,52 @@
+import type { State } from "../core/state.js";
+import type { Store } from "../core/store.js";
+
+/**
+ * Every scope's state, read once for many readers. The list endpoints, the dashboard's overview and
+ * /metrics each need a pass over all states, which the store serves on the same event loop as the hooks:
+ * a reader on loopback asking again and again must not slow them down. So one pass runs at a time (the
+ * readers that ask meanwhile share it), and its result is reused until this server writes again, and for
+ * at least `minIntervalMs` even then.
+ */
+export class StateScan {
+  #last: { at: number; states: State[] } | null = null;
+  #running: Promise<State[]> | null = null;
+  #dirty = true;
+
+  constructor(
+    private readonly store: Store,
+    private readonly minIntervalMs = 100,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** Marks the states changed (this server wrote); the next read after `minIntervalMs` scans again. */
+  invalidate(): void {
+    this.#dirty = true;
+  }
+
+  /** Every scope with its state, most recently active first. The states are shared: read them, never change them. */
+  async states(): Promise<[string, State][]> {
+    const states = await this.#states();
+    return states.map((s) => [s.scope, s]);
+  }
+
+  #states(): Promise<State[]> {
+    if (this.#running !== null) return this.#running;
+    const last = this.#last;
+    if (last !== null && (!this.#dirty || this.clock() - last.at < this.minIntervalMs))
+      return Promise.resolve(last.states);
+    this.#dirty = false;
+    this.#running = this.#scan().finally(() => (this.#running = null));
+    return this.#running;
+  }
+
+  async #scan(): Promise<State[]> {
+    const states: State[] = [];
+    for (const scope of await this.store.scopes()) {
+      const state = await this.store.state(scope);
+      if (state !== null) states.push(state);
+    }
+    this.#last = { at: this.clock(), states };
+    return states;
+  }
+}
