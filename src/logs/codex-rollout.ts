@@ -1,3 +1,4 @@
+import { openAiUsage, rolloutExit, rolloutUsage } from "../hooks/rollout.js";
 import type { UsageRecord } from "../hooks/usage.js";
 import { timeOf, type LoggedCall, type LoggedRun } from "./run.js";
 
@@ -56,33 +57,12 @@ function hookTool(name: string, args: Row): { tool_name: string; tool_input: unk
   return { tool_name: name, tool_input: args };
 }
 
-/** Usage in OpenAI's form (input includes the cached tokens). */
-function usageOf(id: string, u: Row, model: string | undefined): UsageRecord {
-  const cached = num(u.cached_input_tokens);
-  return {
-    id,
-    input: Math.max(0, num(u.input_tokens) - cached),
-    output: num(u.output_tokens),
-    cacheRead: cached,
-    cacheWrite: num(u.cache_write_input_tokens),
-    ...(model !== undefined ? { model } : {}),
-  };
-}
-
 /** Exit codes of command executions by call id, from the events Codex logs when a command ends. */
 function exitCodes(rows: readonly Row[]): Map<string, number> {
   const codes = new Map<string, number>();
   for (const row of rows) {
-    const p = rec(row.payload);
-    const item = rec(p.item);
-    const call = str(p.call_id) ?? str(item.id);
-    const code =
-      p.type === "exec_command_end"
-        ? p.exit_code
-        : item.type === "CommandExecution"
-          ? item.exit_code
-          : undefined;
-    if (call !== undefined && typeof code === "number") codes.set(call, code);
+    const exit = rolloutExit(row);
+    if (exit !== null) codes.set(exit[0], exit[1]);
   }
   return codes;
 }
@@ -135,7 +115,8 @@ export function readCodexRollout(rows: readonly Row[], source: string, fallbackI
       model = str(p.model) ?? model;
       if (typeof p.turn_id === "string" && p.turn_id !== turn) [turn, prompted] = [p.turn_id, false];
     } else if (row.type === "token_usage_record") {
-      pending.push(usageOf(str(p.response_id) ?? `${id}#${n}`, rec(p.usage), model));
+      const usage = rolloutUsage(row, model, `${id}#${n}`);
+      if (usage !== null) pending.push(usage);
     } else if (row.type === "event_msg") {
       if (p.type === "task_started" && typeof p.turn_id === "string") [turn, prompted] = [p.turn_id, false];
       else if (p.type === "user_message" && !prompted) {
@@ -154,7 +135,7 @@ export function readCodexRollout(rows: readonly Row[], source: string, fallbackI
         ])
           delta[key] = num(total[key]) - num(lastTotal[key]);
         if (num(delta.input_tokens) + num(delta.output_tokens) > 0)
-          pending.push(usageOf(`${id}#${n}`, delta, model));
+          pending.push(openAiUsage(`${id}#${n}`, delta, model));
         lastTotal = total;
       } else if (p.type === "task_complete") {
         push({
