@@ -73,11 +73,19 @@ const WATCHED = [
 ];
 
 /**
- * What the detected check commands depend on, cheaply: the time and size of each file detection reads or
- * looks for (a few dozen stat calls), so a cached policy can tell when it is stale.
+ * What the detected check commands depend on, cheaply (every in-process hook call pays for it): one listing
+ * of the root, then the time and size of each watched file that is there, so a cached policy can tell when
+ * it is stale.
  */
 export function projectStamp(root: string): string {
+  let names: Set<string>;
+  try {
+    names = new Set(readdirSync(root));
+  } catch {
+    return "";
+  }
   return WATCHED.map((name) => {
+    if (!names.has(name.split("/")[0] ?? name)) return "-";
     try {
       const s = statSync(join(root, name));
       return `${s.mtimeMs}:${s.size}`;
