@@ -153,4 +153,37 @@ describe.skipIf(codexUnavailableReason() !== null)("reins guarding the real Code
     );
     expect(replayed.stop).toMatchObject({ step: 5, guard: "circuit-breaker:duplicate_calls" });
   }, 120_000);
+
+  it("runs reins' hooks after only `reins init codex`: no bypass flag, no trust but what init wrote", async () => {
+    // The only trust there is: what `reins init codex` (beforeEach) wrote into the user's Codex config.
+    const configPath = join(home, ".codex", "config.toml");
+    const config = existsSync(configPath) ? readFileSync(configPath, "utf8") : null;
+    fake = await startFakeOpenAi((_request, turn) =>
+      turn === 0 ? execCommand("node -e \"console.log('hi')\"") : { text: "Done." },
+    );
+    const result = await runCodex({
+      cwd: project,
+      home,
+      prompt: "Do the task.",
+      baseUrl: fake.url,
+      timeoutMs: 90_000,
+      hooks: false,
+    });
+    expect(result.timedOut, result.stderr).toBe(false);
+    expect(result.code, result.stderr).toBe(0);
+    expect(fake.errors).toEqual([]);
+    expect(result.stderr).not.toContain("bypass-hook-trust");
+
+    // Every hook ran: the session opened, the call was guarded, Stop was seen, and SessionEnd closed it.
+    expect(result.threadId).toBeDefined();
+    const kinds = (await decisions(result.threadId!)).log.map((r) => r.event.kind);
+    expect(kinds[0]).toBe("session.started");
+    expect(kinds).toContain("tool.requested");
+    expect(kinds).toContain("tool.completed");
+    expect(kinds).toContain("completion.claimed");
+    expect(kinds.at(-1)).toBe("session.ended");
+    // And the trust is reins' own doing, not the harness's: the config is what init wrote, unchanged.
+    expect(config).toContain(`[projects.${JSON.stringify(project)}]`);
+    expect(readFileSync(configPath, "utf8")).toBe(config);
+  }, 120_000);
 });

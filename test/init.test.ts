@@ -1,18 +1,31 @@
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
+import { codexHookHash, readToml } from "../src/hooks/trust.js";
 
 function project(): string {
-  const dir = mkdtempSync(join(tmpdir(), "reins-init-"));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-init-")));
   writeFileSync(join(dir, "reins.config.json"), "{}");
   return dir;
 }
 
 async function reins(dir: string, ...argv: string[]) {
-  const io = memoryIo({ cwd: dir, env: { HOME: join(dir, "home") } });
+  return reinsWith(dir, {}, ...argv);
+}
+
+async function reinsWith(dir: string, env: Record<string, string>, ...argv: string[]) {
+  const io = memoryIo({ cwd: dir, env: { HOME: join(dir, "home"), ...env } });
   const code = await run(argv, io);
   return { code, out: io.out.join(""), err: io.err.join("") };
 }
@@ -127,5 +140,222 @@ describe("reins init", () => {
     const unknown = await reins(dir, "init", "cursor");
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain('reins init knows claude, codex, gemini, not "cursor"');
+  });
+});
+
+/** The `trusted_hash` Codex needs for each command hook of a hooks.json, by its `[hooks.state]` key. */
+function codexHashes(hooksPath: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [event, groups] of Object.entries(read(hooksPath).hooks))
+    groups.forEach((group, g) =>
+      group.hooks.forEach((hook, h) => {
+        const label = event.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+        out.set(
+          `${hooksPath}:${label}:${g}:${h}`,
+          codexHookHash(event, group.matcher, {
+            command: hook.command ?? "",
+            ...(hook.timeout ? { timeout: hook.timeout } : {}),
+          }),
+        );
+      }),
+    );
+  return out;
+}
+
+type CodexConfig = {
+  projects?: Record<string, { trust_level?: string }>;
+  hooks?: { state?: Record<string, { trusted_hash?: string; enabled?: unknown }> };
+};
+const toml = (path: string) => readToml(readFileSync(path, "utf8")) as CodexConfig;
+
+describe("reins init and the agents' own trust", () => {
+  const USER_CONFIG = `# my Codex settings
+model = "o3"
+
+[projects."/somewhere/else"]
+trust_level = "trusted"
+
+[hooks.state."/somewhere/else/.codex/hooks.json:stop:0:0"]
+trusted_hash = "sha256:theirs"
+`;
+
+  it("makes Codex trust the project and exactly reins' hooks in the user's config, idempotently; --uninstall takes out exactly that", async () => {
+    const dir = project();
+    const config = join(dir, "home", ".codex", "config.toml");
+    mkdirSync(join(dir, "home", ".codex"), { recursive: true });
+    writeFileSync(config, USER_CONFIG);
+    mkdirSync(join(dir, ".codex"));
+    const hooksPath = join(dir, ".codex", "hooks.json");
+    writeFileSync(
+      hooksPath,
+      JSON.stringify({
+        hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "echo mine" }] }] },
+      }),
+    );
+
+    const first = await reins(dir, "init", "codex");
+    expect(first.code, first.err).toBe(0);
+    expect(first.out).toMatch(/trusted this project and 6 hook\(s\) in .*config\.toml/);
+    const text = readFileSync(config, "utf8");
+    expect(text.startsWith(USER_CONFIG)).toBe(true);
+    const trusted = toml(config);
+    expect(trusted.projects?.[dir]?.trust_level).toBe("trusted");
+    expect(trusted.projects?.["/somewhere/else"]?.trust_level).toBe("trusted");
+    // Every reins hook, SessionEnd among them (with Codex's 3 s cap), is trusted by the hash Codex computes;
+    // the user's own hook is not: that is the user's decision.
+    const installed = read(hooksPath);
+    expect(installed.hooks.SessionEnd?.[0]?.hooks[0]?.timeout).toBe(3);
+    const state = trusted.hooks?.state ?? {};
+    for (const [key, hash] of codexHashes(hooksPath)) {
+      if (key.endsWith(":pre_tool_use:0:0")) expect(state[key]).toBeUndefined();
+      else expect(state[key]?.trusted_hash, key).toBe(hash);
+    }
+    expect(Object.keys(state)).toHaveLength(7);
+
+    const again = await reins(dir, "init", "codex");
+    expect(again.out).toContain("Codex already trusts this project and reins' hooks");
+    expect(readFileSync(config, "utf8")).toBe(text);
+
+    const removed = await reins(dir, "init", "codex", "--uninstall");
+    expect(removed.out).toMatch(
+      /removed reins' trust from .*config\.toml: the project's and 6 hook hash\(es\)/,
+    );
+    expect(readFileSync(config, "utf8")).toBe(USER_CONFIG);
+    expect(existsSync(join(dir, ".reins", "agent-trust.json"))).toBe(false);
+  });
+
+  it("keeps the trust of a user's Codex hook that moves when reins' hooks are removed", async () => {
+    const dir = project();
+    await reins(dir, "init", "codex");
+    const hooksPath = join(dir, ".codex", "hooks.json");
+    const installed = read(hooksPath);
+    // The user adds a hook after reins' and trusts it in Codex (its /hooks review writes this).
+    installed.hooks.PreToolUse?.push({ matcher: "Bash", hooks: [{ type: "command", command: "echo mine" }] });
+    writeFileSync(hooksPath, JSON.stringify(installed));
+    const config = join(dir, "home", ".codex", "config.toml");
+    const mineHash = codexHookHash("PreToolUse", "Bash", { command: "echo mine" });
+    writeFileSync(
+      config,
+      `${readFileSync(config, "utf8")}\n[hooks.state."${hooksPath}:pre_tool_use:1:0"]\ntrusted_hash = "${mineHash}"\n`,
+    );
+
+    await reins(dir, "init", "codex", "--uninstall");
+    expect(read(hooksPath).hooks.PreToolUse).toEqual([
+      { matcher: "Bash", hooks: [{ type: "command", command: "echo mine" }] },
+    ]);
+    const state = toml(config).hooks?.state ?? {};
+    expect(state).toEqual({ [`${hooksPath}:pre_tool_use:0:0`]: { trusted_hash: mineHash } });
+    expect(toml(config).projects).toBeUndefined();
+  });
+
+  it("with --no-trust or REINS_INIT_NO_TRUST=1 leaves Codex's config alone and prints what to add", async () => {
+    for (const [flags, env] of [
+      [["--no-trust"], {}],
+      [[], { REINS_INIT_NO_TRUST: "1" }],
+    ] as const) {
+      const dir = project();
+      const { code, out } = await reinsWith(dir, env, "init", "codex", ...flags);
+      expect(code).toBe(0);
+      expect(existsSync(join(dir, "home", ".codex", "config.toml"))).toBe(false);
+      expect(out).toContain(
+        `reins did not change ${join(dir, "home", ".codex", "config.toml")} (--no-trust or REINS_INIT_NO_TRUST=1)`,
+      );
+      expect(out).toContain(`[projects."${dir}"]\ntrust_level = "trusted"\n`);
+      for (const [key, hash] of codexHashes(join(dir, ".codex", "hooks.json")))
+        expect(out).toContain(`[hooks.state."${key}"]\ntrusted_hash = "${hash}"`);
+    }
+  });
+
+  it("fails and says what to add when Codex's config cannot be written or edited safely", async () => {
+    const dir = project();
+    mkdirSync(join(dir, "home"));
+    writeFileSync(join(dir, "home", ".codex"), "a file where Codex's folder should be");
+    const unwritable = await reins(dir, "init", "codex");
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.out).toMatch(/added reins hooks for 6 event\(s\)/);
+    expect(unwritable.err).toMatch(/reins: reins could not write .*config\.toml .*add this to it/s);
+    expect(unwritable.err).toContain(`[projects."${dir}"]\ntrust_level = "trusted"`);
+
+    const inline = project();
+    const config = join(inline, "home", ".codex", "config.toml");
+    mkdirSync(join(inline, "home", ".codex"), { recursive: true });
+    writeFileSync(config, 'projects = { "/x" = { trust_level = "trusted" } }\n');
+    const conflict = await reins(inline, "init", "codex");
+    expect(conflict.code).toBe(1);
+    expect(conflict.err).toContain(
+      `[projects."${inline}"] is written in a form reins does not edit by lines`,
+    );
+    expect(readFileSync(config, "utf8")).toBe('projects = { "/x" = { trust_level = "trusted" } }\n');
+  });
+
+  it("leaves a project the person marked untrusted in Codex as it is, and says so", async () => {
+    const dir = project();
+    const config = join(dir, "home", ".codex", "config.toml");
+    mkdirSync(join(dir, "home", ".codex"), { recursive: true });
+    const text = `[projects."${dir}"]\ntrust_level = "untrusted"\n`;
+    writeFileSync(config, text);
+    const { code, err } = await reins(dir, "init", "codex");
+    expect(code).toBe(1);
+    expect(err).toContain(`Codex marks ${dir} untrusted`);
+    expect(toml(config).projects?.[dir]?.trust_level).toBe("untrusted");
+  });
+
+  it("follows CODEX_HOME, and trusts a --user install's hooks without trusting any project", async () => {
+    const dir = project();
+    const codexHome = join(dir, "codex-home");
+    const { code } = await reinsWith(dir, { CODEX_HOME: codexHome }, "init", "codex", "--user");
+    expect(code).toBe(0);
+    const hooksPath = join(codexHome, "hooks.json");
+    const config = toml(join(codexHome, "config.toml"));
+    expect(config.projects).toBeUndefined();
+    const hashes = codexHashes(hooksPath);
+    expect(hashes.size).toBe(6);
+    for (const [key, hash] of hashes) expect(config.hooks?.state?.[key]?.trusted_hash).toBe(hash);
+    await reinsWith(dir, { CODEX_HOME: codexHome }, "init", "codex", "--user", "--uninstall");
+    expect(readFileSync(join(codexHome, "config.toml"), "utf8")).toBe("");
+  });
+
+  it("adds the project to Gemini CLI's trusted folders, merging, idempotently; --uninstall removes its entry", async () => {
+    const dir = project();
+    const file = join(dir, "home", ".gemini", "trustedFolders.json");
+    mkdirSync(join(dir, "home", ".gemini"), { recursive: true });
+    const theirs = JSON.stringify({ "/elsewhere": "TRUST_FOLDER", "/nope": "DO_NOT_TRUST" }, null, 2);
+    writeFileSync(file, theirs);
+
+    const first = await reins(dir, "init", "gemini");
+    expect(first.code, first.err).toBe(0);
+    expect(first.out).toContain(`trusted ${dir} in ${file}`);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({
+      "/elsewhere": "TRUST_FOLDER",
+      "/nope": "DO_NOT_TRUST",
+      [dir]: "TRUST_FOLDER",
+    });
+    const text = readFileSync(file, "utf8");
+    expect((await reins(dir, "init", "gemini")).out).toContain(`Gemini CLI already trusts ${dir}`);
+    expect(readFileSync(file, "utf8")).toBe(text);
+
+    expect((await reins(dir, "init", "gemini", "--uninstall")).out).toContain(
+      `removed ${dir} from Gemini CLI's trusted folders`,
+    );
+    expect(readFileSync(file, "utf8")).toBe(theirs);
+  });
+
+  it("leaves Gemini's trust alone when a rule already decides it, and fails on DO_NOT_TRUST", async () => {
+    const dir = project();
+    const file = join(dir, "trusted.json");
+    const env = { GEMINI_CLI_TRUSTED_FOLDERS_PATH: file };
+    writeFileSync(file, JSON.stringify({ [join(dir, "..")]: "TRUST_FOLDER" }));
+    const parent = await reinsWith(dir, env, "init", "gemini");
+    expect(parent.out).toContain("Gemini CLI already trusts");
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ [join(dir, "..")]: "TRUST_FOLDER" });
+    // Nothing was added, so --uninstall takes nothing away.
+    await reinsWith(dir, env, "init", "gemini", "--uninstall");
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ [join(dir, "..")]: "TRUST_FOLDER" });
+
+    writeFileSync(file, JSON.stringify({ [dir]: "DO_NOT_TRUST" }));
+    const refused = await reinsWith(dir, env, "init", "gemini");
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`says not to trust ${dir}`);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ [dir]: "DO_NOT_TRUST" });
   });
 });

@@ -7,9 +7,12 @@ import { ReinsError } from "../core/errors.js";
 import {
   ENSURE_DAEMON,
   INIT_AGENTS,
+  NO_TRUST_ENV,
   buildClient,
   initAgent,
+  readSettings,
   settingsPathOf,
+  trustAgentHooks,
   type InstallMode,
 } from "../hooks/init.js";
 import { AGENTS, openServices, runHook } from "../hooks/run-hook.js";
@@ -17,6 +20,7 @@ import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
 import { apiToken, hookSecret, tokenPath } from "../server/secret.js";
 import { createServer } from "../server/server.js";
 import { findRoot, type LoadedPolicy } from "../shell/config.js";
+import { doctor, formatDoctor } from "./doctor.js";
 import type { Io } from "./io.js";
 
 /** What the agent commands need from the program. */
@@ -59,7 +63,7 @@ function binPath(): string {
   return fileURLToPath(new URL("../../bin/reins.js", import.meta.url));
 }
 
-/** `hook`, `serve` and `init`: how agents reach reins. */
+/** `hook`, `serve`, `init` and `doctor`: how agents reach reins. */
 export function registerAgentCommands(root: Command, ctx: AgentContext): void {
   const { io, result } = ctx;
   const policyOf = () => ctx.loaded();
@@ -177,10 +181,21 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
     )
     .option("--http", "claude: native http hooks to the daemon (the default for a project)")
     .option("--port <port>", "the daemon's port", String(DEFAULT_PORT))
+    .option(
+      "--no-trust",
+      `codex, gemini: leave the agent's own trust settings alone and print what to add (also ${NO_TRUST_ENV}=1)`,
+    )
     .action(
       (
         agent: string,
-        opts: { user?: boolean; uninstall?: boolean; inProcess?: boolean; http?: boolean; port: string },
+        opts: {
+          user?: boolean;
+          uninstall?: boolean;
+          inProcess?: boolean;
+          http?: boolean;
+          port: string;
+          trust: boolean;
+        },
       ) => {
         const port = Number(opts.port);
         if (!Number.isInteger(port) || port <= 0 || port > 65535)
@@ -236,8 +251,9 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
                   settingsPathOf(agent, loaded.root, home, false),
                   settingsPathOf(agent, loaded.root, home, false, true),
                 ]
-            : [settingsPathOf(agent, loaded.root, home, user)];
+            : [settingsPathOf(agent, loaded.root, home, user, false, io.env)];
         const [target = "", ...others] = files;
+        const before = readSettings(target);
         const said = [
           initAgent(agent, {
             ...common,
@@ -253,7 +269,46 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
           const removed = initAgent(agent, { ...common, settingsPath: other, uninstall: true });
           if (removed.startsWith("removed")) said.push(removed);
         }
-        io.stdout(`${said.join("\n")}\n`);
+        // Codex and Gemini CLI run no hook of a project they do not trust, and say nothing about it.
+        const trust = trustAgentHooks(agent, {
+          root: loaded.root,
+          home,
+          env: io.env,
+          settingsPath: target,
+          before,
+          user,
+          uninstall: opts.uninstall === true,
+          write: opts.trust && !["1", "true"].includes(io.env[NO_TRUST_ENV] ?? ""),
+        });
+        io.stdout(`${[...said, ...(trust.failed ? [] : trust.said)].join("\n")}\n`);
+        if (trust.failed) {
+          io.stderr(`${trust.said.map((line) => `reins: ${line}`).join("\n")}\n`);
+          result.code = 1;
+        }
       },
     );
+
+  root
+    .command("doctor")
+    .description(
+      "check each agent's hooks (installed, trusted where the agent asks for it), the daemon and the store; exit 1 when an installed agent is not guarded",
+    )
+    .option("--json", "machine-readable output")
+    .option("--port <port>", "the daemon's port (default: the port the installed hooks name, else 7878)")
+    .action(async (opts: { json?: boolean; port?: string }) => {
+      const port = opts.port !== undefined ? Number(opts.port) : undefined;
+      if (port !== undefined && (!Number.isInteger(port) || port <= 0 || port > 65535))
+        throw new ReinsError("usage", `--port must be 1..65535, got "${opts.port}"`);
+      const global = root.opts<{ cwd: string; policy?: string; store?: string }>();
+      const report = await doctor({
+        root: findRoot(global.cwd),
+        home: io.env.HOME ?? homedir(),
+        env: io.env,
+        ...(port !== undefined ? { port } : {}),
+        ...(global.policy !== undefined ? { policyFile: global.policy } : {}),
+        ...(global.store !== undefined ? { storeSpec: global.store } : {}),
+      });
+      io.stdout(opts.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatDoctor(report));
+      if (!report.ok) result.code = 1;
+    });
 }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -7,10 +7,13 @@ import { dirname, join } from "node:path";
 /**
  * Runs the real Codex CLI (the pinned devDependency `@openai/codex`) as `codex exec --json` against a
  * fake Responses API (see fake-openai.ts), with a throwaway HOME and CODEX_HOME so no user settings
- * leak in. The project's `.codex/hooks.json` in `cwd` applies, which takes two things in Codex 0.169.0:
- * the project must be trusted (`[projects."<cwd>"] trust_level = "trusted"` in `config.toml`; else
- * "Untrusted project-local configuration is disabled") and the hooks themselves must be trusted
- * (`--dangerously-bypass-hook-trust`; without it they are skipped without a word).
+ * leak in. The fake provider is given with `-c` overrides, so the harness never writes `config.toml`:
+ * what is there is what the test (say `reins init codex`) put there. The project's `.codex/hooks.json`
+ * in `cwd` applies only when two things hold in Codex 0.169.0: the project is trusted
+ * (`[projects."<cwd>"] trust_level = "trusted"`) and each hook is trusted (`[hooks.state."<key>"]
+ * trusted_hash`); without them the hooks are skipped without a word. `hooks: true` (the default) has the
+ * harness grant both for the run (`-c projects=...` and `--dangerously-bypass-hook-trust`); `hooks: false`
+ * leaves them to the user's own config.
  */
 
 /** The launcher: `REINS_CODEX_BIN`, else the package's `bin/codex.js` (it runs the platform package's binary). */
@@ -69,7 +72,8 @@ export interface RunCodexOptions {
   /** @default "fake-model" */
   model?: string;
   /**
-   * Run the project's hooks (trust the project and bypass hook trust).
+   * Run the project's hooks whatever the user's config says (trust the project and bypass hook trust for
+   * this run). With false, they run only as far as `<home>/.codex/config.toml` trusts them.
    * @default true
    */
   hooks?: boolean;
@@ -110,18 +114,12 @@ export interface CodexRun {
 /** TOML basic string. */
 const toml = (value: string) => JSON.stringify(value);
 
-/** Writes `<home>/.codex/config.toml`: the fake as the only provider, and (with hooks) the project trusted. */
-export function writeCodexConfig(
-  home: string,
-  options: { baseUrl: string; model: string; trust?: string },
-): string {
-  const codexHome = join(home, ".codex");
-  mkdirSync(codexHome, { recursive: true });
-  const lines = [
-    `model = ${toml(options.model)}`,
-    `model_provider = "reins_fake"`,
-    "",
-    "[model_providers.reins_fake]",
+/**
+ * The `-c` overrides that make the fake the only provider and, with `trust`, trust that project folder for
+ * this run (Codex merges `-c` values over its config.toml before it decides a project's trust).
+ */
+export function codexConfigArgs(options: { baseUrl: string; model: string; trust?: string }): string[] {
+  const provider = [
     `name = "reins fake"`,
     `base_url = ${toml(options.baseUrl)}`,
     `wire_api = "responses"`,
@@ -129,24 +127,28 @@ export function writeCodexConfig(
     "request_max_retries = 0",
     "stream_max_retries = 0",
   ];
+  const args = [
+    "-c",
+    `model=${toml(options.model)}`,
+    "-c",
+    `model_provider="reins_fake"`,
+    "-c",
+    `model_providers.reins_fake={ ${provider.join(", ")} }`,
+  ];
   if (options.trust !== undefined)
-    lines.push("", `[projects.${toml(options.trust)}]`, `trust_level = "trusted"`);
-  writeFileSync(join(codexHome, "config.toml"), lines.join("\n") + "\n");
-  return codexHome;
+    args.push("-c", `projects={ ${toml(options.trust)} = { trust_level = "trusted" } }`);
+  return args;
 }
 
 /**
- * Runs `codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox
+ * Runs `codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox -c ...
  * [--dangerously-bypass-hook-trust] ... -- <prompt>` and waits for it to exit.
  */
 export function runCodex(options: RunCodexOptions): Promise<CodexRun> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "reins-codex-home-"));
   const hooks = options.hooks ?? true;
-  const codexHome = writeCodexConfig(home, {
-    baseUrl: options.baseUrl,
-    model: options.model ?? "fake-model",
-    ...(hooks ? { trust: options.cwd } : {}),
-  });
+  const codexHome = join(home, ".codex");
+  mkdirSync(codexHome, { recursive: true });
   const args = [
     "exec",
     "--json",
@@ -155,6 +157,11 @@ export function runCodex(options: RunCodexOptions): Promise<CodexRun> {
     "--skip-git-repo-check",
     // Shell commands run unsandboxed and without approval prompts (nobody can answer in exec mode).
     "--dangerously-bypass-approvals-and-sandbox",
+    ...codexConfigArgs({
+      baseUrl: options.baseUrl,
+      model: options.model ?? "fake-model",
+      ...(hooks ? { trust: options.cwd } : {}),
+    }),
   ];
   if (hooks) args.push("--dangerously-bypass-hook-trust");
   args.push(...(options.args ?? []), "--", options.prompt);

@@ -1,0 +1,437 @@
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
+import { hookEventsOf, INIT_AGENTS, isReinsHook, readSettings, settingsPathOf } from "../hooks/init.js";
+import {
+  codexHome,
+  codexHookSlots,
+  codexProjectTrust,
+  codexTrustedHashes,
+  geminiFolderTrust,
+  geminiTrustedFoldersPath,
+  readToml,
+  readTrustedFolders,
+  realPath,
+} from "../hooks/trust.js";
+import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
+import { secretPath } from "../server/secret.js";
+import { loadPolicy } from "../shell/config.js";
+import { defaultStorePath, openStore, redact } from "../store/open.js";
+
+/** `ok`; `warn`: worth knowing, nothing broken; `fail`: an installed agent is not guarded; `off`: not set up. */
+export type CheckStatus = "ok" | "warn" | "fail" | "off";
+
+/** One line of `reins doctor`: what was checked, what was found, and the command that fixes it. */
+export interface DoctorCheck {
+  /** `claude`, `codex`, `gemini`, `daemon` or `store`. */
+  subject: string;
+  check: string;
+  status: CheckStatus;
+  message: string;
+  fix?: string;
+}
+
+export interface DoctorReport {
+  root: string;
+  checks: DoctorCheck[];
+  /** False when a check failed: `reins doctor` then exits 1. */
+  ok: boolean;
+}
+
+export interface DoctorOptions {
+  /** The project's root (see findRoot). */
+  root: string;
+  /** The user's home, where the agents' user settings live. */
+  home: string;
+  /** The environment the agents would run in (CODEX_HOME, GEMINI_CLI_*, REINS_*). */
+  env: NodeJS.ProcessEnv;
+  /**
+   * The daemon's port.
+   * @default the ports reins' installed hooks name, else 7878
+   */
+  port?: number;
+  /** @default "127.0.0.1" */
+  host?: string;
+  /** The policy file, as `--policy` gives it. */
+  policyFile?: string;
+  /** The store, as `--store` gives it; else the policy's. */
+  storeSpec?: string;
+  /**
+   * How long the daemon and the store may take to answer.
+   * @default 3_000
+   */
+  timeoutMs?: number;
+}
+
+type Entry = Record<string, unknown>;
+
+/** Reins' hooks in one settings file of an agent. */
+export interface AgentInstall {
+  agent: string;
+  file: string;
+  user: boolean;
+  /** Reins' hook entries, by event. */
+  hooks: Map<string, Entry[]>;
+  mode: "http" | "client" | "in-process";
+  port: number;
+}
+
+const isObject = (v: unknown): v is Entry => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The files an agent reads hooks from, the project's first. */
+function hookFiles(agent: string, o: DoctorOptions): { file: string; user: boolean }[] {
+  const project = { file: settingsPathOf(agent, o.root, o.home, false), user: false };
+  const user = { file: settingsPathOf(agent, o.root, o.home, true, false, o.env), user: true };
+  if (agent !== "claude") return [project, user];
+  return [{ file: settingsPathOf(agent, o.root, o.home, false, true), user: false }, project, user];
+}
+
+function readInstall(agent: string, file: string, user: boolean): AgentInstall | null {
+  const settings = readSettings(file);
+  const hooks = new Map<string, Entry[]>();
+  for (const [event, groups] of Object.entries(settings.hooks ?? {})) {
+    if (!Array.isArray(groups)) continue;
+    for (const group of groups as unknown[]) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) continue;
+      for (const entry of group.hooks as unknown[])
+        if (isObject(entry) && isReinsHook(entry, agent))
+          hooks.set(event, [...(hooks.get(event) ?? []), entry]);
+    }
+  }
+  if (hooks.size === 0) return null;
+  const entries = [...hooks.values()].flat();
+  const text = JSON.stringify(entries);
+  const mode = entries.some((e) => e.type === "http")
+    ? "http"
+    : text.includes("reins-hook") || text.includes("--ensure-daemon")
+      ? "client"
+      : "in-process";
+  const port = /(?::(\d+)\/hooks\/|--port (\d+)|REINS_PORT=(\d+))/.exec(text);
+  return { agent, file, user, hooks, mode, port: Number(port?.slice(1).find(Boolean) ?? DEFAULT_PORT) };
+}
+
+/** The command that installs `install` again as it is. */
+function reinstall(install: AgentInstall): string {
+  return [
+    `reins init ${install.agent}`,
+    install.user ? " --user" : "",
+    install.mode === "in-process" ? " --in-process" : "",
+    install.port !== DEFAULT_PORT ? ` --port ${install.port}` : "",
+  ].join("");
+}
+
+const where = (o: DoctorOptions, file: string) =>
+  file.startsWith(o.root) ? relative(o.root, file) : file.replace(o.home, "~");
+
+/** The agent's hooks: installed, complete, their programs there; and trusted where the agent asks for it. */
+export function agentChecks(
+  agent: string,
+  o: DoctorOptions,
+): { checks: DoctorCheck[]; installs: AgentInstall[] } {
+  const checks: DoctorCheck[] = [];
+  const installs: AgentInstall[] = [];
+  for (const { file, user } of hookFiles(agent, o)) {
+    try {
+      const install = readInstall(agent, file, user);
+      if (install !== null) installs.push(install);
+    } catch (error) {
+      checks.push({ subject: agent, check: "hooks", status: "fail", message: (error as Error).message });
+    }
+  }
+  if (installs.length === 0) {
+    if (checks.length === 0)
+      checks.push({
+        subject: agent,
+        check: "hooks",
+        status: "off",
+        message: "not set up",
+        fix: `reins init ${agent}`,
+      });
+    return { checks, installs };
+  }
+  if (installs.length > 1)
+    checks.push({
+      subject: agent,
+      check: "hooks",
+      status: "warn",
+      message: `reins' hooks are in ${installs.map((i) => where(o, i.file)).join(" and ")}: every call is answered twice`,
+      fix: `${reinstall(installs[1]!)} --uninstall`,
+    });
+  for (const install of installs) {
+    checks.push(hooksCheck(install, o));
+    if (agent === "codex") checks.push(...codexTrust(install, o));
+  }
+  if (agent === "gemini") checks.push(geminiTrust(installs, o));
+  return { checks, installs };
+}
+
+function hooksCheck(install: AgentInstall, o: DoctorOptions): DoctorCheck {
+  const base = { subject: install.agent, check: "hooks", fix: reinstall(install) };
+  const missing = hookEventsOf(install.agent).filter((e) => !install.hooks.has(e));
+  if (missing.length > 0)
+    return {
+      ...base,
+      status: "fail",
+      message: `${where(o, install.file)} lacks reins' ${missing.join(", ")} hook(s)`,
+    };
+  const entries = [...install.hooks.values()].flat();
+  const programs = entries.flatMap((e) =>
+    typeof e.command === "string" ? [...e.command.matchAll(/"(\/[^"]+)"/g)].map((m) => m[1] ?? "") : [],
+  );
+  const gone = [...new Set(programs)].filter((p) => !existsSync(p));
+  if (gone.length > 0)
+    return { ...base, status: "fail", message: `reins' hooks run ${gone.join(", ")}, which is not there` };
+  if (install.mode === "http") {
+    const secret = existsSync(secretPath(o.root)) ? readFileSync(secretPath(o.root), "utf8").trim() : "";
+    const stale = entries.some(
+      (e) =>
+        e.type === "http" &&
+        JSON.stringify(e.headers ?? {}) !== JSON.stringify({ Authorization: `Bearer ${secret}` }),
+    );
+    if (stale)
+      return { ...base, status: "fail", message: "the http hooks carry a secret the daemon does not accept" };
+  }
+  const modes = {
+    http: "http hooks to the daemon",
+    client: "the client to the daemon",
+    "in-process": "in-process",
+  };
+  const { fix: _fix, ...ok } = base;
+  return {
+    ...ok,
+    status: "ok",
+    message: `${entries.length} hooks (${modes[install.mode]}) in ${where(o, install.file)}`,
+  };
+}
+
+function codexTrust(install: AgentInstall, o: DoctorOptions): DoctorCheck[] {
+  const config = join(codexHome(o.env, o.home), "config.toml");
+  const base = { subject: "codex", fix: reinstall(install) };
+  let doc: ReturnType<typeof readToml>;
+  try {
+    doc = readToml(existsSync(config) ? readFileSync(config, "utf8") : "");
+  } catch (error) {
+    return [
+      {
+        ...base,
+        check: "trust",
+        status: "fail",
+        message: `cannot read ${config}: ${(error as Error).message}`,
+      },
+    ];
+  }
+  const checks: DoctorCheck[] = [];
+  if (!install.user) {
+    const level = codexProjectTrust(doc, o.root);
+    checks.push(
+      level === "trusted"
+        ? {
+            subject: "codex",
+            check: "project trust",
+            status: "ok",
+            message: `${config} trusts ${realPath(o.root)}`,
+          }
+        : {
+            ...base,
+            check: "project trust",
+            status: "fail",
+            message: `${config} ${level === "untrusted" ? "marks this project untrusted" : "does not trust this project"}: Codex loads none of its .codex/ and runs none of reins' hooks`,
+            ...(level === "untrusted"
+              ? { fix: `set trust_level = "trusted" under [projects."${realPath(o.root)}"] in ${config}` }
+              : {}),
+          },
+    );
+  }
+  const keyPath = join(realPath(dirname(install.file)), basename(install.file));
+  const ours = codexHookSlots(keyPath, readSettings(install.file), (h) => isReinsHook(h, "codex")).filter(
+    (s) => s.ours,
+  );
+  const trusted = codexTrustedHashes(doc);
+  const untrusted = ours.filter((s) => trusted.get(s.key) !== s.hash);
+  checks.push(
+    untrusted.length === 0
+      ? {
+          subject: "codex",
+          check: "hook trust",
+          status: "ok",
+          message: `Codex trusts reins' ${ours.length} hooks`,
+        }
+      : {
+          ...base,
+          check: "hook trust",
+          status: "fail",
+          message: `Codex has not trusted ${untrusted.length} of reins' ${ours.length} hooks (${untrusted.map((s) => s.key.slice(keyPath.length + 1)).join(", ")}) and skips them without a word`,
+        },
+  );
+  return checks;
+}
+
+function geminiTrust(installs: readonly AgentInstall[], o: DoctorOptions): DoctorCheck {
+  const base = { subject: "gemini", check: "folder trust" };
+  if (o.env.GEMINI_CLI_TRUST_WORKSPACE === "true")
+    return {
+      ...base,
+      status: "ok",
+      message: "GEMINI_CLI_TRUST_WORKSPACE=true trusts every folder in this environment",
+    };
+  const userSettings = settingsPathOf("gemini", o.root, o.home, true, false, o.env);
+  try {
+    const security = readSettings(userSettings).security;
+    const folderTrust = isObject(security) ? security.folderTrust : undefined;
+    if (isObject(folderTrust) && folderTrust.enabled === false)
+      return { ...base, status: "ok", message: `folder trust is off (${where(o, userSettings)})` };
+  } catch {
+    // An unreadable settings file is reported by the hooks check.
+  }
+  const file = geminiTrustedFoldersPath(o.env, o.home);
+  const fix = installs.some((i) => !i.user)
+    ? "reins init gemini"
+    : `add "${realPath(o.root)}": "TRUST_FOLDER" to ${file}`;
+  let trusted: boolean | undefined;
+  try {
+    trusted = geminiFolderTrust(readTrustedFolders(file).rules, o.root);
+  } catch (error) {
+    return {
+      ...base,
+      status: "fail",
+      message: `cannot read ${file}: ${(error as Error).message}`,
+      fix: `fix ${file}`,
+    };
+  }
+  if (trusted === true) return { ...base, status: "ok", message: `${file} trusts ${realPath(o.root)}` };
+  return {
+    ...base,
+    status: "fail",
+    message: `${file} ${trusted === false ? "says not to trust" : "does not trust"} ${realPath(o.root)}: Gemini CLI (even with --skip-trust) loads none of its settings and runs none of reins' hooks`,
+    fix,
+  };
+}
+
+/** Whether this project's daemon answers on the ports the installed hooks reach it on. */
+export async function daemonChecks(
+  installs: readonly AgentInstall[],
+  o: DoctorOptions,
+): Promise<DoctorCheck[]> {
+  const host = o.host ?? DEFAULT_HOST;
+  const users = installs.filter((i) => i.mode !== "in-process");
+  const ports = o.port !== undefined ? [o.port] : [...new Set(users.map((i) => i.port))];
+  if (ports.length === 0) ports.push(DEFAULT_PORT);
+  const checks: DoctorCheck[] = [];
+  for (const port of ports) {
+    const at = `${host}:${port}`;
+    const ensure = `reins serve --ensure${port !== DEFAULT_PORT ? ` --port ${port}` : ""}`;
+    const found = await daemonAt(host, port, o.root, o.timeoutMs ?? 3_000);
+    const base = { subject: "daemon", check: "running" };
+    if (found === "ours")
+      checks.push({ ...base, status: "ok", message: `this project's daemon answers on ${at}` });
+    else if (found === "other")
+      checks.push({
+        ...base,
+        status: users.length > 0 ? "fail" : "warn",
+        message: `${at} answers for another project or program: this project's hooks cannot reach their daemon`,
+        fix: `stop what holds port ${port}, or reins init <agent> --port <another port>`,
+      });
+    else
+      checks.push({
+        ...base,
+        status: users.length > 0 ? "warn" : "off",
+        message:
+          users.length > 0
+            ? `nothing answers on ${at}; the agents' session-start hook starts it, until then tool calls are not guarded`
+            : `nothing answers on ${at} (no agent reaches reins through it)`,
+        fix: ensure,
+      });
+  }
+  return checks;
+}
+
+/** Whether the project's policy loads and its store opens and reads. */
+export async function storeCheck(o: DoctorOptions): Promise<DoctorCheck> {
+  const base = { subject: "store", check: "opens" };
+  let spec: string;
+  try {
+    const loaded = loadPolicy({
+      cwd: o.root,
+      env: o.env,
+      ...(o.policyFile !== undefined ? { file: o.policyFile } : {}),
+    });
+    spec = o.storeSpec ?? loaded.policy.store;
+  } catch (error) {
+    return {
+      subject: "store",
+      check: "policy",
+      status: "fail",
+      message: (error as Error).message,
+      fix: "fix the policy file",
+    };
+  }
+  const file = defaultStorePath(o.root);
+  if ((spec === "" || spec === "sqlite") && !existsSync(file))
+    return { ...base, status: "ok", message: `no database yet; the first hook creates ${where(o, file)}` };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${o.timeoutMs ?? 3_000} ms`)),
+        o.timeoutMs ?? 3_000,
+      );
+    });
+    const store = await Promise.race([openStore(spec, o.root), timeout]);
+    try {
+      const scopes = await Promise.race([store.scopes(), timeout]);
+      return {
+        ...base,
+        status: "ok",
+        message: `${store.kind} ${where(o, store.location)} (${scopes.length} scopes)`,
+      };
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    const sqlite = spec === "" || spec === "sqlite" || spec.startsWith("sqlite:");
+    return {
+      ...base,
+      status: "fail",
+      message: `${redact(spec)}: ${(error as Error).message}`,
+      fix: sqlite
+        ? `move the file aside (mv ${where(o, file)} ${where(o, file)}.broken); reins starts a new one`
+        : "check that the store's server runs and the policy's store address",
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Every check, for every agent reins knows, the daemon and the store. */
+export async function doctor(o: DoctorOptions): Promise<DoctorReport> {
+  const checks: DoctorCheck[] = [];
+  const installs: AgentInstall[] = [];
+  for (const agent of INIT_AGENTS) {
+    const found = agentChecks(agent, o);
+    checks.push(...found.checks);
+    installs.push(...found.installs);
+  }
+  checks.push(...(await daemonChecks(installs, o)), await storeCheck(o));
+  return {
+    root: o.root,
+    // One field order for every line of the JSON output.
+    checks: checks.map(({ subject, check, status, message, fix }) => ({
+      subject,
+      check,
+      status,
+      message,
+      ...(fix !== undefined && status !== "ok" ? { fix } : {}),
+    })),
+    ok: checks.every((c) => c.status !== "fail"),
+  };
+}
+
+/** The report as text: one line per check, `--` for what is not set up, and what to run. */
+export function formatDoctor(report: DoctorReport): string {
+  const mark: Record<CheckStatus, string> = { ok: "ok", warn: "warn", fail: "FAIL", off: "--" };
+  const lines = report.checks.map(
+    (c) =>
+      `${mark[c.status].padEnd(4)}  ${c.subject.padEnd(6)}  ${c.check.padEnd(13)}  ${c.message}${c.fix !== undefined && c.status !== "ok" ? `  → ${c.fix}` : ""}`,
+  );
+  const failed = report.checks.filter((c) => c.status === "fail").length;
+  return `reins doctor: ${report.root}\n${lines.join("\n")}\n${failed === 0 ? "nothing an installed agent needs is wrong" : `${failed} problem(s): an installed agent is not guarded as it should be`}\n`;
+}

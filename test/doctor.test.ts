@@ -1,0 +1,210 @@
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
+import type { DoctorReport } from "../src/cli/doctor.js";
+import { memoryIo } from "../src/cli/io.js";
+import { run } from "../src/cli/run.js";
+import { openServices, type HookServices } from "../src/hooks/run-hook.js";
+import { apiToken, hookSecret } from "../src/server/secret.js";
+import { createServer } from "../src/server/server.js";
+import { freePort } from "./support/redis-server.js";
+
+function project(): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-doctor-")));
+  writeFileSync(join(dir, "reins.config.json"), "{}");
+  return dir;
+}
+
+async function reins(dir: string, env: Record<string, string>, ...argv: string[]) {
+  const io = memoryIo({ cwd: dir, env: { HOME: join(dir, "home"), ...env } });
+  const code = await run(argv, io);
+  return { code, out: io.out.join(""), err: io.err.join("") };
+}
+
+async function doctor(dir: string, env: Record<string, string> = {}, ...argv: string[]) {
+  const { code, out, err } = await reins(dir, env, "doctor", "--json", ...argv);
+  expect(err).toBe("");
+  const report = JSON.parse(out) as DoctorReport;
+  const line = (subject: string, check: string) =>
+    report.checks.find((c) => c.subject === subject && c.check === check);
+  return { code, report, line };
+}
+
+/** Every agent set up in `dir`, on `port`. */
+async function setUp(dir: string, port: number, ...flags: string[]) {
+  for (const agent of ["claude", "codex", "gemini"]) {
+    const { code, err } = await reins(dir, {}, "init", agent, "--port", String(port), ...flags);
+    expect(code, err).toBe(0);
+  }
+}
+
+const started: { app?: FastifyInstance; services?: HookServices; plain?: Server }[] = [];
+afterEach(async () => {
+  for (const s of started.splice(0)) {
+    await s.app?.close();
+    await s.services?.store.close();
+    await new Promise((resolve) => (s.plain ? s.plain.close(resolve) : resolve(null)));
+  }
+});
+
+/** This project's daemon, in this process, on a free port. */
+async function daemon(dir: string): Promise<number> {
+  const services = await openServices(dir, {});
+  const app = await createServer({
+    services,
+    secret: hookSecret(dir),
+    token: apiToken(dir).value,
+    host: "127.0.0.1",
+    log: () => {},
+  });
+  started.push({ app, services });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  return Number(new URL(url).port);
+}
+
+describe("reins doctor", () => {
+  it("says all is well when every agent's hooks are installed and trusted, the daemon answers and the store opens", async () => {
+    const dir = project();
+    const port = await daemon(dir);
+    await setUp(dir, port);
+    const { code, report, line } = await doctor(dir);
+    expect(report.checks.filter((c) => c.status !== "ok")).toEqual([]);
+    expect(code).toBe(0);
+    expect(line("claude", "hooks")?.message).toBe(
+      "8 hooks (http hooks to the daemon) in .claude/settings.local.json",
+    );
+    expect(line("codex", "hooks")?.message).toBe("6 hooks (the client to the daemon) in .codex/hooks.json");
+    expect(line("codex", "project trust")?.status).toBe("ok");
+    expect(line("codex", "hook trust")?.message).toBe("Codex trusts reins' 6 hooks");
+    expect(line("gemini", "folder trust")?.status).toBe("ok");
+    expect(line("daemon", "running")?.message).toBe(`this project's daemon answers on 127.0.0.1:${port}`);
+    expect(line("store", "opens")?.message).toMatch(/^sqlite \.reins\/reins\.db \(\d+ scopes\)$/);
+
+    const text = await reins(dir, {}, "doctor");
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/^reins doctor: .*\nok {4}claude {2}hooks {10}8 hooks/);
+    expect(text.out).toMatch(/\nnothing an installed agent needs is wrong\n$/);
+  });
+
+  it("reports an agent with nothing installed as not set up, not as a problem; missing hooks are one", async () => {
+    const dir = project();
+    const bare = await doctor(dir);
+    expect(bare.code).toBe(0);
+    for (const agent of ["claude", "codex", "gemini"])
+      expect(bare.line(agent, "hooks")).toMatchObject({
+        status: "off",
+        message: "not set up",
+        fix: `reins init ${agent}`,
+      });
+    expect(bare.line("daemon", "running")?.status).toBe("off");
+    expect(bare.line("store", "opens")?.message).toBe(
+      "no database yet; the first hook creates .reins/reins.db",
+    );
+
+    await reins(dir, {}, "init", "codex");
+    const hooksFile = join(dir, ".codex", "hooks.json");
+    const hooks = JSON.parse(readFileSync(hooksFile, "utf8")) as { hooks: Record<string, unknown> };
+    delete hooks.hooks.PreToolUse;
+    writeFileSync(hooksFile, JSON.stringify(hooks));
+    const partial = await doctor(dir);
+    expect(partial.code).toBe(1);
+    expect(partial.line("codex", "hooks")).toMatchObject({
+      status: "fail",
+      message: ".codex/hooks.json lacks reins' PreToolUse hook(s)",
+      fix: "reins init codex",
+    });
+    const text = await reins(dir, {}, "doctor");
+    expect(text.out).toMatch(
+      /\nFAIL {2}codex {3}hooks {10}\.codex\/hooks\.json lacks reins' PreToolUse hook\(s\) {2}→ reins init codex\n/,
+    );
+    expect(text.out).toMatch(/\n1 problem\(s\): an installed agent is not guarded as it should be\n$/);
+  });
+
+  it("fails when Codex does not trust the project or reins' hooks, and when Gemini CLI does not trust the folder", async () => {
+    const dir = project();
+    await reins(dir, {}, "init", "codex", "--no-trust");
+    await reins(dir, {}, "init", "gemini", "--no-trust");
+    const { code, line } = await doctor(dir);
+    expect(code).toBe(1);
+    expect(line("codex", "project trust")).toMatchObject({
+      status: "fail",
+      message: expect.stringContaining(
+        "does not trust this project: Codex loads none of its .codex/ and runs none of reins' hooks",
+      ) as string,
+      fix: "reins init codex",
+    });
+    expect(line("codex", "hook trust")).toMatchObject({
+      status: "fail",
+      message: expect.stringMatching(
+        /^Codex has not trusted 6 of reins' 6 hooks \(session_start:0:0, /,
+      ) as string,
+    });
+    expect(line("gemini", "folder trust")).toMatchObject({
+      status: "fail",
+      message: expect.stringContaining(
+        "Gemini CLI (even with --skip-trust) loads none of its settings",
+      ) as string,
+      fix: "reins init gemini",
+    });
+    // Gemini's environment override trusts every folder.
+    expect(
+      (await doctor(dir, { GEMINI_CLI_TRUST_WORKSPACE: "true" })).line("gemini", "folder trust")?.status,
+    ).toBe("ok");
+
+    await reins(dir, {}, "init", "codex");
+    await reins(dir, {}, "init", "gemini");
+    const fixed = await doctor(dir);
+    expect(fixed.code).toBe(0);
+    expect(fixed.report.checks.filter((c) => c.status === "fail")).toEqual([]);
+  });
+
+  it("warns when the daemon is down, and fails when another program holds its port", async () => {
+    const dir = project();
+    const port = await freePort();
+    await reins(dir, {}, "init", "claude", "--port", String(port));
+    const down = await doctor(dir);
+    expect(down.code).toBe(0);
+    expect(down.line("daemon", "running")).toMatchObject({
+      status: "warn",
+      message: `nothing answers on 127.0.0.1:${port}; the agents' session-start hook starts it, until then tool calls are not guarded`,
+      fix: `reins serve --ensure --port ${port}`,
+    });
+
+    const plain = createHttpServer((_req, res) => res.end("hello"));
+    started.push({ plain });
+    await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", resolve));
+    const taken = (plain.address() as AddressInfo).port;
+    const other = await doctor(dir, {}, "--port", String(taken));
+    expect(other.code).toBe(1);
+    expect(other.line("daemon", "running")).toMatchObject({
+      status: "fail",
+      message: `127.0.0.1:${taken} answers for another project or program: this project's hooks cannot reach their daemon`,
+    });
+  });
+
+  it("fails when the store does not open", async () => {
+    const dir = project();
+    await reins(dir, {}, "init", "claude", "--in-process");
+    mkdirSync(join(dir, ".reins"), { recursive: true });
+    writeFileSync(join(dir, ".reins", "reins.db"), "this is not a database, it is garbage ".repeat(200));
+    const { code, line } = await doctor(dir);
+    expect(code).toBe(1);
+    expect(line("store", "opens")).toMatchObject({
+      status: "fail",
+      message: expect.stringContaining("reins.db") as string,
+      fix: "move the file aside (mv .reins/reins.db .reins/reins.db.broken); reins starts a new one",
+    });
+    // An in-process install needs no daemon.
+    expect(line("daemon", "running")?.status).toBe("off");
+
+    writeFileSync(join(dir, "reins.config.json"), '{ "budget": ');
+    expect((await doctor(dir)).line("store", "policy")).toMatchObject({
+      status: "fail",
+      message: expect.stringContaining("reins.config.json is not valid JSON") as string,
+    });
+  });
+});
