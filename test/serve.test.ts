@@ -72,7 +72,7 @@ describe("reins serve", () => {
     await open.exited;
   });
 
-  it("creates the API token once (mode 0600), prints it once, and accepts --token instead", async () => {
+  it("creates the two tokens once (mode 0600), prints the people's once, and accepts --token instead", async () => {
     const dir = project();
     const first = serve(dir);
     await first.ready;
@@ -80,6 +80,13 @@ describe("reins serve", () => {
     const token = readFileSync(path, "utf8").trim();
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(first.output()).toContain(token);
+    const agentsPath = join(dir, ".reins", "agent-token");
+    const agents = readFileSync(agentsPath, "utf8").trim();
+    expect(agents.length).toBeGreaterThanOrEqual(32);
+    expect(agents).not.toBe(token);
+    expect(statSync(agentsPath).mode & 0o777).toBe(0o600);
+    expect(first.output()).toContain(agentsPath);
+    expect(first.output()).not.toContain(agents);
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
 
@@ -92,6 +99,15 @@ describe("reins serve", () => {
       body: JSON.stringify({ reason: "probe" }),
     });
     expect(ok.status).toBe(404); // authorised; there is no such budget
+    const asAgent = (path: string, body: object) =>
+      fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${agents}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    expect((await asAgent("/api/budgets/x/reset", { reason: "probe" })).status).toBe(403);
+    const events = scripted("session:s", (t) => t.started("claude").read("a.ts"));
+    expect((await asAgent("/api/events", { events })).status).toBe(200);
     second.child.kill("SIGTERM");
     await second.exited;
 

@@ -17,7 +17,7 @@ import {
 } from "../hooks/init.js";
 import { AGENTS, openServices, runHook } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
-import { apiToken, hookSecret, tokenPath } from "../server/secret.js";
+import { agentToken, agentTokenPath, apiToken, hookSecret, tokenPath } from "../server/secret.js";
 import { createServer } from "../server/server.js";
 import { findRoot, type LoadedPolicy } from "../shell/config.js";
 import { doctor, formatDoctor } from "./doctor.js";
@@ -132,6 +132,7 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
       if (given !== undefined && given.length < 16)
         throw new ReinsError("usage", "the API token must be at least 16 characters");
       const token = given !== undefined ? { value: given, created: false } : apiToken(loaded.root);
+      const agents = agentToken(loaded.root);
       // --store wins over REINS_STORE and the policy's store, as for every other command.
       const flag = root.opts<{ store?: string }>().store;
       const services = await openServices(loaded.root, io.env, flag !== undefined ? { storeSpec: flag } : {});
@@ -139,6 +140,7 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
         services,
         secret: hookSecret(loaded.root),
         token: token.value,
+        agentToken: agents.value,
         host: opts.host,
         ...(origins !== undefined ? { corsOrigins: origins } : {}),
         log: (line) => io.stderr(`${line}\n`),
@@ -156,6 +158,10 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
       );
       if (token.created)
         io.stdout(`API token (shown once; kept in ${tokenPath(loaded.root)}, mode 0600): ${token.value}\n`);
+      if (agents.created)
+        io.stdout(
+          `agents' token (for remote hooks' REINS_TOKEN; never a person's action): ${agentTokenPath(loaded.root)}, mode 0600\n`,
+        );
       await new Promise<void>((resolve) => {
         const stop = () => {
           rmSync(pidFile, { force: true });
