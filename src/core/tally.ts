@@ -1,41 +1,10 @@
 import { amount, clip } from "./capped.js";
-import type { Decision } from "./engine.js";
+import type { AlertKind, GuardResult, Verdict } from "./guard.js";
 import type { ReinsEvent } from "./events.js";
-import type { State } from "./state.js";
+import { emptyTally, type State, type Tally } from "./state.js";
 
 /** At most this many tool names are counted by name in one scope; the rest count as `other`. */
 export const TALLY_TOOLS = 32;
-
-/**
- * Running totals of a scope, kept in its state so that metrics are derived from the store and stay
- * right across restarts and processes. Every map has a fixed set of keys or a cap.
- */
-export interface Tally {
-  /** The agent that started the session (`claude`, `codex`, `gemini`), or "" when unknown. */
-  agent: string;
-  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
-  usd: number;
-  /** Requested tool calls by tool name (capped, overflow under `other`). */
-  tools: Record<string, number>;
-  /** Decisions by `<verdict> <guard>`; the guard is the first one that gave the verdict, `none` for an allow. */
-  decisions: Record<string, number>;
-  /** Breaker trips by reason. */
-  trips: Record<string, number>;
-  /** Alerts raised, by kind. */
-  alerts: Record<string, number>;
-}
-
-export function emptyTally(): Tally {
-  return {
-    agent: "",
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    usd: 0,
-    tools: {},
-    decisions: {},
-    trips: {},
-    alerts: {},
-  };
-}
 
 const bump = (map: Record<string, number>, key: string, by = 1) => {
   map[key] = (map[key] ?? 0) + by;
@@ -47,7 +16,12 @@ export function tallyOf(state: State): Tally {
 }
 
 /** Counts one event and its decision; `tripsBefore` is the breaker's trip count before the event. */
-export function tally(state: State, event: ReinsEvent, decision: Decision, tripsBefore: number): void {
+export function tally(
+  state: State,
+  event: ReinsEvent,
+  decision: { verdict: Verdict; results: readonly GuardResult[]; alerts: readonly { kind: AlertKind }[] },
+  tripsBefore: number,
+): void {
   const t = tallyOf(state);
   switch (event.kind) {
     case "session.started":
