@@ -25,6 +25,7 @@ import {
   type FakeOpenAi,
   type Script,
 } from "./support/fake-openai.js";
+import { stopDaemon } from "./support/processes.js";
 import { freePort } from "./support/redis-server.js";
 
 /**
@@ -58,14 +59,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await fake?.close();
   fake = undefined;
-  const pidFile = join(project, ".reins", "serve.pid");
-  if (existsSync(pidFile)) {
-    try {
-      process.kill(Number(readFileSync(pidFile, "utf8")), "SIGTERM");
-    } catch {
-      // Already gone.
-    }
-  }
+  await stopDaemon(project);
   rmSync(root, { recursive: true, force: true });
 });
 

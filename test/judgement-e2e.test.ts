@@ -1,12 +1,4 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -24,6 +16,7 @@ import {
   type Script,
   type ScriptedReply,
 } from "./support/fake-anthropic.js";
+import { stopDaemon } from "./support/processes.js";
 import { freePort } from "./support/redis-server.js";
 
 /**
@@ -80,14 +73,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await fake?.close();
   fake = undefined;
-  const pidFile = join(project, ".reins", "serve.pid");
-  if (existsSync(pidFile)) {
-    try {
-      process.kill(Number(readFileSync(pidFile, "utf8")), "SIGTERM");
-    } catch {
-      // Already gone.
-    }
-  }
+  await stopDaemon(project);
   rmSync(root, { recursive: true, force: true });
 });
 

@@ -1,7 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const root = join(import.meta.dirname, "..", "..");
+
+/** reins' own bin, as agents' hooks run it. */
+export const reinsBin = join(root, "bin", "reins.js");
 
 /** Starts `test/fixtures/<script>` in a new Node process. */
 export function startFixture(script: string, args: string[], cwd: string): ChildProcess {
@@ -20,4 +24,127 @@ export function finished(
   child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+/**
+ * A clean environment for an agent CLI: PATH, the given HOME, and LANG, TMPDIR and SHELL when set; nothing
+ * else of the calling session (API keys, the agent's own variables) leaks in. npm's update check is off, so
+ * an `npm test` the agent runs makes no registry call. `extra` is applied last.
+ */
+export function cleanEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    HOME: home,
+    npm_config_update_notifier: "false",
+  };
+  for (const name of ["LANG", "TMPDIR", "SHELL"] as const) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return Object.assign(env, extra);
+}
+
+/** How a bounded run ended. */
+export interface BoundedRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The time limit was reached and the process group was killed. */
+  timedOut: boolean;
+  durationMs: number;
+}
+
+/**
+ * Runs a command with stdin closed and waits for it to exit. It runs in its own process group, which is
+ * SIGKILLed after `timeoutMs`, so the tools and hooks it started go with it.
+ */
+export function runBounded(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs: number },
+): Promise<BoundedRun> {
+  const started = Date.now();
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid);
+  }, options.timeoutMs);
+  return new Promise((resolve, reject) => {
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, timedOut, durationMs: Date.now() - started });
+    });
+  });
+}
+
+/** SIGKILLs a process group; nothing when it is gone. */
+export function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Runs `node bin/reins.js <args>` in `cwd` (bounded at 30 s) and returns what it printed. */
+export function runReins(
+  args: readonly string[],
+  options: { cwd: string; env: Record<string, string> },
+): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [reinsBin, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+}
+
+/**
+ * Stops the daemon a hook started for `project` (the pid in `.reins/serve.pid`), if any, and waits up to
+ * 5 s for it to exit, so the test's folder can be removed under no writer. For an e2e test's `afterEach`.
+ */
+export async function stopDaemon(project: string): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(project, ".reins", "serve.pid"), "utf8").trim());
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  const running = () => {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return false;
+    }
+    try {
+      // A zombie is gone for our purposes (on Linux; elsewhere, wait until it is reaped).
+      return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+    } catch {
+      return true;
+    }
+  };
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return; // Already gone.
+  }
+  for (const deadline = Date.now() + 5_000; running() && Date.now() < deadline;)
+    await new Promise((resolve) => setTimeout(resolve, 20));
 }
