@@ -18,7 +18,15 @@ export interface GovernorOptions {
   spool?: Spool;
   /** Receives one line whenever reins answers without its store. @default writes to stderr */
   onWarning?: (line: string) => void;
+  /**
+   * How long one call may spend delivering the spool before its own events, ms: after a long outage the
+   * backlog is delivered over several calls rather than make one wait past its hook's timeout. @default 1000
+   */
+  drainBudgetMs?: number;
 }
+
+/** How long one call may spend delivering the spool, by default: well within any hook's timeout. */
+const DRAIN_BUDGET_MS = 1_000;
 
 /** The answers for a batch, and why they were made without the store, if they were. */
 export interface Governed {
@@ -56,7 +64,8 @@ export function createGovernor(options: GovernorOptions = {}) {
   async function record(scope: string, events: readonly ReinsEvent[]): Promise<Governed> {
     const stamped = events.map((e) => (e.id === undefined ? { ...e, id: randomUUID() } : e));
     try {
-      if (options.spool !== undefined) await options.spool.drain(store, policy);
+      const deadline = Date.now() + (options.drainBudgetMs ?? DRAIN_BUDGET_MS);
+      if (options.spool !== undefined) await options.spool.drain(store, policy, { deadline });
       const result = await store.append(scope, stamped, policy);
       return {
         answers: result.answers,

@@ -16,6 +16,14 @@ export interface RedisOptions {
   ttlSeconds?: number;
   /** How long `connect` waits for a ready connection before it gives up, ms. @default 500 */
   connectTimeoutMs?: number;
+  /**
+   * Whether `connect` fails when Redis does not answer within `connectTimeoutMs`. With `false` it returns
+   * the store all the same: every call fails with `store_unavailable` until Redis answers, and the client
+   * keeps reconnecting in the background. For a long-lived process (the daemon) that must come up while
+   * Redis is down, to answer hooks fail-open or fail-closed and spool, rather than not answer at all.
+   * @default true
+   */
+  requireConnection?: boolean;
 }
 
 /** How long one command may wait for its answer, ms. */
@@ -162,7 +170,7 @@ export class RedisStore implements Store {
   /**
    * Connects to `url` (`redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS). Rejects with
    * `usage` for a malformed URL, and with `store_unavailable` when Redis does not answer within
-   * `connectTimeoutMs` or refuses the credentials.
+   * `connectTimeoutMs` or refuses the credentials (unless `requireConnection` is false).
    */
   static async connect(url: string, options: RedisOptions = {}): Promise<RedisStore> {
     const { tls, password } = parseUrl(url);
@@ -208,6 +216,8 @@ export class RedisStore implements Store {
     try {
       await Promise.race([connecting, deadline]);
     } catch (error) {
+      // Not reached yet: the client goes on reconnecting every RECONNECT_EVERY_MS, and calls fail until then.
+      if (options.requireConnection === false) return store;
       redis.disconnect();
       const reason = store.#lastError ?? reasonOf(error);
       throw new ReinsError(

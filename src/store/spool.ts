@@ -8,7 +8,6 @@ import {
   readdirSync,
   renameSync,
   rmSync,
-  unlinkSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -20,6 +19,25 @@ import type { Store } from "../core/store.js";
 interface SpoolFile {
   scope: string;
   events: readonly ReinsEvent[];
+}
+
+/** Spooled batches of one scope delivered in one append, and the files they came from. */
+interface Delivery {
+  scope: string;
+  events: ReinsEvent[];
+  files: string[];
+}
+
+type Drained = { delivered: number; rejected: number };
+
+/** Most events one append of a drain carries (a reins server takes up to 1,000 in one decide). */
+const MAX_DELIVERY = 500;
+/** Most files one pass of a drain reads before it delivers them. */
+const MAX_READ = 2_000;
+
+export interface DrainOptions {
+  /** When to stop delivering (epoch ms), leaving the rest for a later drain. @default no limit */
+  deadline?: number;
 }
 
 /** A spooled batch, or null when the text is not one (torn, damaged, or not written by a spool). */
@@ -47,8 +65,8 @@ function parseBatch(text: string): SpoolFile | null {
  */
 export class Spool {
   readonly dir: string;
-  /** Whether files may be waiting: checked once at start, set when this process spools. */
-  #pending: boolean | null = null;
+  /** Whether a drain of this spool is under way in this process. */
+  #draining = false;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -72,7 +90,6 @@ export class Spool {
       throw error;
     }
     closeSync(fd);
-    this.#pending = true;
   }
 
   /** Spooled files, oldest first. */
@@ -87,46 +104,126 @@ export class Spool {
   }
 
   /**
-   * Delivers every spooled batch to `store`, oldest first, and says how many events it delivered and how
-   * many files it set aside. It stops at the first batch the store cannot take because it is down (the
-   * rest wait); a file that is damaged, or whose events the store refuses for what they hold, is moved to
-   * `rejected/` so it never stands in the way of the batches after it.
+   * Delivers spooled batches to `store`, each scope's in the order they were spooled, and says how many
+   * events it delivered and how many
+   * files it set aside. It stops at the first delivery the store cannot take because it is down (the rest
+   * wait), and at `options.deadline`, leaving the rest to the next drain: a hook call must not spend its
+   * agent's patience delivering a long outage's backlog. A file that is damaged, or whose events the store
+   * refuses for what they hold, is moved to `rejected/` so it never stands in the way of the batches after it.
+   *
+   * Batches of one scope go to the store together, up to MAX_DELIVERY events in one append: an outage
+   * leaves a file per hook call, and one round trip per file took seconds to catch up after seconds down.
+   * While a drain runs in this process, another returns at once with nothing done rather than deliver the
+   * same files again. The folder is listed on every drain (a few µs), as other processes spool into it too.
    */
-  async drain(store: Store, policy: Policy): Promise<{ delivered: number; rejected: number }> {
+  async drain(
+    store: Store,
+    policy: Policy,
+    options: DrainOptions = {},
+  ): Promise<{ delivered: number; rejected: number }> {
+    if (this.#draining) return { delivered: 0, rejected: 0 };
+    this.#draining = true;
+    try {
+      return await this.#drain(store, policy, options.deadline ?? Number.POSITIVE_INFINITY);
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  async #drain(
+    store: Store,
+    policy: Policy,
+    deadline: number,
+  ): Promise<{ delivered: number; rejected: number }> {
     const drained = { delivered: 0, rejected: 0 };
-    if (this.#pending === false) return drained;
-    for (const file of this.files()) {
-      const path = join(this.dir, file);
+    const files = this.files();
+    for (let at = 0; at < files.length && Date.now() < deadline;) {
+      const { deliveries, next } = this.#read(files, at, drained);
+      at = next;
+      for (const delivery of deliveries) {
+        if (Date.now() >= deadline) return drained;
+        try {
+          await store.append(delivery.scope, delivery.events, policy);
+          drained.delivered += delivery.events.length;
+          for (const file of delivery.files) rmSync(join(this.dir, file), { force: true });
+        } catch (error) {
+          if (ReinsError.is(error) && error.code === "store_unavailable") throw error;
+          // Refused for what one of them holds: deliver them one by one, so only that one is set aside.
+          if (delivery.files.length > 1) await this.#deliverEach(store, policy, delivery.files, drained);
+          else this.#reject(delivery.files, drained);
+        }
+      }
+    }
+    return drained;
+  }
+
+  /**
+   * Reads spooled files from `files[at]` on, at most MAX_READ of them, into deliveries: the batches of each
+   * scope in order, joined up to MAX_DELIVERY events. Damaged files are set aside on the way.
+   */
+  #read(files: readonly string[], at: number, drained: Drained) {
+    const lastOf = new Map<string, Delivery>();
+    const deliveries: Delivery[] = [];
+    const end = Math.min(files.length, at + MAX_READ);
+    for (let i = at; i < end; i++) {
+      const file = files[i] ?? "";
       let text: string;
       try {
-        text = readFileSync(path, "utf8");
+        text = readFileSync(join(this.dir, file), "utf8");
       } catch {
         continue; // another process delivered and removed it meanwhile
       }
       const batch = parseBatch(text);
+      if (batch === null) {
+        this.#reject([file], drained);
+        continue;
+      }
+      const last = lastOf.get(batch.scope);
+      if (last !== undefined && last.events.length + batch.events.length <= MAX_DELIVERY) {
+        last.events.push(...batch.events);
+        last.files.push(file);
+      } else {
+        const delivery = { scope: batch.scope, events: [...batch.events], files: [file] };
+        lastOf.set(batch.scope, delivery);
+        deliveries.push(delivery);
+      }
+    }
+    return { deliveries, next: end };
+  }
+
+  /** Delivers files one by one, setting aside each the store refuses; stops when the store is down. */
+  async #deliverEach(
+    store: Store,
+    policy: Policy,
+    files: readonly string[],
+    drained: Drained,
+  ): Promise<void> {
+    for (const file of files) {
+      const path = join(this.dir, file);
       try {
+        const batch = parseBatch(readFileSync(path, "utf8"));
         if (batch === null) throw new ReinsError("invalid_event", `${file} is not a spooled batch`);
         await store.append(batch.scope, batch.events, policy);
         drained.delivered += batch.events.length;
-        unlinkSync(path);
+        rmSync(path, { force: true });
       } catch (error) {
         if (ReinsError.is(error) && error.code === "store_unavailable") throw error;
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // delivered by another drainer too
-        this.#reject(path, file);
-        drained.rejected += 1;
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // delivered by another drainer
+        this.#reject([file], drained);
       }
     }
-    this.#pending = false;
-    return drained;
   }
 
-  /** Moves a batch that can never be delivered out of the way, keeping it for a person to look at. */
-  #reject(path: string, file: string): void {
-    try {
-      mkdirSync(join(this.dir, "rejected"), { recursive: true });
-      renameSync(path, join(this.dir, "rejected", file));
-    } catch {
-      // Another drainer moved it, or the disk refuses: it is retried, and set aside, next time.
+  /** Moves batches that can never be delivered out of the way, keeping them for a person to look at. */
+  #reject(files: readonly string[], drained: Drained): void {
+    for (const file of files) {
+      drained.rejected += 1;
+      try {
+        mkdirSync(join(this.dir, "rejected"), { recursive: true });
+        renameSync(join(this.dir, file), join(this.dir, "rejected", file));
+      } catch {
+        // Another drainer moved it, or the disk refuses: it is retried, and set aside, next time.
+      }
     }
   }
 }

@@ -41,8 +41,11 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Whether a Redis server on `port` answers PING (with or without a password). */
-function pings(port: number): Promise<boolean> {
+/**
+ * Whether a Redis server on `port` answers PING: +PONG, or with `orNoAuth` a refusal for want of a password.
+ * A server still loading its file answers -LOADING, which is not an answer.
+ */
+export function pings(port: number, timeoutMs = 500, orNoAuth = true): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: "127.0.0.1", port });
     let answer = "";
@@ -50,12 +53,13 @@ function pings(port: number): Promise<boolean> {
       socket.destroy();
       resolve(ok);
     };
-    socket.setTimeout(500, () => done(false));
+    socket.setTimeout(timeoutMs, () => done(false));
     socket.on("error", () => done(false));
     socket.on("connect", () => socket.write("PING\r\n"));
     socket.on("data", (data) => {
       answer += data.toString();
-      if (answer.includes("\r\n")) done(answer.startsWith("+PONG") || answer.startsWith("-NOAUTH"));
+      if (answer.includes("\r\n"))
+        done(answer.startsWith("+PONG") || (orNoAuth && answer.startsWith("-NOAUTH")));
     });
   });
 }
