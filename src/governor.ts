@@ -32,6 +32,8 @@ const DRAIN_BUDGET_MS = 1_000;
 export interface Governed {
   answers: Answer[];
   degraded: string | null;
+  /** Whether the events are safe: applied by the store, or spooled for it. */
+  kept: boolean;
   /** The scope's state after the batch, when the store applied it (null when degraded or nothing applied). */
   state: State | null;
   /** What the store wrote to the scope's and its pools' logs (empty when degraded). */
@@ -70,29 +72,33 @@ export function createGovernor(options: GovernorOptions = {}) {
       return {
         answers: result.answers,
         degraded: null,
+        kept: true,
         state: result.states.get(scope) ?? null,
         records: result.records,
       };
     } catch (error) {
       if (!ReinsError.is(error) || error.code !== "store_unavailable") throw error;
-      let kept = "";
+      let where = "";
+      let kept = false;
       if (options.spool !== undefined) {
         try {
           options.spool.add(scope, stamped);
-          kept = `; ${stamped.length} event(s) kept in ${options.spool.dir}`;
+          where = `; ${stamped.length} event(s) kept in ${options.spool.dir}`;
+          kept = true;
         } catch (spoolError) {
           // The disk the spool is on may be as full as the store's: say so, and answer all the same.
           const why = (spoolError as NodeJS.ErrnoException).code ?? String(spoolError);
-          kept = `; ${stamped.length} event(s) could not be kept either (${why})`;
+          where = `; ${stamped.length} event(s) could not be kept either (${why})`;
         }
       }
       const message = policy.failClosed
-        ? `reins: store unavailable (${error.message}); failClosed is set, so work is blocked until it is back${kept}`
-        : `reins: store unavailable (${error.message}); allowing without guards${kept}`;
+        ? `reins: store unavailable (${error.message}); failClosed is set, so work is blocked until it is back${where}`
+        : `reins: store unavailable (${error.message}); allowing without guards${where}`;
       warn(message);
       return {
         answers: stamped.map(() => degradedDecision(message, policy.failClosed)),
         degraded: message,
+        kept,
         state: null,
         records: [],
       };

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { scripted, startApi, type ApiServer } from "./support/api-server.js";
+import { freePort } from "./support/redis-server.js";
 
 /** `reins serve` as a real process, and remote hooks (`REINS_SERVER_URL`) against a real server. */
 
@@ -122,6 +123,44 @@ describe("reins serve", () => {
     expect(byEnv.status).toBe(404);
     third.child.kill("SIGTERM");
     await third.exited;
+  });
+
+  it("comes up while its Redis store is down, and answers hooks fail-open with the events spooled", async () => {
+    const dir = project({ store: `redis://127.0.0.1:${await freePort()}` });
+    const server = serve(dir);
+    const url = await server.ready;
+    expect((await fetch(`${url}/healthz`)).status).toBe(503);
+    const secret = readFileSync(join(dir, ".reins", "hook-secret"), "utf8").trim();
+    const answer = await fetch(`${url}/hooks/claude`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        session_id: "s1",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "ls" },
+        cwd: dir,
+      }),
+    });
+    expect(answer.status).toBe(200);
+    expect(readdirSync(join(dir, ".reins", "spool")).filter((f) => f.endsWith(".json"))).toHaveLength(1);
+    server.child.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+  });
+
+  it("exits with one line when its port is taken, instead of staying alive without listening", async () => {
+    const redis = project({ store: `redis://127.0.0.1:${await freePort()}` });
+    const first = serve(redis);
+    const port = new URL(await first.ready).port;
+    const second = spawn(process.execPath, [bin, "serve", "--port", port], { cwd: redis, stdio: "pipe" });
+    children.push(second);
+    let err = "";
+    second.stderr.on("data", (c: Buffer) => (err += c.toString()));
+    const code = await new Promise<number | null>((resolve) => second.on("close", resolve));
+    expect(code).toBe(2);
+    expect(err).toMatch(/^reins: 127\.0\.0\.1:\d+ is taken by another program or reins server\n$/);
+    first.child.kill("SIGTERM");
+    await first.exited;
   });
 
   it("on SIGTERM finishes the request in flight, ends event streams, closes the store and exits 0", async () => {

@@ -135,7 +135,12 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
       const agents = agentToken(loaded.root);
       // --store wins over REINS_STORE and the policy's store, as for every other command.
       const flag = root.opts<{ store?: string }>().store;
-      const services = await openServices(loaded.root, io.env, flag !== undefined ? { storeSpec: flag } : {});
+      // The daemon comes up while Redis is down: it answers hooks fail-open (or fail-closed) and spools,
+      // rather than leave every hook without an answer until the store is back.
+      const services = await openServices(loaded.root, io.env, {
+        requireConnection: false,
+        ...(flag !== undefined ? { storeSpec: flag } : {}),
+      });
       const app = await createServer({
         services,
         secret: hookSecret(loaded.root),
@@ -145,7 +150,21 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
         ...(origins !== undefined ? { corsOrigins: origins } : {}),
         log: (line) => io.stderr(`${line}\n`),
       });
-      const listened = await app.listen({ host: opts.host, port });
+      let listened: string;
+      try {
+        listened = await app.listen({ host: opts.host, port });
+      } catch (error) {
+        // Close the store too: an open Redis connection would keep a server that never listened alive.
+        await app.close();
+        await services.store.close();
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "EADDRINUSE")
+          throw new ReinsError(
+            "conflict",
+            `${opts.host}:${port} is taken by another program or reins server`,
+          );
+        throw error;
+      }
       // Fastify names one local address; on a wildcard host, say the host given, so nobody believes the
       // server is on loopback only.
       const address = /^(0\.0\.0\.0|::|\[::\])$/.test(opts.host)

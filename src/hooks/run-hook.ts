@@ -6,7 +6,8 @@ import { createGovernor } from "../governor.js";
 import { findRoot } from "../shell/config.js";
 import { reinsDir } from "../shell/reins-dir.js";
 import { loadPolicyCached } from "../shell/policy-cache.js";
-import { openStore, redact } from "../store/open.js";
+import { openStore } from "../store/open.js";
+import { redact } from "../store/redact.js";
 import { UnavailableStore } from "../store/unavailable.js";
 import { Spool } from "../store/spool.js";
 import { ADAPTERS, AGENTS } from "./adapters.js";
@@ -38,12 +39,13 @@ export interface HookServices {
 
 /**
  * The services of the project at `root`, opened from its policy (and `REINS_STORE`). With `remote`
- * (hooks, not the server itself) and `REINS_SERVER_URL` set, the store is that shared server.
+ * (hooks, not the server itself) and `REINS_SERVER_URL` set, the store is that shared server. With
+ * `requireConnection: false` (the daemon) a Redis store that does not answer yet is opened all the same.
  */
 export async function openServices(
   root: string,
   env: NodeJS.ProcessEnv,
-  options: { remote?: boolean; storeSpec?: string } = {},
+  options: { remote?: boolean; storeSpec?: string; requireConnection?: boolean } = {},
 ): Promise<HookServices> {
   reinsDir(root);
   const policy = loadPolicyCached({ cwd: root, env });
@@ -52,7 +54,13 @@ export async function openServices(
   let store: Store;
   try {
     store =
-      server !== undefined && server !== "" ? await openRemote(server, env) : await openStore(spec, root);
+      server !== undefined && server !== ""
+        ? await openRemote(server, env)
+        : await openStore(
+            spec,
+            root,
+            options.requireConnection === false ? { requireConnection: false } : {},
+          );
   } catch (error) {
     // A hook must still answer, spool and honour failClosed when its store cannot be opened.
     if (options.remote !== true || !ReinsError.is(error) || error.code !== "store_unavailable") throw error;
@@ -135,6 +143,19 @@ export function readHookInput(
   return { adapter, input: parsed.data };
 }
 
+/**
+ * The scope's state for planning a call, or null while the store is down: the call's events must still
+ * reach the governor, which spools them and answers fail-open or fail-closed.
+ */
+async function stateOrNull(store: Store, scope: string) {
+  try {
+    return await store.state(scope);
+  } catch (error) {
+    if (ReinsError.is(error) && error.code === "store_unavailable") return null;
+    throw error;
+  }
+}
+
 /** Records one checked hook input through `services` and builds the agent's reply. */
 export async function answerHook(
   adapter: AgentAdapter,
@@ -144,8 +165,11 @@ export async function answerHook(
 ): Promise<HookResult> {
   const { store, policy } = services;
   const scope = `session:${adapter.session(input)}`;
-  const before = adapter.needsState(input) ? await store.state(scope) : null;
-  const plan = adapter.plan(input, { policy, before, transcripts: services.transcripts });
+  const before = adapter.needsState(input) ? await stateOrNull(store, scope) : null;
+  // The transcript's new lines are read as this call's; where the reading got to is saved only once the
+  // events are stored or spooled, so a call that dies in between leaves them to the next.
+  const transcripts = services.transcripts.forCall();
+  const plan = adapter.plan(input, { policy, before, transcripts });
   const events = plan.events.map((e) => ({ ...e, at: now, scope: plan.scope }));
   let warning = "";
   const governor = createGovernor({
@@ -155,6 +179,7 @@ export async function answerHook(
     onWarning: (line) => (warning = line),
   });
   const recorded = await governor.record(plan.scope, events);
+  if (recorded.kept) transcripts.commit();
   // The batch returns the new state; only a call that recorded nothing reads it (for a status reply).
   const state =
     recorded.state ??

@@ -6,6 +6,7 @@ import {
   readFileSync,
   readSync,
   renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
@@ -101,12 +102,38 @@ const KEPT_EXITS = 64;
  * `.reins/transcripts/`. Each API message becomes one `usage.recorded` whose id is derived from the message
  * and request ids (the response id for Codex), so a message seen twice (a lost cursor, two hooks at once)
  * counts once.
+ *
+ * Where a reader got to is saved only by `commit()`, which a hook calls once the call's events are in the
+ * store or the spool: a call that dies before (a daemon killed, a full disk) leaves those lines to the next
+ * call, instead of losing their usage for good. Use one reader per hook call (`forCall()`).
  */
 export class TranscriptReader implements UsageReader {
   readonly #dir: string;
+  /** Where this reader got to, by session, since it was made or last committed. */
+  readonly #moved = new Map<string, Cursor>();
 
   constructor(dir: string) {
     this.#dir = dir;
+  }
+
+  /** A reader for one hook call, on the same folder of cursors. */
+  forCall(): TranscriptReader {
+    return new TranscriptReader(this.#dir);
+  }
+
+  /**
+   * Saves where this reader got to. Best effort: a cursor that cannot be saved (a full disk) costs only a
+   * re-read of the same lines next time, which their ids count once, never the hook call.
+   */
+  commit(): void {
+    for (const [session, cursor] of this.#moved) {
+      try {
+        this.#save(session, cursor);
+      } catch {
+        // Read again next time.
+      }
+    }
+    this.#moved.clear();
   }
 
   #cursorFile(session: string): string {
@@ -114,6 +141,8 @@ export class TranscriptReader implements UsageReader {
   }
 
   #load(session: string, path: string): Cursor {
+    const moved = this.#moved.get(session);
+    if (moved?.path === path) return moved;
     try {
       const cursor = JSON.parse(readFileSync(this.#cursorFile(session), "utf8")) as Cursor;
       return cursor.path === path && Number.isSafeInteger(cursor.offset) ? cursor : { path, offset: 0 };
@@ -125,8 +154,13 @@ export class TranscriptReader implements UsageReader {
   #save(session: string, cursor: Cursor): void {
     mkdirSync(this.#dir, { recursive: true });
     const file = this.#cursorFile(session);
-    writeFileSync(`${file}.${process.pid}`, JSON.stringify(cursor));
-    renameSync(`${file}.${process.pid}`, file);
+    const temporary = `${file}.${process.pid}`;
+    try {
+      writeFileSync(temporary, JSON.stringify(cursor));
+      renameSync(temporary, file);
+    } finally {
+      rmSync(temporary, { force: true }); // a torn write on a full disk
+    }
   }
 
   /**
@@ -182,7 +216,7 @@ export class TranscriptReader implements UsageReader {
     const events = parseUsage(text, policy);
     const usage = long === null ? null : longLineUsage(long);
     if (usage !== null) events.push(usageEvent(usage, policy));
-    this.#save(session, cursor);
+    this.#moved.set(session, cursor);
     return events;
   }
 
@@ -213,7 +247,7 @@ export class TranscriptReader implements UsageReader {
     }
     cursor.exits = Object.fromEntries([...exits].slice(-KEPT_EXITS));
     if (model !== undefined) cursor.model = model;
-    this.#save(session, cursor);
+    this.#moved.set(session, cursor);
     return news;
   }
 }

@@ -79,7 +79,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     logger: false,
     bodyLimit: 16 * 1024 * 1024,
     return503OnClosing: true,
-    maxParamLength: 4_096,
+    routerOptions: { maxParamLength: 4_096 },
   });
 
   // Off loopback everything but health, hooks and the dashboard's files needs the token; on loopback,
@@ -164,6 +164,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
           ? { proof: proofOf(secret, challenge) }
           : {};
       const base = { store: services.store.kind, ...(openReads ? { root: services.root } : {}), ...proof };
+      // Who answers is one question, how the store is another: a hook finding its daemon must not wait for
+      // a store that is slow or down (and then start a second daemon beside it).
+      if ("proof" in proof) return base;
       try {
         const [latest] = await services.store.scopes();
         if (latest !== undefined) await services.store.state(latest);

@@ -3,6 +3,7 @@ import { ReinsError } from "../core/errors.js";
 import type { Store } from "../core/store.js";
 import { reinsDir } from "../shell/reins-dir.js";
 import { MemoryStore } from "./memory.js";
+import { redact } from "./redact.js";
 import { SqliteStore } from "./sqlite.js";
 
 /** Where the SQLite store lives in a project when nothing else is said. */
@@ -10,20 +11,25 @@ export function defaultStorePath(root: string): string {
   return join(root, ".reins", "reins.db");
 }
 
-/** A store spec with any password hidden, for messages. */
-export function redact(spec: string): string {
-  return spec.replace(
-    /^(rediss?:\/\/)([^@/]*)@/,
-    (_m, scheme: string, auth: string) =>
-      `${scheme}${auth.includes(":") ? `${auth.split(":")[0]}:***` : "***"}@`,
-  );
+/** How a store is opened. */
+export interface OpenOptions {
+  /**
+   * Whether a Redis store must answer before it is returned. With `false` (a long-lived daemon, which must
+   * come up during an outage to answer hooks fail-open or fail-closed and spool) it is returned at once and
+   * every call fails with `store_unavailable` until Redis answers. @default true
+   */
+  requireConnection?: boolean;
 }
 
 /**
  * Opens a store from a spec: `memory`, `sqlite:<path>` (relative to `root`), `redis://...` or
  * `rediss://...`. With no spec, the project's SQLite file `.reins/reins.db`.
  */
-export async function openStore(spec: string | undefined, root: string): Promise<Store> {
+export async function openStore(
+  spec: string | undefined,
+  root: string,
+  options: OpenOptions = {},
+): Promise<Store> {
   if (spec === undefined || spec === "" || spec === "sqlite") {
     reinsDir(root);
     return new SqliteStore(defaultStorePath(root));
@@ -35,7 +41,7 @@ export async function openStore(spec: string | undefined, root: string): Promise
   }
   if (spec.startsWith("redis://") || spec.startsWith("rediss://")) {
     const { RedisStore } = await import("./redis.js");
-    return RedisStore.connect(spec);
+    return RedisStore.connect(spec, options.requireConnection === false ? { requireConnection: false } : {});
   }
   throw new ReinsError(
     "usage",

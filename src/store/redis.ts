@@ -7,7 +7,7 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import { filterAlerts } from "./alerts.js";
-import { redact } from "./open.js";
+import { redact } from "./redact.js";
 
 export interface RedisOptions {
   /** Prepended to every key; must not contain `{` or `}` (they would break the hash tags). @default "reins:" */

@@ -1,0 +1,152 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { ReinsEvent } from "../core/events.js";
+import { defaultPolicy, type Policy } from "../core/policy.js";
+import type { Store } from "../core/store.js";
+import { ReinsError } from "../core/errors.js";
+import { MemoryStore } from "../store/memory.js";
+import { Spool } from "../store/spool.js";
+import { ADAPTERS, answerHook, type HookServices } from "./run-hook.js";
+import { TranscriptReader } from "./transcript.js";
+
+/**
+ * A hook call reads the agent's transcript from where the last call stopped. That place moves on only once
+ * the call's events are in the store or the spool: a call that dies in between (a daemon killed, a store
+ * refusing) must leave the usage it read for the next call, and a cursor that cannot be saved (a full disk)
+ * must never cost the call itself.
+ */
+
+const claude = ADAPTERS.claude!;
+
+function project() {
+  const dir = mkdtempSync(join(tmpdir(), "reins-run-hook-"));
+  const transcript = join(dir, "session.jsonl");
+  writeFileSync(
+    transcript,
+    `${JSON.stringify({
+      type: "assistant",
+      message: {
+        id: "msg_1",
+        role: "assistant",
+        model: "claude-sonnet-4-5",
+        content: [{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls" } }],
+        usage: { input_tokens: 1_234, output_tokens: 56 },
+      },
+      requestId: "req_1",
+    })}\n`,
+  );
+  return { dir, transcript };
+}
+
+/** A PostToolUse, where Claude Code's hooks read the transcript's new usage. */
+const postToolUse = (transcript: string, id: string) => ({
+  session_id: "s1",
+  transcript_path: transcript,
+  cwd: "/tmp",
+  hook_event_name: "PostToolUse",
+  tool_name: "Bash",
+  tool_input: { command: `echo ${id}` },
+  tool_response: { stdout: id, stderr: "", interrupted: false },
+  tool_use_id: id,
+});
+
+function services(dir: string, store: Store, cursors = join(dir, "cursors")): HookServices {
+  return {
+    root: dir,
+    policy: defaultPolicy,
+    store,
+    spool: new Spool(join(dir, "spool")),
+    transcripts: new TranscriptReader(cursors),
+  };
+}
+
+/** A store that fails every append and read with `error`. */
+class Failing extends MemoryStore {
+  constructor(readonly error: Error) {
+    super();
+  }
+  override append(_scope: string, _events: readonly ReinsEvent[], _policy: Policy): never {
+    throw this.error;
+  }
+  override state(): never {
+    throw this.error;
+  }
+}
+
+const tokensOf = async (store: Store) => (await store.state("session:s1"))?.budget.session.spent.tokens ?? 0;
+
+describe("the transcript cursor", () => {
+  it("stays where it was when the call's events were neither stored nor spooled", async () => {
+    const { dir, transcript } = project();
+    const dying = services(dir, new Failing(new Error("the daemon was killed")));
+    await expect(answerHook(claude, postToolUse(transcript, "t1"), dying, 1_000)).rejects.toThrow(/killed/);
+
+    // The store is down and the spool cannot be written: nothing of the call was kept.
+    writeFileSync(join(dir, "spool"), "a file where the spool's folder should be");
+    const down = services(dir, new Failing(new ReinsError("store_unavailable", "down")));
+    const unkept = await answerHook(claude, postToolUse(transcript, "t2"), down, 2_000);
+    expect(unkept.warning).toMatch(/could not be kept/);
+    rmSync(join(dir, "spool"));
+
+    const store = new MemoryStore();
+    await answerHook(claude, postToolUse(transcript, "t3"), services(dir, store), 3_000);
+    expect(await tokensOf(store)).toBe(1_234 + 56);
+  });
+
+  it("moves on once the events are spooled, so they are counted once", async () => {
+    const { dir, transcript } = project();
+    const down = services(dir, new Failing(new ReinsError("store_unavailable", "down")));
+    const spooled = await answerHook(claude, postToolUse(transcript, "t1"), down, 1_000);
+    expect(spooled.warning).toMatch(/kept in/);
+    const store = new MemoryStore();
+    await answerHook(claude, postToolUse(transcript, "t2"), services(dir, store), 2_000);
+    expect(await tokensOf(store)).toBe(1_234 + 56);
+    expect(new Spool(join(dir, "spool")).files()).toEqual([]);
+  });
+
+  it("that cannot be saved costs nothing but a re-read: the call is recorded all the same", async () => {
+    const { dir, transcript } = project();
+    const blocked = join(dir, "not-a-folder");
+    writeFileSync(blocked, "");
+    const store = new MemoryStore();
+    const answered = await answerHook(
+      claude,
+      postToolUse(transcript, "t1"),
+      services(dir, store, blocked),
+      1_000,
+    );
+    expect(answered.warning).toBe("");
+    expect(await tokensOf(store)).toBe(1_234 + 56);
+    // Read again next time, counted once by its ids.
+    await answerHook(claude, postToolUse(transcript, "t2"), services(dir, store, blocked), 2_000);
+    expect(await tokensOf(store)).toBe(1_234 + 56);
+  });
+});
+
+describe("a store that is down", () => {
+  it("still gets a prompt's events spooled: the state read for the reply does not stop them", async () => {
+    const { dir, transcript } = project();
+    const down = services(dir, new Failing(new ReinsError("store_unavailable", "down")));
+    const prompt = {
+      session_id: "s1",
+      transcript_path: transcript,
+      cwd: "/tmp",
+      hook_event_name: "UserPromptSubmit",
+      prompt: "fix the tests",
+      prompt_id: "p1",
+    };
+    const answered = await answerHook(claude, prompt, down, 1_000);
+    expect(answered.warning).toMatch(
+      /store unavailable \(down\); allowing without guards; \d+ event\(s\) kept in/,
+    );
+    const kinds = new Spool(join(dir, "spool"))
+      .files()
+      .flatMap(
+        (f) => (JSON.parse(readFileSync(join(dir, "spool", f), "utf8")) as { events: ReinsEvent[] }).events,
+      )
+      .map((e) => e.kind);
+    expect(kinds).toContain("task.started");
+  });
+});
