@@ -12,6 +12,7 @@ import { openServices, type HookServices } from "../src/hooks/run-hook.js";
 import { apiToken, hookSecret } from "../src/server/secret.js";
 import { daemonAt } from "../src/server/daemon.js";
 import { createServer } from "../src/server/server.js";
+import type { Store } from "../src/core/store.js";
 import { freePort } from "./support/redis-server.js";
 
 const root = join(import.meta.dirname, "..");
@@ -372,6 +373,40 @@ describe("telling this project's daemon from an impostor", () => {
       expect(await daemonAt("127.0.0.1", (impostor.address() as AddressInfo).port, project)).toBe("other");
     } finally {
       impostor.close();
+    }
+  });
+
+  it("tells a port nobody holds from a daemon too busy to answer, so no second daemon is started beside it", async () => {
+    expect(await daemonAt("127.0.0.1", await freePort(), project)).toBe("none");
+    const slow = createHttpServer(() => undefined); // holds the connection, never answers
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+    try {
+      expect(await daemonAt("127.0.0.1", (slow.address() as AddressInfo).port, project, 200)).toBe("busy");
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+    }
+  });
+
+  it("proves who it is without reading the store, so a store that is slow or down does not hide the daemon", async () => {
+    // A store whose reads never end, as Redis under load or half gone: only the challenge may be answered.
+    const stuck: Store = Object.create(services.store) as Store;
+    stuck.scopes = () => new Promise<never>(() => undefined);
+    const other = await createServer({
+      services: { ...services, store: stuck },
+      secret,
+      token: apiToken(project).value,
+      host: "127.0.0.1",
+    });
+    const at = new URL(await other.listen({ host: "127.0.0.1", port: 0 }));
+    try {
+      expect(await daemonAt("127.0.0.1", Number(at.port), project)).toBe("ours");
+      const health = await fetch(`${at.origin}/healthz`, { signal: AbortSignal.timeout(300) }).catch(
+        (error: Error) => error.name,
+      );
+      expect(health).toBe("TimeoutError"); // health without a challenge does read the store
+    } finally {
+      await other.close();
     }
   });
 });

@@ -15,7 +15,8 @@ import {
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
 import { secretPath } from "../server/secret.js";
 import { loadPolicy } from "../shell/config.js";
-import { defaultStorePath, openStore, redact } from "../store/open.js";
+import { defaultStorePath, openStore } from "../store/open.js";
+import { redact } from "../store/redact.js";
 
 /** `ok`; `warn`: worth knowing, nothing broken; `fail`: an installed agent is not guarded; `off`: not set up. */
 export type CheckStatus = "ok" | "warn" | "fail" | "off";
@@ -329,6 +330,13 @@ export async function daemonChecks(
         status: users.length > 0 ? "fail" : "warn",
         message: `${at} answers for another project or program: this project's hooks cannot reach their daemon`,
         fix: `stop what holds port ${port}, or reins init <agent> --port <another port>`,
+      });
+    else if (found === "busy")
+      checks.push({
+        ...base,
+        status: users.length > 0 ? "fail" : "warn",
+        message: `${at} holds the connection but did not answer within ${o.timeoutMs ?? 3_000} ms: hooks wait for it up to their timeout`,
+        fix: `look at ${where(o, join(o.root, ".reins", "serve.log"))}, or restart it: kill $(cat .reins/serve.pid); ${ensure}`,
       });
     else
       checks.push({

@@ -24,21 +24,26 @@ function challengeProof(root: string, nonce: string): string {
   }
 }
 
-/** What answers at host:port: nothing, this project's daemon (proven by the hook secret), or something else. */
+/**
+ * What answers at host:port: nothing (the connection is refused), this project's daemon (proven by the hook
+ * secret), something else, or something that holds the port but did not answer within `timeoutMs` (busy:
+ * starting another daemon beside it would only lose the race for the port).
+ */
 export async function daemonAt(
   host: string,
   port: number,
   root: string,
   timeoutMs = 300,
-): Promise<"none" | "ours" | "other"> {
+): Promise<"none" | "ours" | "other" | "busy"> {
   const nonce = randomBytes(16).toString("hex");
   let response: Response;
   try {
     response = await fetch(`http://${host}:${port}/healthz?challenge=${nonce}`, {
       signal: AbortSignal.timeout(timeoutMs),
     });
-  } catch {
-    return "none";
+  } catch (error) {
+    const code = ((error as { cause?: { code?: unknown } }).cause?.code ?? "") as string;
+    return (error as Error).name === "TimeoutError" || code === "UND_ERR_HEADERS_TIMEOUT" ? "busy" : "none";
   }
   // Whatever answers HTTP holds the port, even when its answer is not a reins daemon's JSON.
   try {
@@ -66,10 +71,14 @@ export async function ensureDaemon(options: {
   waitMs?: number;
 }): Promise<"running" | "started" | "failed" | "port taken"> {
   const { root, bin, host, port } = options;
-  const found = await daemonAt(host, port, root);
+  const deadline = Date.now() + (options.waitMs ?? 5_000);
+  let found = await daemonAt(host, port, root);
+  // Something holds the port and is slow to answer (a daemon under load): wait for its answer.
+  while (found === "busy" && Date.now() < deadline) found = await daemonAt(host, port, root, 1_000);
   if (found === "ours") return "running";
   // Another project's daemon (or another program) holds the port: answering through it would use the wrong store.
   if (found === "other") return "port taken";
+  if (found === "busy") return "failed";
   reinsDir(root);
   const log = openSync(join(root, ".reins", "serve.log"), "a");
   const child = spawn(
@@ -82,7 +91,6 @@ export async function ensureDaemon(options: {
     },
   );
   child.unref();
-  const deadline = Date.now() + (options.waitMs ?? 5_000);
   while (Date.now() < deadline) {
     if ((await daemonAt(host, port, root)) === "ours") return "started";
     await new Promise((resolve) => setTimeout(resolve, 50));
