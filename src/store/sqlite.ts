@@ -87,7 +87,8 @@ function storeError(path: string, error: unknown): ReinsError {
       cause: error,
     });
   }
-  if (code === "SQLITE_FULL")
+  // A full disk shows as SQLITE_FULL when writing, and as an I/O error growing the WAL's shared memory.
+  if (code === "SQLITE_FULL" || code === "SQLITE_IOERR_SHMSIZE")
     return new ReinsError("store_unavailable", `${path}: the disk or database is full; nothing was written`, {
       cause: error,
     });
