@@ -1,19 +1,15 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
-import { SqliteStore } from "../src/store/sqlite.js";
 import { claudeUnavailableReason, runClaude, type ClaudeRun } from "./support/claude-code.js";
+import {
+  e2eProject,
+  failJs,
+  initReins,
+  npmTestPackage,
+  recorded,
+  removeE2eProject,
+} from "./support/e2e-project.js";
 import { freePort } from "./support/redis-server.js";
 import {
   lastToolResults,
@@ -35,29 +31,18 @@ let home: string;
 let fake: FakeAnthropic | undefined;
 
 beforeEach(async () => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "reins-claude-e2e-")));
-  project = join(root, "project");
-  home = join(root, "home");
-  mkdirSync(project);
-  mkdirSync(home);
-  writeFileSync(
-    join(project, "package.json"),
-    JSON.stringify({ name: "demo", private: true, scripts: { test: "node test.js" } }),
-  );
-  writeFileSync(join(project, "test.js"), "console.log('1 passed');\n");
-  writeFileSync(
-    join(project, "fail.js"),
-    "console.error('Error: connect ECONNREFUSED 127.0.0.1:5432'); process.exit(1);\n",
-  );
-  const io = memoryIo({ cwd: project, env: { HOME: home } });
-  writeFileSync(join(project, "reins.config.json"), JSON.stringify({}));
-  expect(await run(["init", "claude", "--in-process"], io), io.err.join("")).toBe(0);
+  ({ root, project, home } = e2eProject("claude", {
+    "package.json": npmTestPackage(),
+    "test.js": "console.log('1 passed');\n",
+    "fail.js": failJs,
+  }));
+  await initReins({ project, home }, ["claude", "--in-process"]);
 });
 
 afterEach(async () => {
   await fake?.close();
   fake = undefined;
-  rmSync(root, { recursive: true, force: true });
+  await removeE2eProject(root);
 });
 
 function policy(value: object): void {
@@ -79,22 +64,24 @@ async function drive(script: Script, maxTurns: number): Promise<ClaudeRun> {
   return result;
 }
 
-async function decisions(sessionId: string) {
-  const store = new SqliteStore(join(project, ".reins", "reins.db"));
-  try {
-    return {
-      log: await store.events(`session:${sessionId}`),
-      state: await store.state(`session:${sessionId}`),
-    };
-  } finally {
-    await store.close();
-  }
-}
-
 const bash = (command: string, usage?: { input_tokens: number; output_tokens: number }) => ({
   toolUses: [{ name: "Bash", input: { command, description: "run" } }],
   ...(usage !== undefined ? { usage } : {}),
 });
+
+/**
+ * Six `echo` calls, then a stop, every reply reporting `usage`; the tool results the model received and the
+ * index of the first one a hook denied, which must be a later call than the first.
+ */
+async function spendUntilDenied(usage: { input_tokens: number; output_tokens: number }) {
+  const script: Script = (_request, turn) =>
+    turn < 6 ? bash(`echo step ${turn}`, usage) : { text: "Stopping.", usage };
+  const result = await drive(script, 10);
+  const texts = fake!.mainRequests().map((r) => lastToolResults(r)[0]?.text ?? "");
+  const denied = texts.findIndex((t) => t.startsWith("PreToolUse:Bash hook error"));
+  expect(denied).toBeGreaterThan(0);
+  return { result, texts, denied };
+}
 
 describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Claude Code CLI", () => {
   it("denies the 5th identical failing Bash call, and the model reads why", async () => {
@@ -116,7 +103,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
     expect(results[6]?.text).toContain("The circuit breaker is open");
     expect(result.json?.subtype).toBe("success");
 
-    const { state } = await decisions(result.json!.session_id);
+    const { state } = await recorded(project, result.json!.session_id);
     expect(state?.breaker).toMatchObject({ status: "open", reason: "duplicate_calls" });
   }, 120_000);
 
@@ -147,7 +134,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
     expect(lastToolResults(main[3]!)[0]?.text).toContain("1 passed");
     expect(result.json).toMatchObject({ subtype: "success", result: "Done: the tests pass." });
 
-    const { log } = await decisions(result.json!.session_id);
+    const { log } = await recorded(project, result.json!.session_id);
     const claims = log.filter((r) => r.event.kind === "completion.claimed").map((r) => r.decision.verdict);
     expect(claims).toEqual(["block", "allow"]);
     expect(
@@ -157,18 +144,11 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
 
   it("pauses a session whose usage crosses its budget", async () => {
     policy({ budget: { session: { tokens: 3_000 } } });
-    const usage = { input_tokens: 1_000, output_tokens: 100 };
-    const script: Script = (_request, turn) =>
-      turn < 6 ? bash(`echo step ${turn}`, usage) : { text: "Stopping.", usage };
-    const result = await drive(script, 10);
-
-    const texts = fake!.mainRequests().map((r) => lastToolResults(r)[0]?.text ?? "");
-    const denied = texts.findIndex((t) => t.startsWith("PreToolUse:Bash hook error"));
-    expect(denied).toBeGreaterThan(0);
+    const { result, texts, denied } = await spendUntilDenied({ input_tokens: 1_000, output_tokens: 100 });
     expect(texts[denied]).toContain("budget is paused");
     expect(texts.slice(1, denied).every((t) => t.startsWith("step "))).toBe(true);
 
-    const { state, log } = await decisions(result.json!.session_id);
+    const { state, log } = await recorded(project, result.json!.session_id);
     expect(state?.budget.session.paused).toBe("tokens");
     expect(state?.budget.session.spent.tokens).toBeGreaterThanOrEqual(3_000);
     expect(log.some((r) => r.decision.alerts.some((a) => a.kind === "budget_paused"))).toBe(true);
@@ -177,16 +157,9 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
   it("pauses a USD budget for the model Claude Code reports, which the price table does not list", async () => {
     // Claude Code 2.1.330 reports its default model as claude-opus-5-5: priced as Opus, never as free.
     policy({ budget: { session: { usd: 1, tokens: null } } });
-    const usage = { input_tokens: 150_000, output_tokens: 100 };
-    const script: Script = (_request, turn) =>
-      turn < 6 ? bash(`echo step ${turn}`, usage) : { text: "Stopping.", usage };
-    const result = await drive(script, 10);
-
-    const texts = fake!.mainRequests().map((r) => lastToolResults(r)[0]?.text ?? "");
-    const denied = texts.findIndex((t) => t.startsWith("PreToolUse:Bash hook error"));
-    expect(denied).toBeGreaterThan(0);
+    const { result, texts, denied } = await spendUntilDenied({ input_tokens: 150_000, output_tokens: 100 });
     expect(texts[denied]).toMatch(/The session budget is paused: \$2\.\d\d used of \$1\.00/);
-    const { state, log } = await decisions(result.json!.session_id);
+    const { state, log } = await recorded(project, result.json!.session_id);
     expect(state?.budget.session.paused).toBe("usd");
     expect(state?.budget.session.spent.usd).toBeGreaterThan(1);
     const told = log.flatMap((r) => r.decision.instructions).join("\n");
@@ -206,7 +179,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
       /^PreToolUse:Bash hook error: reins: `npx reins budget extend .*` acts as a person/,
     );
     expect(existsSync(join(project, ".reins", "reins.db"))).toBe(true);
-    const { log } = await decisions(result.json!.session_id);
+    const { log } = await recorded(project, result.json!.session_id);
     expect(log.filter((r) => r.event.kind === "tool.completed")).toEqual([]);
   }, 120_000);
 
@@ -233,7 +206,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
       expect(lastUserTexts(request).join("\n")).not.toContain("Stop hook feedback");
     }
     expect(result.json).toMatchObject({ subtype: "success", result: "Added add.js; the tests pass." });
-    const { log } = await decisions(result.json!.session_id);
+    const { log } = await recorded(project, result.json!.session_id);
     expect(log.filter((r) => r.decision.verdict === "block")).toEqual([]);
     expect(log.map((r) => r.event.kind)).toEqual(
       expect.arrayContaining([
@@ -247,25 +220,19 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
   }, 120_000);
 
   it("answers through the daemon with the default install (http hooks): no process per tool call, same guard", async () => {
-    const port = await freePort();
-    const io = memoryIo({ cwd: project, env: { HOME: home } });
-    expect(await run(["init", "claude", "--uninstall"], io)).toBe(0);
-    expect(await run(["init", "claude", "--port", String(port)], io)).toBe(0);
-    try {
-      const script: Script = (_request, turn) => (turn < 6 ? bash("node fail.js") : { text: "Stopping." });
-      const result = await drive(script, 10);
-      const results = fake!.mainRequests().map((r) => lastToolResults(r)[0]);
-      expect(results[4]?.text).toContain("ECONNREFUSED");
-      expect(results[5]?.text).toMatch(
-        /^PreToolUse:Bash hook error: reins: The same Bash call `node fail\.js` was made 5 times/,
-      );
-      // The SessionStart command hook started the daemon; every tool call went to it over HTTP.
-      expect(existsSync(join(project, ".reins", "serve.pid"))).toBe(true);
-      const { log } = await decisions(result.json!.session_id);
-      expect(log.filter((r) => r.event.kind === "tool.requested")).toHaveLength(6);
-    } finally {
-      const pidFile = join(project, ".reins", "serve.pid");
-      if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, "utf8")), "SIGTERM");
-    }
+    // The daemon the SessionStart hook starts here is stopped by afterEach.
+    await initReins({ project, home }, ["claude", "--uninstall"]);
+    await initReins({ project, home }, ["claude", "--port", String(await freePort())]);
+    const script: Script = (_request, turn) => (turn < 6 ? bash("node fail.js") : { text: "Stopping." });
+    const result = await drive(script, 10);
+    const results = fake!.mainRequests().map((r) => lastToolResults(r)[0]);
+    expect(results[4]?.text).toContain("ECONNREFUSED");
+    expect(results[5]?.text).toMatch(
+      /^PreToolUse:Bash hook error: reins: The same Bash call `node fail\.js` was made 5 times/,
+    );
+    // The SessionStart command hook started the daemon; every tool call went to it over HTTP.
+    expect(existsSync(join(project, ".reins", "serve.pid"))).toBe(true);
+    const { log } = await recorded(project, result.json!.session_id);
+    expect(log.filter((r) => r.event.kind === "tool.requested")).toHaveLength(6);
   }, 120_000);
 });

@@ -1,22 +1,11 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
 import { replayRun } from "../src/evaluate/replay.js";
 import { logFiles, readLog } from "../src/logs/load.js";
 import { loadPolicy } from "../src/shell/config.js";
-import { SqliteStore } from "../src/store/sqlite.js";
 import { codexUnavailableReason, runCodex, type CodexRun } from "./support/codex-cli.js";
+import { e2eProject, failJs, initReins, recorded, removeE2eProject } from "./support/e2e-project.js";
 import {
   developerTexts,
   execCommand,
@@ -25,7 +14,6 @@ import {
   type FakeOpenAi,
   type Script,
 } from "./support/fake-openai.js";
-import { stopDaemon } from "./support/processes.js";
 import { freePort } from "./support/redis-server.js";
 
 /**
@@ -40,30 +28,18 @@ let home: string;
 let fake: FakeOpenAi | undefined;
 
 beforeEach(async () => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "reins-codex-e2e-")));
-  project = join(root, "project");
-  home = join(root, "home");
-  mkdirSync(project);
-  mkdirSync(home);
-  writeFileSync(
-    join(project, "fail.js"),
-    "console.error('Error: connect ECONNREFUSED 127.0.0.1:5432'); process.exit(1);\n",
-  );
-  writeFileSync(join(project, "reins.config.json"), JSON.stringify({}));
+  ({ root, project, home } = e2eProject("codex", { "fail.js": failJs }));
   // A free port, so the daemon the SessionStart hook starts never meets another one.
-  const port = await freePort();
-  const io = memoryIo({ cwd: project, env: { HOME: home } });
-  expect(await run(["init", "codex", "--port", String(port)], io), io.err.join("")).toBe(0);
+  await initReins({ project, home }, ["codex", "--port", String(await freePort())]);
 });
 
 afterEach(async () => {
   await fake?.close();
   fake = undefined;
-  await stopDaemon(project);
-  rmSync(root, { recursive: true, force: true });
+  await removeE2eProject(root);
 });
 
-async function drive(script: Script): Promise<CodexRun> {
+async function drive(script: Script, options: { hooks?: boolean } = {}): Promise<CodexRun> {
   fake = await startFakeOpenAi(script);
   const result = await runCodex({
     cwd: project,
@@ -71,23 +47,12 @@ async function drive(script: Script): Promise<CodexRun> {
     prompt: "Do the task.",
     baseUrl: fake.url,
     timeoutMs: 90_000,
+    ...options,
   });
   expect(result.timedOut, result.stderr).toBe(false);
   expect(result.code, result.stderr).toBe(0);
   expect(fake.errors).toEqual([]);
   return result;
-}
-
-async function decisions(sessionId: string) {
-  const store = new SqliteStore(join(project, ".reins", "reins.db"));
-  try {
-    return {
-      log: await store.events(`session:${sessionId}`),
-      state: await store.state(`session:${sessionId}`),
-    };
-  } finally {
-    await store.close();
-  }
 }
 
 describe.skipIf(codexUnavailableReason() !== null)("reins guarding the real Codex CLI", () => {
@@ -123,7 +88,7 @@ describe.skipIf(codexUnavailableReason() !== null)("reins guarding the real Code
 
     // The thread id is the hooks' session_id.
     expect(result.threadId).toBeDefined();
-    const { log, state } = await decisions(result.threadId!);
+    const { log, state } = await recorded(project, result.threadId!);
     expect(state?.breaker).toMatchObject({ status: "open", reason: "duplicate_calls" });
     expect(log.filter((r) => r.event.kind === "tool.requested")).toHaveLength(7);
 
@@ -152,25 +117,14 @@ describe.skipIf(codexUnavailableReason() !== null)("reins guarding the real Code
     // The only trust there is: what `reins init codex` (beforeEach) wrote into the user's Codex config.
     const configPath = join(home, ".codex", "config.toml");
     const config = existsSync(configPath) ? readFileSync(configPath, "utf8") : null;
-    fake = await startFakeOpenAi((_request, turn) =>
-      turn === 0 ? execCommand("node -e \"console.log('hi')\"") : { text: "Done." },
-    );
-    const result = await runCodex({
-      cwd: project,
-      home,
-      prompt: "Do the task.",
-      baseUrl: fake.url,
-      timeoutMs: 90_000,
-      hooks: false,
-    });
-    expect(result.timedOut, result.stderr).toBe(false);
-    expect(result.code, result.stderr).toBe(0);
-    expect(fake.errors).toEqual([]);
+    const script: Script = (_request, turn) =>
+      turn === 0 ? execCommand("node -e \"console.log('hi')\"") : { text: "Done." };
+    const result = await drive(script, { hooks: false });
     expect(result.stderr).not.toContain("bypass-hook-trust");
 
     // Every hook ran: the session opened, the call was guarded, Stop was seen, and SessionEnd closed it.
     expect(result.threadId).toBeDefined();
-    const kinds = (await decisions(result.threadId!)).log.map((r) => r.event.kind);
+    const kinds = (await recorded(project, result.threadId!)).log.map((r) => r.event.kind);
     expect(kinds[0]).toBe("session.started");
     expect(kinds).toContain("tool.requested");
     expect(kinds).toContain("tool.completed");

@@ -1,8 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { e2eProject, npmTestPackage, recorded, removeE2eProject } from "./support/e2e-project.js";
 import {
   lastFunctionResponses,
   shellCommand,
@@ -12,7 +11,7 @@ import {
   type ScriptedUsage,
 } from "./support/fake-gemini.js";
 import { geminiUnavailableReason, runGemini, type GeminiRun } from "./support/gemini-cli.js";
-import { cleanEnv, runReins, stopDaemon } from "./support/processes.js";
+import { cleanEnv, runReins } from "./support/processes.js";
 import { freePort } from "./support/redis-server.js";
 
 /**
@@ -28,28 +27,20 @@ let home: string;
 let fake: FakeGemini | undefined;
 
 beforeEach(async () => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "reins-gemini-e2e-")));
-  project = join(root, "project");
-  home = join(root, "home");
-  mkdirSync(project);
-  mkdirSync(home);
-  writeFileSync(join(project, "reins.config.json"), "{}");
-  writeFileSync(
-    join(project, "package.json"),
-    JSON.stringify({ name: "demo", private: true, scripts: { test: "node test.js" } }),
-  );
-  writeFileSync(join(project, "test.js"), "console.log('Tests: 1 passed, 1 total');\n");
+  ({ root, project, home } = e2eProject("gemini", {
+    "package.json": npmTestPackage(),
+    "test.js": "console.log('Tests: 1 passed, 1 total');\n",
+  }));
   // A free port, so the daemon the SessionStart hook starts never meets another one.
-  const port = await freePort();
-  const init = runReins(["init", "gemini", "--port", String(port)], { cwd: project, env: cleanEnv(home) });
+  const port = String(await freePort());
+  const init = runReins(["init", "gemini", "--port", port], { cwd: project, env: cleanEnv(home) });
   expect(init.status, init.stderr).toBe(0);
 });
 
 afterEach(async () => {
   await fake?.close();
   fake = undefined;
-  await stopDaemon(project);
-  rmSync(root, { recursive: true, force: true });
+  await removeE2eProject(root);
 });
 
 async function drive(script: Script): Promise<GeminiRun> {
@@ -68,18 +59,6 @@ async function drive(script: Script): Promise<GeminiRun> {
   expect(fake.requests.filter((r) => r.kind !== "main").map((r) => r.path)).toEqual([]);
   expect(result.sessionId).toBeDefined();
   return result;
-}
-
-async function recorded(sessionId: string) {
-  const store = new SqliteStore(join(project, ".reins", "reins.db"));
-  try {
-    return {
-      log: await store.events(`session:${sessionId}`),
-      state: await store.state(`session:${sessionId}`),
-    };
-  } finally {
-    await store.close();
-  }
 }
 
 /** `reins <args> --json` in the project, parsed. */
@@ -130,7 +109,7 @@ describe.skipIf(geminiUnavailableReason() !== null)("reins guarding the real Gem
       agent: "gemini-cli",
       breaker: { status: "open", reason: "duplicate_calls" },
     });
-    const { log } = await recorded(result.sessionId!);
+    const { log } = await recorded(project, result.sessionId!);
     const kinds = log.map((r) => r.event.kind);
     expect(kinds[0]).toBe("session.started");
     expect(kinds.filter((k) => k === "tool.requested")).toHaveLength(7);
@@ -178,7 +157,7 @@ describe.skipIf(geminiUnavailableReason() !== null)("reins guarding the real Gem
     // Gemini CLI's own count agrees: the figures are what the client saw.
     expect(result.result?.stats?.total_tokens).toBe(total);
 
-    const { log, state } = await recorded(result.sessionId!);
+    const { log, state } = await recorded(project, result.sessionId!);
     const usage = log.flatMap((r) => (r.event.kind === "usage.recorded" ? [r.event] : []));
     expect(usage.map((e) => [e.inputTokens, e.outputTokens])).toEqual([
       [1_000, 40],

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
@@ -7,8 +6,15 @@ import { run } from "../src/cli/run.js";
 import { replayRun } from "../src/evaluate/replay.js";
 import { readLog } from "../src/logs/load.js";
 import { loadPolicy } from "../src/shell/config.js";
-import { SqliteStore } from "../src/store/sqlite.js";
 import { claudeUnavailableReason, findTranscript, runClaude } from "./support/claude-code.js";
+import {
+  e2eProject,
+  failJs,
+  initReins,
+  npmTestPackage,
+  recorded,
+  removeE2eProject,
+} from "./support/e2e-project.js";
 import {
   lastToolResults,
   startFakeAnthropic,
@@ -16,7 +22,6 @@ import {
   type Script,
   type ScriptedReply,
 } from "./support/fake-anthropic.js";
-import { stopDaemon } from "./support/processes.js";
 import { freePort } from "./support/redis-server.js";
 
 /**
@@ -31,28 +36,15 @@ import { freePort } from "./support/redis-server.js";
 let root: string;
 let project: string;
 let home: string;
-let port: number;
 let fake: FakeAnthropic | undefined;
 
 beforeEach(async () => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "reins-judgement-e2e-")));
-  project = join(root, "project");
-  home = join(root, "home");
-  mkdirSync(project);
-  mkdirSync(home);
-  writeFileSync(join(project, "reins.config.json"), "{}");
-  writeFileSync(
-    join(project, "package.json"),
-    JSON.stringify({ name: "calc", private: true, type: "module", scripts: { test: "node test.js" } }),
-  );
-  // Three bugs; the test prints Jest's summary line and exits 1 while any case fails.
-  writeFileSync(
-    join(project, "calc.js"),
-    "export const add = (a, b) => a - b;\nexport const mul = (a, b) => a + b;\nexport const neg = (a) => a;\n",
-  );
-  writeFileSync(
-    join(project, "test.js"),
-    [
+  ({ root, project, home } = e2eProject("judgement", {
+    "package.json": npmTestPackage({ name: "calc", type: "module" }),
+    // Three bugs; the test prints Jest's summary line and exits 1 while any case fails.
+    "calc.js":
+      "export const add = (a, b) => a - b;\nexport const mul = (a, b) => a + b;\nexport const neg = (a) => a;\n",
+    "test.js": [
       'import { add, mul, neg } from "./calc.js";',
       "const cases = [[add(2, 3), 5], [mul(2, 3), 6], [neg(4), -4]];",
       "const failed = cases.filter(([got, want]) => got !== want).length;",
@@ -60,21 +52,15 @@ beforeEach(async () => {
       "process.exit(failed > 0 ? 1 : 0);",
       "",
     ].join("\n"),
-  );
-  writeFileSync(
-    join(project, "fail.js"),
-    "console.error('Error: connect ECONNREFUSED 127.0.0.1:5432'); process.exit(1);\n",
-  );
-  port = await freePort();
-  const io = memoryIo({ cwd: project, env: { HOME: home } });
-  expect(await run(["init", "claude", "--port", String(port)], io), io.err.join("")).toBe(0);
+    "fail.js": failJs,
+  }));
+  await initReins({ project, home }, ["claude", "--port", String(await freePort())]);
 });
 
 afterEach(async () => {
   await fake?.close();
   fake = undefined;
-  await stopDaemon(project);
-  rmSync(root, { recursive: true, force: true });
+  await removeE2eProject(root);
 });
 
 async function drive(script: Script, maxTurns: number) {
@@ -90,13 +76,7 @@ async function drive(script: Script, maxTurns: number) {
   expect(result.timedOut, result.stderr).toBe(false);
   expect(fake.errors).toEqual([]);
   const sessionId = result.json?.session_id ?? "";
-  const store = new SqliteStore(join(project, ".reins", "reins.db"));
-  try {
-    const log = await store.events(`session:${sessionId}`);
-    return { result, sessionId, log, state: await store.state(`session:${sessionId}`) };
-  } finally {
-    await store.close();
-  }
+  return { result, sessionId, ...(await recorded(project, sessionId)) };
 }
 
 const bash = (command: string): ScriptedReply => ({

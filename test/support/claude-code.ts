@@ -1,8 +1,10 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { cleanEnv, runBounded, unavailableReason } from "./processes.js";
+import type { BoundedRun } from "./processes.js";
 
 /**
  * Runs the real Claude Code CLI (the pinned devDependency `@anthropic-ai/claude-code`) non-interactively
@@ -22,29 +24,14 @@ export const claudeBinary: string =
     "claude.exe",
   );
 
-let unavailable: string | null | undefined;
-
-/**
- * Why the real CLI cannot run here, or null when it can (`claude --version` answers). Missing it
- * fails the run on CI (`CI=true`): there the tests must run, not be skipped quietly.
- */
-export function claudeUnavailableReason(): string | null {
-  if (unavailable === undefined) {
-    const probe = existsSync(claudeBinary)
-      ? spawnSync(claudeBinary, ["--version"], { encoding: "utf8", timeout: 20_000 })
-      : undefined;
-    unavailable =
-      probe === undefined
-        ? `${claudeBinary} does not exist (npm install)`
-        : probe.status === 0 && probe.stdout.includes("Claude Code")
-          ? null
-          : `${claudeBinary} --version failed (did its postinstall run?): ${probe.stderr || String(probe.error)}`;
-  }
-  if (unavailable !== null && process.env.CI === "true") {
-    throw new Error(`Claude Code tests cannot run on CI: ${unavailable}`);
-  }
-  return unavailable;
-}
+/** Why the real CLI cannot run here (`claude --version` does not answer), or null when it can. */
+export const claudeUnavailableReason = unavailableReason("Claude Code", () => {
+  if (!existsSync(claudeBinary)) return `${claudeBinary} does not exist (npm install)`;
+  const probe = spawnSync(claudeBinary, ["--version"], { encoding: "utf8", timeout: 20_000 });
+  return probe.status === 0 && probe.stdout.includes("Claude Code")
+    ? null
+    : `${claudeBinary} --version failed (did its postinstall run?): ${probe.stderr || String(probe.error)}`;
+});
 
 export interface RunClaudeOptions {
   /** The project directory; its `.claude/settings.json` hooks run. */
@@ -103,21 +90,15 @@ export interface ClaudeResultJson {
   [key: string]: unknown;
 }
 
-export interface ClaudeRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
+export interface ClaudeRun extends BoundedRun {
   /** stdout parsed as JSON, when it parses. */
   json: ClaudeResultJson | undefined;
   /** The HOME the run used. */
   home: string;
-  timedOut: boolean;
-  durationMs: number;
 }
 
 /** Runs `claude -p --output-format json --max-turns N ... -- <prompt>` and waits for it to exit. */
-export function runClaude(options: RunClaudeOptions): Promise<ClaudeRun> {
+export async function runClaude(options: RunClaudeOptions): Promise<ClaudeRun> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "reins-claude-home-"));
   const permissions = options.permissions ?? "allowedTools";
   const args = ["-p", "--output-format", "json", "--max-turns", String(options.maxTurns ?? 4)];
@@ -126,67 +107,20 @@ export function runClaude(options: RunClaudeOptions): Promise<ClaudeRun> {
   if (options.sessionId !== undefined) args.push("--session-id", options.sessionId);
   args.push(...(options.args ?? []), "--", options.prompt);
 
-  // A clean environment: nothing of the calling session (its ANTHROPIC_*/CLAUDE_* variables) leaks in.
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-    HOME: home,
+  // Nothing of the calling session (its ANTHROPIC_*/CLAUDE_* variables) leaks in.
+  const env = cleanEnv(home, {
     ANTHROPIC_BASE_URL: options.baseUrl,
     ANTHROPIC_API_KEY: "test",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-  };
-  for (const name of ["LANG", "TMPDIR", "SHELL"] as const) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  if (permissions === "bypassPermissions") env.IS_SANDBOX = "1";
-  Object.assign(env, options.env);
-
-  const started = Date.now();
-  const child = spawn(claudeBinary, args, {
+    ...(permissions === "bypassPermissions" ? { IS_SANDBOX: "1" } : {}),
+    ...options.env,
+  });
+  const run = await runBounded(claudeBinary, args, {
     cwd: options.cwd,
     env,
-    stdio: ["ignore", "pipe", "pipe"],
-    // Its own process group, so a timeout also kills the tools and hooks it started.
-    detached: true,
+    timeoutMs: options.timeoutMs ?? 60_000,
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killGroup(child.pid);
-  }, options.timeoutMs ?? 60_000);
-
-  return new Promise((resolve, reject) => {
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({
-        code,
-        signal,
-        stdout,
-        stderr,
-        json: parseResult(stdout),
-        home,
-        timedOut,
-        durationMs: Date.now() - started,
-      });
-    });
-  });
-}
-
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, "SIGKILL");
-  } catch {
-    // Already gone.
-  }
+  return { ...run, json: parseResult(run.stdout), home };
 }
 
 function parseResult(stdout: string): ClaudeResultJson | undefined {

@@ -1,8 +1,10 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { cleanEnv, commandFor, jsonEvents, runBounded, unavailableReason } from "./processes.js";
+import type { BoundedRun } from "./processes.js";
 
 /**
  * Runs the real Codex CLI (the pinned devDependency `@openai/codex`) as `codex exec --json` against a
@@ -21,33 +23,14 @@ export const codexBinary: string =
   process.env.REINS_CODEX_BIN ??
   join(dirname(createRequire(import.meta.url).resolve("@openai/codex/package.json")), "bin", "codex.js");
 
-const launch = (args: readonly string[]): [string, string[]] =>
-  codexBinary.endsWith(".js") ? [process.execPath, [codexBinary, ...args]] : [codexBinary, [...args]];
-
-let unavailable: string | null | undefined;
-
-/**
- * Why the real CLI cannot run here, or null when it can (`codex --version` answers). Missing it fails
- * the run on CI (`CI=true`): there the tests must run, not be skipped quietly.
- */
-export function codexUnavailableReason(): string | null {
-  if (unavailable === undefined) {
-    const [command, args] = launch(["--version"]);
-    const probe = existsSync(codexBinary)
-      ? spawnSync(command, args, { encoding: "utf8", timeout: 20_000 })
-      : undefined;
-    unavailable =
-      probe === undefined
-        ? `${codexBinary} does not exist (npm install)`
-        : probe.status === 0 && probe.stdout.includes("codex-cli")
-          ? null
-          : `${codexBinary} --version failed (is the platform package @openai/codex-<os>-<arch> installed?): ${probe.stderr || String(probe.error)}`;
-  }
-  if (unavailable !== null && process.env.CI === "true") {
-    throw new Error(`Codex CLI tests cannot run on CI: ${unavailable}`);
-  }
-  return unavailable;
-}
+/** Why the real CLI cannot run here (`codex --version` does not answer), or null when it can. */
+export const codexUnavailableReason = unavailableReason("Codex CLI", () => {
+  if (!existsSync(codexBinary)) return `${codexBinary} does not exist (npm install)`;
+  const probe = spawnSync(...commandFor(codexBinary, ["--version"]), { encoding: "utf8", timeout: 20_000 });
+  return probe.status === 0 && probe.stdout.includes("codex-cli")
+    ? null
+    : `${codexBinary} --version failed (is the platform package @openai/codex-<os>-<arch> installed?): ${probe.stderr || String(probe.error)}`;
+});
 
 export interface RunCodexOptions {
   /** The project directory; its `.codex/hooks.json` hooks run. */
@@ -97,18 +80,12 @@ export interface CodexEvent {
   [key: string]: unknown;
 }
 
-export interface CodexRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
+export interface CodexRun extends BoundedRun {
   /** stdout's JSONL events, those that parse. */
   events: CodexEvent[];
   /** The thread id (`thread.started`), which is the `session_id` of every hook input. */
   threadId: string | undefined;
   home: string;
-  timedOut: boolean;
-  durationMs: number;
 }
 
 /** TOML basic string. */
@@ -144,7 +121,7 @@ export function codexConfigArgs(options: { baseUrl: string; model: string; trust
  * Runs `codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox -c ...
  * [--dangerously-bypass-hook-trust] ... -- <prompt>` and waits for it to exit.
  */
-export function runCodex(options: RunCodexOptions): Promise<CodexRun> {
+export async function runCodex(options: RunCodexOptions): Promise<CodexRun> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "reins-codex-home-"));
   const hooks = options.hooks ?? true;
   const codexHome = join(home, ".codex");
@@ -166,84 +143,13 @@ export function runCodex(options: RunCodexOptions): Promise<CodexRun> {
   if (hooks) args.push("--dangerously-bypass-hook-trust");
   args.push(...(options.args ?? []), "--", options.prompt);
 
-  // A clean environment: nothing of the calling session (OPENAI_*, CODEX_*) leaks in.
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-    HOME: home,
-    CODEX_HOME: codexHome,
-    REINS_FAKE_OPENAI_KEY: "test",
-  };
-  for (const name of ["LANG", "TMPDIR", "SHELL"] as const) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  Object.assign(env, options.env);
-
-  const [command, argv] = launch(args);
-  const started = Date.now();
-  const child = spawn(command, argv, {
+  // Nothing of the calling session (OPENAI_*, CODEX_*) leaks in.
+  const env = cleanEnv(home, { CODEX_HOME: codexHome, REINS_FAKE_OPENAI_KEY: "test", ...options.env });
+  const run = await runBounded(...commandFor(codexBinary, args), {
     cwd: options.cwd,
     env,
-    stdio: ["ignore", "pipe", "pipe"],
-    // Its own process group, so a timeout also kills the tools and hooks it started.
-    detached: true,
+    timeoutMs: options.timeoutMs ?? 60_000,
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killGroup(child.pid);
-  }, options.timeoutMs ?? 60_000);
-
-  return new Promise((resolve, reject) => {
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      const events = parseEvents(stdout);
-      resolve({
-        code,
-        signal,
-        stdout,
-        stderr,
-        events,
-        threadId: events.find((e) => e.type === "thread.started")?.thread_id,
-        home,
-        timedOut,
-        durationMs: Date.now() - started,
-      });
-    });
-  });
-}
-
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, "SIGKILL");
-  } catch {
-    // Already gone.
-  }
-}
-
-function parseEvents(stdout: string): CodexEvent[] {
-  return stdout.split("\n").flatMap((line) => {
-    if (line.trim() === "") return [];
-    try {
-      const value = JSON.parse(line) as unknown;
-      return isEvent(value) ? [value] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
-function isEvent(value: unknown): value is CodexEvent {
-  return (
-    typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string"
-  );
+  const events = jsonEvents<CodexEvent>(run.stdout);
+  return { ...run, events, threadId: events.find((e) => e.type === "thread.started")?.thread_id, home };
 }

@@ -1,5 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import { eventStream, sendJson, startFakeModel } from "./fake-model.js";
+import type { FakeModel, ModelRequest, ModelScript } from "./fake-model.js";
 
 /**
  * A scripted fake of the Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI
@@ -42,22 +43,8 @@ export interface MessagesRequestBody {
   [key: string]: unknown;
 }
 
-/** A request the fake received, in arrival order. */
-export interface RecordedRequest {
-  method: string;
-  /** Path with query, e.g. `/v1/messages?beta=true`. */
-  path: string;
-  headers: IncomingHttpHeaders;
-  rawBody: string;
-  /** The parsed JSON body, when the body was JSON. */
-  json: unknown;
-  /** The Messages request, when this was `POST /v1/messages`. */
-  body: MessagesRequestBody | undefined;
-  /** `main`: a scripted conversation turn; `side`: another Messages call; `other`: any other endpoint. */
-  kind: "main" | "side" | "other";
-  /** For main requests, the 0-based index of the turn in the script. */
-  turn: number | undefined;
-}
+/** A request the fake received; `body` is the Messages request when this was `POST /v1/messages`. */
+export type RecordedRequest = ModelRequest<MessagesRequestBody>;
 
 /** Token usage reported for one reply (the Messages API's field names). */
 export interface ScriptedUsage {
@@ -91,9 +78,7 @@ export interface ScriptedReply {
 }
 
 /** The script: replies by main turn (turns past the end answer "done"), or a function of the request. */
-export type Script =
-  | readonly ScriptedReply[]
-  | ((request: RecordedRequest, turn: number) => ScriptedReply | Promise<ScriptedReply>);
+export type Script = ModelScript<RecordedRequest, ScriptedReply>;
 
 export interface FakeAnthropicOptions {
   /**
@@ -110,109 +95,38 @@ export interface FakeAnthropicOptions {
   log?: (line: string) => void;
 }
 
-export interface FakeAnthropic {
-  /** `http://127.0.0.1:<port>`: the value for `ANTHROPIC_BASE_URL`. */
-  readonly url: string;
-  /** Every request received, in order. */
-  readonly requests: RecordedRequest[];
-  /** Errors thrown by the script (each was answered with HTTP 400, which ends Claude Code's run). */
-  readonly errors: Error[];
-  /** The main (scripted) requests, in order. */
-  mainRequests(): RecordedRequest[];
-  close(): Promise<void>;
-}
+/** The fake; `url` is the value for `ANTHROPIC_BASE_URL`, and a script that throws ends Claude Code's run. */
+export type FakeAnthropic = FakeModel<RecordedRequest>;
 
 const DEFAULT_USAGE: ScriptedUsage = { input_tokens: 10, output_tokens: 5 };
-const EXHAUSTED: ScriptedReply = { text: "done" };
 
 /** Starts the fake on a free port of 127.0.0.1. */
-export async function startFakeAnthropic(
+export function startFakeAnthropic(
   script: Script,
   options: FakeAnthropicOptions = {},
 ): Promise<FakeAnthropic> {
   const isMain = options.isMain ?? ((body) => Array.isArray(body.tools) && body.tools.length > 0);
-  const sideReply = options.sideReply ?? (() => ({ text: "ok" }));
-  const requests: RecordedRequest[] = [];
-  const errors: Error[] = [];
-  let mainTurns = 0;
   let messageCount = 0;
-
-  const replyFor = async (request: RecordedRequest): Promise<ScriptedReply> => {
-    if (request.kind !== "main" || request.turn === undefined) return sideReply(request);
-    if (typeof script === "function") return script(request, request.turn);
-    return script[request.turn] ?? EXHAUSTED;
-  };
-
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const rawBody = Buffer.concat(chunks).toString("utf8");
-      const path = req.url ?? "/";
-      const pathname = path.split("?")[0] ?? path;
-      const method = req.method ?? "GET";
-      const json = parseJson(rawBody);
-      const isMessages = method === "POST" && pathname === "/v1/messages";
-      const body = isMessages && isMessagesBody(json) ? json : undefined;
-      const kind = body === undefined ? "other" : isMain(body) ? "main" : "side";
-      const request: RecordedRequest = {
-        method,
-        path,
-        headers: req.headers,
-        rawBody,
-        json,
-        body,
-        kind,
-        turn: kind === "main" ? mainTurns++ : undefined,
-      };
-      requests.push(request);
-      options.log?.(
-        `${method} ${path} ${kind}${request.turn === undefined ? "" : ` turn ${request.turn}`}` +
-          (body ? ` model=${body.model} max_tokens=${body.max_tokens} tools=${body.tools?.length ?? 0}` : ""),
-      );
-
-      if (body === undefined) {
-        answerOther(method, pathname, json, res);
-        return;
-      }
-      replyFor(request).then(
-        (reply) => {
-          const id = `msg_fake_${++messageCount}`;
-          if (reply.error !== undefined) return sendError(res, reply.error.status, reply.error);
-          const message = buildMessage(id, body.model, reply, request.turn ?? 0);
-          if (body.stream === true) sendStream(res, id, message);
-          else sendJson(res, 200, message, { "request-id": `req_fake_${messageCount}` });
-        },
-        (error: unknown) => {
-          const err = error instanceof Error ? error : new Error(String(error));
-          errors.push(err);
-          sendError(res, 400, {
-            type: "invalid_request_error",
-            message: `fake script failed: ${err.message}`,
-          });
-        },
-      );
-    });
+  return startFakeModel<MessagesRequestBody, object, ScriptedReply>({
+    script,
+    log: options.log,
+    read: ({ method, pathname, json }) => {
+      const body =
+        method === "POST" && pathname === "/v1/messages" && isMessagesBody(json) ? json : undefined;
+      return { body, main: body !== undefined && isMain(body), extra: {} };
+    },
+    summary: (body) => `model=${body.model} max_tokens=${body.max_tokens} tools=${body.tools?.length ?? 0}`,
+    sideReply: options.sideReply ?? (() => ({ text: "ok" })),
+    answer: (res, request, body, reply) => {
+      const id = `msg_fake_${++messageCount}`;
+      if (reply.error !== undefined) return sendError(res, reply.error.status, reply.error);
+      const message = buildMessage(id, body.model, reply, request.turn ?? 0);
+      if (body.stream === true) sendStream(res, id, message);
+      else sendJson(res, 200, message, { "request-id": `req_fake_${messageCount}` });
+    },
+    answerOther,
+    scriptFailed: (res, message) => sendError(res, 400, { type: "invalid_request_error", message }),
   });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    errors,
-    mainRequests: () => requests.filter((r) => r.kind === "main"),
-    close: () =>
-      new Promise<void>((resolve) => {
-        // Claude Code keeps connections alive; close them or `close` waits for their idle timeout.
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /** A tool result the model receives: its text (blocks joined by newlines) and whether it is an error. */
@@ -328,14 +242,9 @@ function buildMessage(id: string, model: string, reply: ScriptedReply, turn: num
 
 /** Streams a message as the Messages API does (SSE), with the final usage on `message_delta`. */
 function sendStream(res: ServerResponse, id: string, message: BuiltMessage): void {
-  res.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-    // Claude Code records this as `requestId` on the transcript's assistant entries.
-    "request-id": `req_${id}`,
-  });
-  const send = (type: string, data: Record<string, unknown>) =>
-    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  // Claude Code records the request id as `requestId` on the transcript's assistant entries.
+  const write = eventStream(res, { "request-id": `req_${id}` });
+  const send = (type: string, data: Record<string, unknown>) => write({ type, ...data }, type);
   const { usage } = message;
   send("message_start", {
     message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
@@ -361,7 +270,7 @@ function sendStream(res: ServerResponse, id: string, message: BuiltMessage): voi
   res.end();
 }
 
-function answerOther(method: string, pathname: string, json: unknown, res: ServerResponse): void {
+function answerOther(res: ServerResponse, { method, pathname, json }: RecordedRequest): void {
   if (method === "HEAD" || (method === "GET" && (pathname === "/" || pathname === "/api/hello"))) {
     res.writeHead(200, { "content-type": "application/json" });
     res.end(method === "HEAD" ? undefined : "{}");
@@ -387,27 +296,8 @@ function answerOther(method: string, pathname: string, json: unknown, res: Serve
   sendError(res, 404, { type: "not_found_error", message: `fake Anthropic API: no ${method} ${pathname}` });
 }
 
-function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify(body));
-}
-
 function sendError(res: ServerResponse, status: number, error: { type: string; message: string }): void {
   sendJson(res, status, { type: "error", error: { type: error.type, message: error.message } });
-}
-
-function parseJson(text: string): unknown {
-  if (text === "") return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 function isMessagesBody(json: unknown): json is MessagesRequestBody {

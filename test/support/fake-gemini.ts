@@ -1,5 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import { eventStream, sendJson, startFakeModel } from "./fake-model.js";
+import type { FakeModel, ModelRequest, ModelScript } from "./fake-model.js";
 
 /**
  * A scripted fake of the Gemini API on 127.0.0.1, for driving the real Gemini CLI offline
@@ -42,23 +43,10 @@ export interface GenerateContentBody {
   [key: string]: unknown;
 }
 
-/** A request the fake received, in arrival order. */
-export interface RecordedRequest {
-  method: string;
-  /** Path with query, e.g. `/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`. */
-  path: string;
-  headers: IncomingHttpHeaders;
-  rawBody: string;
-  /** The parsed JSON body, when the body was JSON. */
-  json: unknown;
+/** A request the fake received; `body` is the request of a `generateContent` call, streamed or not. */
+export interface RecordedRequest extends ModelRequest<GenerateContentBody> {
   /** The model named in the path, for `generateContent` calls. */
   model: string | undefined;
-  /** The request, when this was a `generateContent` call (streamed or not). */
-  body: GenerateContentBody | undefined;
-  /** `main`: a scripted turn; `side`: another `generateContent` call; `other`: any other endpoint. */
-  kind: "main" | "side" | "other";
-  /** For main requests, the 0-based index of the turn in the script. */
-  turn: number | undefined;
 }
 
 /** Token usage of one response, as the Gemini API's `usageMetadata` reports it. */
@@ -99,9 +87,7 @@ export interface ScriptedReply {
 }
 
 /** The script: replies by main turn (turns past the end answer "done"), or a function of the request. */
-export type Script =
-  | readonly ScriptedReply[]
-  | ((request: RecordedRequest, turn: number) => ScriptedReply | Promise<ScriptedReply>);
+export type Script = ModelScript<RecordedRequest, ScriptedReply>;
 
 export interface FakeGeminiOptions {
   /**
@@ -113,110 +99,49 @@ export interface FakeGeminiOptions {
   log?: (line: string) => void;
 }
 
-export interface FakeGemini {
-  /** `http://127.0.0.1:<port>`: the value for `GOOGLE_GEMINI_BASE_URL`. */
-  readonly url: string;
-  /** Every request received, in order. */
-  readonly requests: RecordedRequest[];
-  /** Errors thrown by the script (each was answered with HTTP 400). */
-  readonly errors: Error[];
-  /** The main (scripted) requests, in order. */
-  mainRequests(): RecordedRequest[];
+/** The fake; `url` is the value for `GOOGLE_GEMINI_BASE_URL`. */
+export interface FakeGemini extends FakeModel<RecordedRequest> {
   /** The usage of every response sent (its final chunk's figures), in order. */
   readonly usageSent: SentUsage[];
-  close(): Promise<void>;
 }
 
 const DEFAULT_USAGE: ScriptedUsage = { promptTokenCount: 100, candidatesTokenCount: 10 };
-const EXHAUSTED: ScriptedReply = { text: "done" };
+const JSON_UTF8 = { "content-type": "application/json; charset=UTF-8" };
 const GENERATE = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
 
 /** Starts the fake on a free port of 127.0.0.1. */
 export async function startFakeGemini(script: Script, options: FakeGeminiOptions = {}): Promise<FakeGemini> {
-  const sideReply = options.sideReply ?? (() => ({ text: "{}" }));
-  const requests: RecordedRequest[] = [];
-  const errors: Error[] = [];
   const usageSent: SentUsage[] = [];
-  let mainTurns = 0;
   let responseCount = 0;
-
-  const replyFor = async (request: RecordedRequest): Promise<ScriptedReply> => {
-    if (request.kind !== "main" || request.turn === undefined) return sideReply(request);
-    if (typeof script === "function") return script(request, request.turn);
-    return script[request.turn] ?? EXHAUSTED;
-  };
-
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const rawBody = Buffer.concat(chunks).toString("utf8");
-      const path = req.url ?? "/";
-      const pathname = path.split("?")[0] ?? path;
-      const method = req.method ?? "GET";
-      const json = parseJson(rawBody);
+  const fake = await startFakeModel<GenerateContentBody, { model: string | undefined }, ScriptedReply>({
+    script,
+    log: options.log,
+    read: ({ method, pathname, json }) => {
       const match = method === "POST" ? GENERATE.exec(pathname) : null;
       const body = match !== null && isGenerateBody(json) ? json : undefined;
-      const streamed = match?.[2] === "streamGenerateContent";
       const hasTools = (body?.tools ?? []).some((t) => (t.functionDeclarations ?? []).length > 0);
-      const kind = body === undefined ? "other" : streamed && hasTools ? "main" : "side";
-      const request: RecordedRequest = {
-        method,
-        path,
-        headers: req.headers,
-        rawBody,
-        json,
-        model: match?.[1],
-        body,
-        kind,
-        turn: kind === "main" ? mainTurns++ : undefined,
-      };
-      requests.push(request);
-      options.log?.(
-        `${method} ${path} ${kind}${request.turn === undefined ? "" : ` turn ${request.turn}`}` +
-          (body ? ` contents=${body.contents.length}` : ""),
-      );
-
-      if (body === undefined) {
-        sendError(res, 404, `fake Gemini API: no ${method} ${pathname}`);
-        return;
-      }
-      replyFor(request).then(
-        (reply) => {
-          if (reply.error !== undefined) return sendError(res, reply.error.status, reply.error.message);
-          const id = `fake-response-${++responseCount}`;
-          const built = buildChunks(reply, request.model ?? "", id);
-          usageSent.push(built.usage);
-          if (streamed) sendStream(res, built.chunks);
-          else sendJson(res, 200, built.whole);
-        },
-        (error: unknown) => {
-          const err = error instanceof Error ? error : new Error(String(error));
-          errors.push(err);
-          sendError(res, 400, `fake script failed: ${err.message}`);
-        },
-      );
-    });
+      return { body, main: isStreamed(pathname) && hasTools, extra: { model: match?.[1] } };
+    },
+    summary: (body) => `contents=${body.contents.length}`,
+    sideReply: options.sideReply ?? (() => ({ text: "{}" })),
+    answer: (res, request, _body, reply) => {
+      if (reply.error !== undefined) return sendError(res, reply.error.status, reply.error.message);
+      const id = `fake-response-${++responseCount}`;
+      const built = buildChunks(reply, request.model ?? "", id);
+      usageSent.push(built.usage);
+      if (isStreamed(request.pathname)) sendStream(res, built.chunks);
+      else sendJson(res, 200, built.whole, JSON_UTF8);
+    },
+    answerOther: (res, { method, pathname }) =>
+      sendError(res, 404, `fake Gemini API: no ${method} ${pathname}`),
+    scriptFailed: (res, message) => sendError(res, 400, message),
   });
+  return Object.assign(fake, { usageSent });
+}
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    errors,
-    usageSent,
-    mainRequests: () => requests.filter((r) => r.kind === "main"),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+/** Whether a `generateContent` path asks for a stream (`:streamGenerateContent`). */
+function isStreamed(pathname: string): boolean {
+  return GENERATE.exec(pathname)?.[2] === "streamGenerateContent";
 }
 
 /** A shell call as Gemini CLI's `run_shell_command` tool takes it. */
@@ -316,29 +241,15 @@ function buildChunks(reply: ScriptedReply, model: string, responseId: string): B
 
 /** Streams the chunks as the Gemini API does with `alt=sse`: one `data:` line per chunk. */
 function sendStream(res: ServerResponse, chunks: Record<string, unknown>[]): void {
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+  const write = eventStream(res, { "content-type": "text/event-stream" }, "\r\n");
+  for (const chunk of chunks) write(chunk);
   res.end();
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json; charset=UTF-8" });
-  res.end(JSON.stringify(body));
 }
 
 /** Google's error JSON; the status name matters little to Gemini CLI, the HTTP status does. */
 function sendError(res: ServerResponse, status: number, message: string): void {
   const name = status === 404 ? "NOT_FOUND" : status === 429 ? "RESOURCE_EXHAUSTED" : "INVALID_ARGUMENT";
-  sendJson(res, status, { error: { code: status, message, status: name } });
-}
-
-function parseJson(text: string): unknown {
-  if (text === "") return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+  sendJson(res, status, { error: { code: status, message, status: name } }, JSON_UTF8);
 }
 
 function isGenerateBody(json: unknown): json is GenerateContentBody {

@@ -1,5 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import { eventStream, sendJson, startFakeModel } from "./fake-model.js";
+import type { FakeModel, ModelRequest, ModelScript } from "./fake-model.js";
 
 /**
  * A scripted fake of the OpenAI Responses API on 127.0.0.1, for driving the real Codex CLI offline
@@ -45,22 +46,8 @@ export interface ResponsesRequestBody {
   [key: string]: unknown;
 }
 
-/** A request the fake received, in arrival order. */
-export interface RecordedRequest {
-  method: string;
-  /** Path with query, e.g. `/v1/responses`. */
-  path: string;
-  headers: IncomingHttpHeaders;
-  rawBody: string;
-  /** The parsed JSON body, when the body was JSON. */
-  json: unknown;
-  /** The Responses request, when this was `POST /v1/responses`. */
-  body: ResponsesRequestBody | undefined;
-  /** `main`: a scripted turn; `side`: another Responses call (no tools); `other`: any other endpoint. */
-  kind: "main" | "side" | "other";
-  /** For main requests, the 0-based index of the turn in the script. */
-  turn: number | undefined;
-}
+/** A request the fake received; `body` is the Responses request when this was `POST /v1/responses`. */
+export type RecordedRequest = ModelRequest<ResponsesRequestBody>;
 
 /** Token usage reported for one response (the Responses API's field names). */
 export interface ScriptedUsage {
@@ -94,124 +81,47 @@ export interface ScriptedReply {
 }
 
 /** The script: replies by main turn (turns past the end answer "done"), or a function of the request. */
-export type Script =
-  | readonly ScriptedReply[]
-  | ((request: RecordedRequest, turn: number) => ScriptedReply | Promise<ScriptedReply>);
+export type Script = ModelScript<RecordedRequest, ScriptedReply>;
 
 export interface FakeOpenAiOptions {
   /** Called with one line per request, for debugging. */
   log?: (line: string) => void;
 }
 
-export interface FakeOpenAi {
-  /** `http://127.0.0.1:<port>/v1`: the provider's `base_url`. */
-  readonly url: string;
-  /** Every request received, in order. */
-  readonly requests: RecordedRequest[];
-  /** Errors thrown by the script (each was answered with HTTP 400). */
-  readonly errors: Error[];
-  /** The main (scripted) requests, in order. */
-  mainRequests(): RecordedRequest[];
-  close(): Promise<void>;
-}
+/** The fake; `url` is `http://127.0.0.1:<port>/v1`, the provider's `base_url`. */
+export type FakeOpenAi = FakeModel<RecordedRequest>;
 
 const DEFAULT_USAGE: ScriptedUsage = { input_tokens: 10, output_tokens: 5 };
-const EXHAUSTED: ScriptedReply = { text: "done" };
 
 /** Starts the fake on a free port of 127.0.0.1. */
 export async function startFakeOpenAi(script: Script, options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> {
-  const requests: RecordedRequest[] = [];
-  const errors: Error[] = [];
-  let mainTurns = 0;
   let responseCount = 0;
-
-  const replyFor = async (request: RecordedRequest): Promise<ScriptedReply> => {
-    if (request.kind !== "main" || request.turn === undefined) return { text: "ok" };
-    if (typeof script === "function") return script(request, request.turn);
-    return script[request.turn] ?? EXHAUSTED;
-  };
-
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const rawBody = Buffer.concat(chunks).toString("utf8");
-      const path = req.url ?? "/";
-      const pathname = path.split("?")[0] ?? path;
-      const method = req.method ?? "GET";
-      const json = parseJson(rawBody);
-      const isResponses = method === "POST" && pathname === "/v1/responses";
-      const body = isResponses && isResponsesBody(json) ? json : undefined;
-      const kind =
-        body === undefined ? "other" : Array.isArray(body.tools) && body.tools.length > 0 ? "main" : "side";
-      const request: RecordedRequest = {
-        method,
-        path,
-        headers: req.headers,
-        rawBody,
-        json,
-        body,
-        kind,
-        turn: kind === "main" ? mainTurns++ : undefined,
-      };
-      requests.push(request);
-      options.log?.(
-        `${method} ${path} ${kind}${request.turn === undefined ? "" : ` turn ${request.turn}`}` +
-          (body ? ` model=${body.model} input=${body.input.length} tools=${body.tools?.length ?? 0}` : ""),
-      );
-
-      if (body === undefined) {
-        sendError(res, 404, { type: "not_found", message: `fake OpenAI API: no ${method} ${pathname}` });
-        return;
+  const fake = await startFakeModel<ResponsesRequestBody, object, ScriptedReply>({
+    script,
+    log: options.log,
+    read: ({ method, pathname, json }) => {
+      const body =
+        method === "POST" && pathname === "/v1/responses" && isResponsesBody(json) ? json : undefined;
+      return { body, main: Array.isArray(body?.tools) && body.tools.length > 0, extra: {} };
+    },
+    summary: (body) => `model=${body.model} input=${body.input.length} tools=${body.tools?.length ?? 0}`,
+    sideReply: () => ({ text: "ok" }),
+    answer: (res, request, body, reply) => {
+      if (reply.error !== undefined) return sendError(res, reply.error.status, reply.error);
+      const id = `resp_fake_${++responseCount}`;
+      const output = buildOutput(reply, request.turn ?? 0, responseCount);
+      const usage = usageOf(reply.usage);
+      if (body.stream === false) {
+        sendJson(res, 200, { id, object: "response", status: "completed", model: body.model, output, usage });
+      } else {
+        sendStream(res, id, body.model, output, usage);
       }
-      replyFor(request).then(
-        (reply) => {
-          if (reply.error !== undefined) return sendError(res, reply.error.status, reply.error);
-          const id = `resp_fake_${++responseCount}`;
-          const output = buildOutput(reply, request.turn ?? 0, responseCount);
-          const usage = usageOf(reply.usage);
-          if (body.stream === false) {
-            sendJson(res, 200, {
-              id,
-              object: "response",
-              status: "completed",
-              model: body.model,
-              output,
-              usage,
-            });
-          } else {
-            sendStream(res, id, body.model, output, usage);
-          }
-        },
-        (error: unknown) => {
-          const err = error instanceof Error ? error : new Error(String(error));
-          errors.push(err);
-          sendError(res, 400, {
-            type: "invalid_request_error",
-            message: `fake script failed: ${err.message}`,
-          });
-        },
-      );
-    });
+    },
+    answerOther: (res, { method, pathname }) =>
+      sendError(res, 404, { type: "not_found", message: `fake OpenAI API: no ${method} ${pathname}` }),
+    scriptFailed: (res, message) => sendError(res, 400, { type: "invalid_request_error", message }),
   });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    errors,
-    mainRequests: () => requests.filter((r) => r.kind === "main"),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...fake, url: `${fake.url}/v1` };
 }
 
 /** A shell call as Codex's `exec_command` tool takes it. */
@@ -305,10 +215,10 @@ function sendStream(
   output: ResponseItem[],
   usage: Record<string, unknown>,
 ): void {
-  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
+  const write = eventStream(res);
   let sequence = 0;
   const send = (type: string, data: Record<string, unknown>) =>
-    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+    write({ type, sequence_number: sequence++, ...data }, type);
   const response = { id, object: "response", model, status: "in_progress", output: [] };
   send("response.created", { response });
   output.forEach((item, output_index) => {
@@ -328,22 +238,8 @@ function sendStream(
   res.end();
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
 function sendError(res: ServerResponse, status: number, error: { type: string; message: string }): void {
   sendJson(res, status, { error: { type: error.type, message: error.message, code: null, param: null } });
-}
-
-function parseJson(text: string): unknown {
-  if (text === "") return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 function isResponsesBody(json: unknown): json is ResponsesRequestBody {

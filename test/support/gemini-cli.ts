@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { cleanEnv, runBounded, type BoundedRun } from "./processes.js";
+import { cleanEnv, commandFor, jsonEvents, runBounded, unavailableReason } from "./processes.js";
+import type { BoundedRun } from "./processes.js";
 
 /**
  * Runs the real Gemini CLI (the pinned devDependency `@google/gemini-cli`) headless as `gemini -p <prompt>
@@ -27,35 +28,20 @@ function packageDir(): string {
   }
 }
 
-const launch = (args: readonly string[]): [string, string[]] =>
-  geminiBinary.endsWith(".js") ? [process.execPath, [geminiBinary, ...args]] : [geminiBinary, [...args]];
-
-let unavailable: string | null | undefined;
-
-/**
- * Why the real CLI cannot run here, or null when it can (`gemini --version` answers). Missing it fails the
- * run on CI (`CI=true`): there the tests must run, not be skipped quietly.
- */
-export function geminiUnavailableReason(): string | null {
-  if (unavailable === undefined) {
-    const [command, args] = launch(["--version"]);
-    const home = mkdtempSync(join(tmpdir(), "reins-gemini-probe-"));
-    const probe = existsSync(geminiBinary)
-      ? spawnSync(command, args, { encoding: "utf8", timeout: 20_000, env: cleanEnv(home) })
-      : undefined;
-    rmSync(home, { recursive: true, force: true });
-    unavailable =
-      probe === undefined
-        ? `${geminiBinary} does not exist (npm install)`
-        : probe.status === 0 && /^\d+\.\d+\.\d+/.test(probe.stdout.trim())
-          ? null
-          : `${geminiBinary} --version failed: ${probe.stderr || String(probe.error)}`;
-  }
-  if (unavailable !== null && process.env.CI === "true") {
-    throw new Error(`Gemini CLI tests cannot run on CI: ${unavailable}`);
-  }
-  return unavailable;
-}
+/** Why the real CLI cannot run here (`gemini --version` does not answer), or null when it can. */
+export const geminiUnavailableReason = unavailableReason("Gemini CLI", () => {
+  if (!existsSync(geminiBinary)) return `${geminiBinary} does not exist (npm install)`;
+  const home = mkdtempSync(join(tmpdir(), "reins-gemini-probe-"));
+  const probe = spawnSync(...commandFor(geminiBinary, ["--version"]), {
+    encoding: "utf8",
+    timeout: 20_000,
+    env: cleanEnv(home),
+  });
+  rmSync(home, { recursive: true, force: true });
+  return probe.status === 0 && /^\d+\.\d+\.\d+/.test(probe.stdout.trim())
+    ? null
+    : `${geminiBinary} --version failed: ${probe.stderr || String(probe.error)}`;
+});
 
 export interface RunGeminiOptions {
   /** The project directory; its `.gemini/settings.json` hooks run if the folder is trusted. */
@@ -143,7 +129,7 @@ function writeSettings(home: string, loopDetection: boolean): void {
 export async function runGemini(options: RunGeminiOptions): Promise<GeminiRun> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "reins-gemini-home-"));
   writeSettings(home, options.loopDetection ?? false);
-  const [command, args] = launch([
+  const [command, args] = commandFor(geminiBinary, [
     "-m",
     options.model ?? "gemini-2.5-flash",
     "-o",
@@ -165,7 +151,7 @@ export async function runGemini(options: RunGeminiOptions): Promise<GeminiRun> {
     env,
     timeoutMs: options.timeoutMs ?? 60_000,
   });
-  const events = parseEvents(run.stdout);
+  const events = jsonEvents<GeminiEvent>(run.stdout);
   return {
     ...run,
     events,
@@ -173,22 +159,4 @@ export async function runGemini(options: RunGeminiOptions): Promise<GeminiRun> {
     result: events.findLast((e) => e.type === "result"),
     home,
   };
-}
-
-function parseEvents(stdout: string): GeminiEvent[] {
-  return stdout.split("\n").flatMap((line) => {
-    if (!line.startsWith("{")) return [];
-    try {
-      const value = JSON.parse(line) as unknown;
-      return isEvent(value) ? [value] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
-function isEvent(value: unknown): value is GeminiEvent {
-  return (
-    typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string"
-  );
 }

@@ -92,6 +92,40 @@ export function runBounded(
   });
 }
 
+/** The command and arguments that run `binary`: with this Node when it is a `.js` file, else as it is. */
+export function commandFor(binary: string, args: readonly string[]): [string, string[]] {
+  return binary.endsWith(".js") ? [process.execPath, [binary, ...args]] : [binary, [...args]];
+}
+
+/**
+ * Makes an agent CLI's `...UnavailableReason()`: why the CLI cannot run here (what `probe`, run once,
+ * says), or null when it can. A reason throws on CI (`CI=true`): there the tests must run, not be skipped
+ * quietly.
+ */
+export function unavailableReason(agent: string, probe: () => string | null): () => string | null {
+  let reason: string | null | undefined;
+  return () => {
+    if (reason === undefined) reason = probe();
+    if (reason !== null && process.env.CI === "true") {
+      throw new Error(`${agent} tests cannot run on CI: ${reason}`);
+    }
+    return reason;
+  };
+}
+
+/** The events of a CLI's JSONL output: the lines that are JSON objects with a string `type`, in order. */
+export function jsonEvents<Event extends { type: string }>(stdout: string): Event[] {
+  return stdout.split("\n").flatMap((line) => {
+    if (!line.trimStart().startsWith("{")) return [];
+    try {
+      const value = JSON.parse(line) as { type?: unknown } | null;
+      return typeof value?.type === "string" ? [value as Event] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** SIGKILLs a process group; nothing when it is gone. */
 export function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
