@@ -164,6 +164,16 @@ function newProject(prefix: string, config: object): string {
   return project;
 }
 
+/**
+ * Stops the daemon a test started, the ones hooks restarted and any that lost the race for the port, then
+ * the Redis server, and removes the project.
+ */
+async function removeProject(project: string, daemon?: ChildProcess, redis?: FaultRedis): Promise<void> {
+  await killPids([...(daemon?.pid !== undefined ? [daemon.pid] : []), ...servePids(project)]);
+  await redis?.stop();
+  rmSync(project, { recursive: true, force: true });
+}
+
 describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon killed mid-stream", () => {
   let redis: FaultRedis | undefined;
   let project = "";
@@ -175,12 +185,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
     project = newProject("reins-faults-", { ...STREAMING, store: redis.url });
   });
 
-  afterAll(async () => {
-    // The daemon this test started, the ones hooks restarted, and any that lost the race for the port.
-    await killPids([...(daemon?.pid !== undefined ? [daemon.pid] : []), ...servePids(project)]);
-    await redis?.stop();
-    rmSync(project, { recursive: true, force: true });
-  });
+  afterAll(() => removeProject(project, daemon, redis));
 
   it(
     `eight sessions stream for ${DURATION_MS / 1000} s: every answered call is recorded once and every token counted`,
@@ -338,11 +343,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: failClosed while Redis 
     project = newProject("reins-faults-closed-", { ...STREAMING, failClosed: true, store: redis.url });
   });
 
-  afterAll(async () => {
-    await killPids([...(daemon?.pid !== undefined ? [daemon.pid] : []), ...servePids(project)]);
-    await redis?.stop();
-    rmSync(project, { recursive: true, force: true });
-  });
+  afterAll(() => removeProject(project, daemon, redis));
 
   it("denies every tool call answered while the store is down, and allows again once it is back", async () => {
     const server = redis!;
@@ -520,11 +521,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: what another process sp
     project = newProject("reins-faults-spool-", { ...STREAMING, store: redis.url });
   });
 
-  afterAll(async () => {
-    await killPids([...(daemon?.pid !== undefined ? [daemon.pid] : []), ...servePids(project)]);
-    await redis?.stop();
-    rmSync(project, { recursive: true, force: true });
-  });
+  afterAll(() => removeProject(project, daemon, redis));
 
   it("is delivered by the daemon's next call once the store is back", async () => {
     const server = redis!;
