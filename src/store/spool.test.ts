@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { hostileEvents } from "../../test/support/hostile.js";
@@ -58,6 +58,44 @@ describe("the spool", () => {
     await expect(spool.drain(down, defaultPolicy)).rejects.toThrow("down");
     expect(spool.files()).toHaveLength(2);
   });
+});
+
+describe("a spool written by one process while another drains it", () => {
+  it("never shows the drainer a batch half written: nothing it was told is kept is set aside", async () => {
+    const { root, spool } = dirs();
+    mkdirSync(spool.dir, { recursive: true });
+    // Another process spools 40 batches of about 1 MB each (the daemon's spool is shared with the hooks').
+    const writer = spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import { Spool } from ${JSON.stringify(new URL("../../dist/store/spool.js", import.meta.url).href)};
+         const spool = new Spool(${JSON.stringify(spool.dir)});
+         for (let b = 0; b < 40; b++)
+           spool.add("session:s", Array.from({ length: 400 }, (_, i) => ({
+             kind: "tool.requested", at: 1_790_000_000_000, scope: "session:s", id: \`b\${b}-\${i}\`,
+             tool: "Bash", inputHash: "h", command: "x".repeat(2_500) })));`,
+      ],
+      { stdio: "inherit" },
+    );
+    const exited = new Promise<number | null>((resolve) => writer.on("close", resolve));
+    let done = false;
+    void exited.then(() => (done = true));
+    const store = new MemoryStore();
+    while (!done) {
+      await spool.drain(store, defaultPolicy);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await exited).toBe(0);
+    await spool.drain(store, defaultPolicy);
+    expect(existsSync(join(spool.dir, "rejected")) ? readdirSync(join(spool.dir, "rejected")) : []).toEqual(
+      [],
+    );
+    expect(readdirSync(spool.dir)).toEqual([]);
+    expect((await store.events("session:s")).length).toBe(40 * 400);
+    void root;
+  }, 60_000);
 });
 
 describe("an event the engine cannot apply", () => {

@@ -72,24 +72,34 @@ export class Spool {
     this.dir = dir;
   }
 
-  /** Writes a batch durably (fsync) before the caller answers the agent; throws, leaving nothing, when it cannot. */
+  /**
+   * Writes a batch durably (fsync) before the caller answers the agent; throws, leaving nothing, when it
+   * cannot. It is written under a name drains do not read and renamed into place once whole, so a drain in
+   * another process never takes a batch still being written for a damaged one.
+   */
   add(scope: string, events: readonly ReinsEvent[]): void {
     mkdirSync(this.dir, { recursive: true });
     const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${randomUUID()}.json`;
     const path = join(this.dir, name);
-    const fd = openSync(path, "wx", 0o600);
+    const partial = `${path}.partial`;
+    const fd = openSync(partial, "wx", 0o600);
     try {
       // A full disk may take part of a write without an error: write until all is written, or it fails.
       const bytes = Buffer.from(JSON.stringify({ scope, events } satisfies SpoolFile));
       for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
       fsyncSync(fd);
+      closeSync(fd);
+      renameSync(partial, path);
     } catch (error) {
       // A full disk leaves a torn or empty file: take it back, so nothing pretends to hold the events.
-      closeSync(fd);
-      rmSync(path, { force: true });
+      try {
+        closeSync(fd);
+      } catch {
+        // closed already
+      }
+      rmSync(partial, { force: true });
       throw error;
     }
-    closeSync(fd);
   }
 
   /** Spooled files, oldest first. */
