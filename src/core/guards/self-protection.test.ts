@@ -57,6 +57,8 @@ describe("self-protection", () => {
       { command: "node /opt/reins/bin/reins.js -C /w/app circuit reset session:p" },
       { command: "npx reins confirm session:p" },
       { command: "npx reins init claude --uninstall" },
+      { command: "npx reins --cwd /w/app alerts --scope session:p --ack 3" },
+      { command: "cd /w && reins alerts --ack 3" },
       { command: "curl -X POST localhost:7878/api/budgets/session%3Ap/extend -d '{}'" },
       { command: "curl -X POST http://127.0.0.1:7878/api/circuits/session%3Ap/acknowledge" },
       { command: "cat .reins/api-token" },
@@ -72,8 +74,21 @@ describe("self-protection", () => {
       { command: "cat .reins/serve.log" },
       { tool: "Edit", writes: ["src/app.ts"] },
       { command: "rm -rf build" },
+      // Naming the token is not reading it: the code that handles it is the project's own.
+      { command: "grep -rn api-token src/" },
+      { command: "cat src/config/api-token.ts" },
+      { command: "npx reins alerts" },
+      { command: "npx reins init codex; echo --uninstall is for later" },
     ];
     for (const touch of fine) expect(verdicts([call(touch)])).toEqual([["allow", false]]);
+  });
+
+  it("reads a command in one pass: a long hostile command is judged at once, not in hours", () => {
+    // Nested quantifiers over the words took time cubic in the length: 36 KB took 19 s on the daemon's
+    // event loop. 400 KB would take days; this test's timeout fails it long before.
+    const command = "echo reins alerts ".repeat(25_000);
+    expect(verdicts([call({ command })])).toEqual([["allow", false]]);
+    expect(verdicts([call({ command: `${command} --ack` })])).toEqual([["block", false]]);
   });
 
   it("lets one such call through after a person confirms, and only one", () => {

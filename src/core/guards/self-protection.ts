@@ -21,17 +21,49 @@ export function isProtectedPath(path: string): boolean {
   return parent === ".gemini" && (last === "settings.json" || last === "trustedFolders.json");
 }
 
-/** The people's token: whoever reads it can act as a person through the API. */
-const PEOPLE_TOKEN = /(?:^|[/\s"'=])\.reins\/api-token\b|\bapi-token\b/;
+/** The people's token, as a path in a command: whoever reads it can act as a person through the API. */
+const PEOPLE_TOKEN = /(?:^|[/\s"'=])\.reins\/api-token\b/;
 
-/** A command that acts as a person: reins' human actions, or its HTTP API's. */
-const HUMAN_ACTION = [
-  /\breins(?:\.js)?["']?\s+(?:(?:-C|--cwd|--policy|--store)\s+\S+\s+)*(?:budget\s+(?:extend|reset)|circuit\s+(?:ack|reset)|confirm)\b/,
-  /\breins(?:\.js)?["']?\s+(?:\S+\s+)*alerts\b.*--ack\b/,
-  /\breins(?:\.js)?["']?\s+(?:\S+\s+)*init\b.*--uninstall\b/,
-  /\/api\/(?:budgets|circuits)\/[^\s/]+\/(?:extend|reset|acknowledge)\b/,
-  /\/api\/alerts\/[^\s/]+\/acknowledge\b/,
-];
+/** reins' own program, as a command names it: `reins`, `npx reins`, `node bin/reins.js`. */
+const REINS = /(?:^|\/)reins(?:\.js)?$/;
+/** reins' options that take a value, before its command. */
+const GLOBAL_OPTIONS = new Set(["-C", "--cwd", "--policy", "--store"]);
+/** The HTTP API's human actions. */
+const HUMAN_API =
+  /\/api\/(?:(?:budgets|circuits)\/[^\s/]+\/(?:extend|reset|acknowledge)|alerts\/[^\s/]+\/acknowledge)\b/;
+
+/** Whether a reins command line (its words after `reins`) is a person's action. */
+function personAction(args: readonly string[]): boolean {
+  let at = 0;
+  while (GLOBAL_OPTIONS.has(args[at] ?? "")) at += 2;
+  const [command = "", sub = ""] = args.slice(at);
+  const rest = args.slice(at + 1);
+  return (
+    (command === "budget" && (sub === "extend" || sub === "reset")) ||
+    (command === "circuit" && (sub === "ack" || sub === "reset")) ||
+    command === "confirm" ||
+    (command === "alerts" && rest.includes("--ack")) ||
+    (command === "init" && rest.includes("--uninstall"))
+  );
+}
+
+/**
+ * Whether a shell command acts as a person: runs one of reins' human actions, or calls the API's. One pass
+ * over its words, simple command by simple command (`;`, `&&`, `||`, `|`, newlines): the agent writes the
+ * command, so nothing here may take more than linear time on it.
+ */
+function actsAsPerson(command: string): boolean {
+  if (HUMAN_API.test(command)) return true;
+  for (const part of command.split(/[;&|\n]+/)) {
+    const words = part
+      .trim()
+      .split(/\s+/)
+      .map((w) => w.replace(/^["']+|["']+$/g, ""));
+    const at = words.findIndex((w) => REINS.test(w));
+    if (at >= 0 && personAction(words.slice(at + 1))) return true;
+  }
+  return false;
+}
 
 /**
  * The threat model's rule (README, "Security"): the guarded agent runs as the same user in the same
@@ -53,7 +85,7 @@ export const selfProtection: Guard = {
     const token =
       (event.reads ?? []).some((p) => p.replace(/\\/g, "/").endsWith(".reins/api-token")) ||
       PEOPLE_TOKEN.test(command);
-    const acting = path === undefined && (token || HUMAN_ACTION.some((pattern) => pattern.test(command)));
+    const acting = path === undefined && (token || actsAsPerson(command));
     if (path === undefined && !acting) return pass(name);
     if (state.protectionGrants > 0)
       return { guard: name, verdict: "allow", effects: [{ kind: "protection.used" }] };
