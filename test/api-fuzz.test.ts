@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentToken } from "../src/server/secret.js";
 import { scripted, startApi, type ApiServer } from "./support/api-server.js";
 
 /**
@@ -203,4 +204,29 @@ describe("API fuzz (seeded)", () => {
     for (const status of [200, 400, 401, 404])
       expect(seen.get(status) ?? 0, `answers ${status}`).toBeGreaterThan(0);
   }, 120_000);
+});
+
+describe("a person's actions, however the path is spelled", () => {
+  it("take the people's token: the agents' token gets 403 for every spelling the router accepts", async () => {
+    const agents = agentToken(api.project).value;
+    const before = await fingerprint();
+    for (const path of [
+      "/api/budgets/session%3Aa/extend",
+      "/api/%62udgets/session%3Aa/extend",
+      "/api/budgets/session%3Aa/%65xtend",
+      "/%61pi/budgets/session%3Aa/extend",
+      "/api/circuits/session%3Ab/%72eset",
+      "/api/%63ircuits/session%3Ab/acknowledge",
+    ]) {
+      const answer = await api.call(
+        "POST",
+        path,
+        { additional_tokens: 1_000, reason: "more" },
+        { token: agents },
+      );
+      expect(answer.status, path).not.toBe(200);
+      expect([403, 404], path).toContain(answer.status);
+    }
+    expect(await fingerprint()).toBe(before);
+  });
 });

@@ -96,18 +96,20 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       });
       return;
     }
-    const path = request.url;
+    // Decided by the route the router matched, never by the raw URL: the router decodes `%62udgets` to
+    // `budgets`, and a query string follows `/healthz`.
     const method = request.method;
     const read = method === "GET" || method === "HEAD";
     const route = request.routeOptions.url;
     const open =
-      path === "/healthz" ||
-      path.startsWith("/hooks/") ||
+      route === "/healthz" ||
+      route === "/hooks/:agent" ||
       (withCors && method === "OPTIONS") ||
       (openReads && read) ||
       (read && route !== undefined && !route.startsWith("/api") && route !== "/metrics");
     // A person's actions (extend, reset, acknowledge) take the people's token; the agents' token does the rest.
-    const human = method === "POST" && /^\/api\/(?:budgets|circuits|alerts)\//.test(path);
+    const human =
+      method === "POST" && route !== undefined && /^\/api\/(?:budgets|circuits|alerts)\//.test(route);
     const accepted = human ? [token] : [token, ...agentTokens];
     if (open || authorized(request.headers.authorization, ...accepted)) return done();
     const agents = !human || !authorized(request.headers.authorization, ...agentTokens);
