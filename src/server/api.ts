@@ -213,8 +213,8 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
       const summaries = async (prefix: string | null): Promise<ScopeSummary[]> => {
         const at = now();
         return (await ctx.scan.states())
-          .filter(([scope]) => prefix === null || scope.startsWith(prefix))
-          .map(([, state]) => summaryAt(state, policy, at));
+          .filter((state) => prefix === null || state.scope.startsWith(prefix))
+          .map((state) => summaryAt(state, policy, at));
       };
       const listed = async (prefix: string | null, q: z.infer<typeof schemas.list>) => {
         let items = await summaries(prefix);

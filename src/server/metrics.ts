@@ -188,11 +188,7 @@ export function createMetrics(scan: StateScan, policy: Policy) {
     observe: (seconds: number) => duration.observe(seconds),
     /** The exposition text, after reading every scope's state from the store. */
     async text(now: number): Promise<string> {
-      snapshot = snapshotOf(
-        (await scan.states()).map(([, s]) => s),
-        policy,
-        now,
-      );
+      snapshot = snapshotOf(await scan.states(), policy, now);
       return registry.metrics();
     },
   };

@@ -5,8 +5,9 @@ import type { Store } from "../core/store.js";
  * Every scope's state, read once for many readers. The list endpoints, the dashboard's overview and
  * /metrics each need a pass over all states, which the store serves on the same event loop as the hooks:
  * a reader on loopback asking again and again must not slow them down. So one pass runs at a time (the
- * readers that ask meanwhile share it), and its result is reused until this server writes again, and for
- * at least `minIntervalMs` even then.
+ * readers that ask meanwhile share it), and its result is reused for at least `minIntervalMs`; after that,
+ * a write by this server makes the next read pass again, and writes by other processes sharing the store
+ * (in-process hooks, the CLI, other machines) show within `maxAgeMs`.
  */
 export class StateScan {
   #last: { at: number; states: State[] } | null = null;
@@ -16,6 +17,7 @@ export class StateScan {
   constructor(
     private readonly store: Store,
     private readonly minIntervalMs = 100,
+    private readonly maxAgeMs = 1_000,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -24,16 +26,12 @@ export class StateScan {
     this.#dirty = true;
   }
 
-  /** Every scope with its state, most recently active first. The states are shared: read them, never change them. */
-  async states(): Promise<[string, State][]> {
-    const states = await this.#states();
-    return states.map((s) => [s.scope, s]);
-  }
-
-  #states(): Promise<State[]> {
+  /** Every scope's state, most recently active first. The states are shared: read them, never change them. */
+  states(): Promise<State[]> {
     if (this.#running !== null) return this.#running;
     const last = this.#last;
-    if (last !== null && (!this.#dirty || this.clock() - last.at < this.minIntervalMs))
+    const age = last === null ? Number.POSITIVE_INFINITY : this.clock() - last.at;
+    if (last !== null && (age < this.minIntervalMs || (!this.#dirty && age < this.maxAgeMs)))
       return Promise.resolve(last.states);
     this.#dirty = false;
     this.#running = this.#scan().finally(() => (this.#running = null));

@@ -152,10 +152,10 @@ export async function registerWeb(
       spend: { since, tokens: 0, usd: 0 },
       alerts: { open: (await store.alerts({ acknowledged: false })).length },
     };
-    for (const [scope, state] of await scan.states()) {
+    for (const state of await scan.states()) {
       const summary = summarize(state, policy, now);
       out.budgets[summary.status] += 1;
-      if (!scope.startsWith("session:")) continue;
+      if (!state.scope.startsWith("session:")) continue;
       out.sessions.total += 1;
       if (!state.ended && state.lastAt !== null && state.lastAt >= since) out.sessions.active += 1;
       out.breakers[summary.breaker.status] += 1;
