@@ -148,6 +148,20 @@ describe("SQLite group commit", () => {
   });
 });
 
+describe("SQLite's own failures", () => {
+  it("are the store's: a closed database is unavailable (spooled), never events the engine refused", async () => {
+    const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), "reins-sqlite-closed-")), "reins.db"));
+    await store.close();
+    // better-sqlite3 throws a TypeError here, the kind the engine throws on what an event holds.
+    for (const read of [
+      () => store.state("session:x"),
+      () => store.scopes(),
+      () => store.events("session:x"),
+    ])
+      await expect(read()).rejects.toMatchObject({ code: "store_unavailable" });
+  });
+});
+
 describe("SQLite schema migrations", () => {
   it("let 8 processes create the same new database at once", async () => {
     for (let round = 0; round < 3; round++) {

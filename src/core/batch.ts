@@ -1,4 +1,5 @@
 import { advance, pipeline, type Decision, type DecisionAlert, type Pipeline } from "./engine.js";
+import { ReinsError } from "./errors.js";
 import type { ReinsEvent } from "./events.js";
 import { budget } from "./guards/budget.js";
 import { periodLabel } from "./period.js";
@@ -124,6 +125,23 @@ function alertsOf(record: LogRecord): StoredAlert[] {
 }
 
 /**
+ * Runs the engine on one event. A fault of the engine on what the event holds refuses the batch
+ * (`invalid_event`): it must never pass for a store that is down, which would spool the events and fail
+ * again at every later delivery. The store's own reads (`load`, `seen`) stay outside, as the store's.
+ */
+function engine<T>(apply: () => T): T {
+  try {
+    return apply();
+  } catch (error) {
+    if (ReinsError.is(error)) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new ReinsError("invalid_event", `could not apply the events: ${message.split("\n")[0] ?? ""}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
  * Applies `events` (all of `scope`) in order. `load` returns a scope's current state (null when new);
  * `seen` says whether an event id was already applied to a scope: such events are skipped (answer null),
  * so a retried delivery is counted exactly once. Loaded states are mutated; callers pass fresh copies.
@@ -155,7 +173,12 @@ export function applyBatch(
     }
     if (event.id !== undefined) ids.add(event.id);
     const state = stateOf(scope);
-    const record: LogRecord = { scope, seq: state.seq, event, decision: advance(state, event, policy) };
+    const record: LogRecord = {
+      scope,
+      seq: state.seq,
+      event,
+      decision: engine(() => advance(state, event, policy)),
+    };
     records.push(record);
     let answer = record.decision;
     if (chargesPool(event)) {
@@ -164,7 +187,7 @@ export function applyBatch(
         const poolState = stateOf(target);
         const { task: _task, id: _id, ...rest } = event;
         const charge = { ...rest, scope: target } as ReinsEvent;
-        const decision = advance(poolState, charge, poolPolicy(policy, name), poolPipeline);
+        const decision = engine(() => advance(poolState, charge, poolPolicy(policy, name), poolPipeline));
         records.push({ scope: target, seq: decision.seq, event: charge, decision });
         answer = combine(answer, decision);
       }

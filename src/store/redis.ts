@@ -1,7 +1,6 @@
 import type { ChainableCommander, Redis } from "ioredis";
 import { applyBatch, scopesFor, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
-import { engineFault, isEngineFault } from "./faults.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
@@ -249,7 +248,6 @@ export class RedisStore implements Store {
    */
   #error(error: unknown): ReinsError {
     if (ReinsError.is(error)) return error;
-    if (isEngineFault(error)) return engineFault(error);
     let reason = reasonOf(error);
     const lost = this.#lastError === null ? "" : ` (${this.#lastError})`;
     if (NOT_CONNECTED.test(reason)) {

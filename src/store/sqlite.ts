@@ -4,7 +4,6 @@ import { dirname, join } from "node:path";
 import type Database from "better-sqlite3";
 import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
-import { engineFault, isEngineFault } from "./faults.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
@@ -79,7 +78,6 @@ function toAlert(row: AlertRow): StoredAlert {
 /** Turns SQLite's errors into one-line ReinsErrors that name the file. */
 function storeError(path: string, error: unknown): ReinsError {
   if (ReinsError.is(error)) return error;
-  if (isEngineFault(error)) return engineFault(error);
   const code = (error as { code?: string }).code ?? "";
   const message = error instanceof Error ? error.message : String(error);
   if (code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT") {
