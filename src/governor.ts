@@ -67,7 +67,7 @@ export function createGovernor(options: GovernorOptions = {}) {
     const stamped = events.map((e) => (e.id === undefined ? { ...e, id: randomUUID() } : e));
     try {
       const deadline = Date.now() + (options.drainBudgetMs ?? DRAIN_BUDGET_MS);
-      if (options.spool !== undefined) await options.spool.drain(store, policy, { deadline });
+      if (options.spool !== undefined) await options.spool.drain(store, policy, { deadline, scope });
       const result = await store.append(scope, stamped, policy);
       return {
         answers: result.answers,

@@ -60,6 +60,61 @@ describe("the spool", () => {
   });
 });
 
+describe("a session's spooled events", () => {
+  /** A store that takes `ms` for every append. */
+  class Slow extends MemoryStore {
+    constructor(readonly ms: number) {
+      super();
+    }
+    override async append(...args: Parameters<MemoryStore["append"]>) {
+      await new Promise((resolve) => setTimeout(resolve, this.ms));
+      return super.append(...args);
+    }
+  }
+  const of = (scope: string, n: number) => event(n, { scope, id: `${scope}-${n}` });
+
+  it("go to the store before its new ones, even past the drain's deadline and behind another drain", async () => {
+    const { spool } = dirs();
+    for (let n = 0; n < 3; n++) spool.add("session:other", [of("session:other", n)]);
+    for (let n = 0; n < 3; n++) spool.add("session:a", [of("session:a", n)]);
+    const store = new Slow(20);
+    // Another call's drain is under way; this session's call comes meanwhile, its deadline already passed.
+    const other = spool.drain(store, defaultPolicy, {
+      deadline: Date.now() + 10_000,
+      scope: "session:other",
+    });
+    await spool.drain(store, defaultPolicy, { deadline: Date.now() - 1, scope: "session:a" });
+    expect((await store.events("session:a")).map((r) => r.event.id)).toEqual([
+      "session:a-0",
+      "session:a-1",
+      "session:a-2",
+    ]);
+    await other;
+    expect(spool.files()).toEqual([]);
+  });
+
+  it("wait for a store that is down once, not once per waiting call", async () => {
+    const { spool } = dirs();
+    spool.add("session:a", [of("session:a", 0)]);
+    let tries = 0;
+    const silent = new (class extends MemoryStore {
+      override async append(): Promise<never> {
+        tries += 1;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        throw new ReinsError("store_unavailable", "Redis did not answer");
+      }
+    })();
+    const calls = ["a", "b", "c", "d"].map((s) =>
+      spool.drain(silent, defaultPolicy, { scope: `session:${s}` }),
+    );
+    for (const call of calls) await expect(call).rejects.toThrow("Redis did not answer");
+    expect(tries).toBe(1);
+    // A later call tries afresh: the store may be back.
+    await expect(spool.drain(silent, defaultPolicy)).rejects.toThrow("Redis did not answer");
+    expect(tries).toBe(2);
+  });
+});
+
 describe("a spool written by one process while another drains it", () => {
   it("never shows the drainer a batch half written: nothing it was told is kept is set aside", async () => {
     const { root, spool } = dirs();

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import {
   closeSync,
   fsyncSync,
@@ -38,7 +38,15 @@ const MAX_READ = 2_000;
 export interface DrainOptions {
   /** When to stop delivering (epoch ms), leaving the rest for a later drain. @default no limit */
   deadline?: number;
+  /**
+   * The scope the caller is about to write: its spooled batches are delivered first, whatever the
+   * deadline, so its new events never reach the store before its older ones.
+   */
+  scope?: string;
 }
+
+/** The part of a spool file's name that says its scope, so one scope's files are found without reading any. */
+const scopeKey = (scope: string) => createHash("sha256").update(scope).digest("hex").slice(0, 12);
 
 /** A spooled batch, or null when the text is not one (torn, damaged, or not written by a spool). */
 function parseBatch(text: string): SpoolFile | null {
@@ -65,8 +73,13 @@ function parseBatch(text: string): SpoolFile | null {
  */
 export class Spool {
   readonly dir: string;
-  /** Whether a drain of this spool is under way in this process. */
-  #draining = false;
+  /**
+   * The drains of this process take turns, so none overtakes another's files. Each link says how the
+   * drain before it ended: the store found down, or undefined.
+   */
+  #queue: Promise<ReinsError | undefined> = Promise.resolve(undefined);
+  /** Drains queued or under way. */
+  #waiting = 0;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -79,7 +92,7 @@ export class Spool {
    */
   add(scope: string, events: readonly ReinsEvent[]): void {
     mkdirSync(this.dir, { recursive: true });
-    const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${randomUUID()}.json`;
+    const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${scopeKey(scope)}-${randomUUID()}.json`;
     const path = join(this.dir, name);
     const partial = `${path}.partial`;
     const fd = openSync(partial, "wx", 0o600);
@@ -115,43 +128,61 @@ export class Spool {
 
   /**
    * Delivers spooled batches to `store`, each scope's in the order they were spooled, and says how many
-   * events it delivered and how many
-   * files it set aside. It stops at the first delivery the store cannot take because it is down (the rest
-   * wait), and at `options.deadline`, leaving the rest to the next drain: a hook call must not spend its
-   * agent's patience delivering a long outage's backlog. A file that is damaged, or whose events the store
-   * refuses for what they hold, is moved to `rejected/` so it never stands in the way of the batches after it.
+   * events it delivered and how many files it set aside. It stops at the first delivery the store cannot
+   * take because it is down (the rest wait), and at `options.deadline`, leaving the rest to the next drain:
+   * a hook call must not spend its agent's patience delivering a long outage's backlog. Only
+   * `options.scope`'s own batches go first and whatever the deadline: the caller writes that scope next.
+   * A file that is damaged, or whose events the store refuses for what they hold, is moved to `rejected/`
+   * so it never stands in the way of the batches after it.
    *
    * Batches of one scope go to the store together, up to MAX_DELIVERY events in one append: an outage
    * leaves a file per hook call, and one round trip per file took seconds to catch up after seconds down.
-   * While a drain runs in this process, another returns at once with nothing done rather than deliver the
-   * same files again. The folder is listed on every drain (a few µs), as other processes spool into it too.
+   * Drains in one process take turns. The folder is listed on every drain (a few µs), as other processes
+   * spool into it too.
    */
-  async drain(
-    store: Store,
-    policy: Policy,
-    options: DrainOptions = {},
-  ): Promise<{ delivered: number; rejected: number }> {
-    if (this.#draining) return { delivered: 0, rejected: 0 };
-    this.#draining = true;
-    try {
-      return await this.#drain(store, policy, options.deadline ?? Number.POSITIVE_INFINITY);
-    } finally {
-      this.#draining = false;
-    }
+  drain(store: Store, policy: Policy, options: DrainOptions = {}): Promise<Drained> {
+    // A call that came while another drain ran, and found the store down, fails at once as that one did:
+    // waiting out the store's timeout once per queued call would add them up. A later call tries afresh.
+    const queued = this.#waiting > 0;
+    this.#waiting += 1;
+    const run = this.#queue
+      .then((down) => {
+        if (queued && down !== undefined) throw down;
+        return this.#drain(store, policy, options);
+      })
+      .finally(() => (this.#waiting -= 1));
+    this.#queue = run.then(
+      () => undefined,
+      (error: unknown) => (ReinsError.is(error) && error.code === "store_unavailable" ? error : undefined),
+    );
+    return run;
   }
 
-  async #drain(
-    store: Store,
-    policy: Policy,
-    deadline: number,
-  ): Promise<{ delivered: number; rejected: number }> {
+  async #drain(store: Store, policy: Policy, options: DrainOptions): Promise<Drained> {
     const drained = { delivered: 0, rejected: 0 };
     const files = this.files();
+    if (files.length === 0) return drained;
+    const key = options.scope === undefined ? null : `-${scopeKey(options.scope)}-`;
+    const own = key === null ? [] : files.filter((f) => f.includes(key));
+    await this.#deliver(store, policy, own, Number.POSITIVE_INFINITY, drained);
+    const rest = key === null ? files : files.filter((f) => !f.includes(key));
+    await this.#deliver(store, policy, rest, options.deadline ?? Number.POSITIVE_INFINITY, drained);
+    return drained;
+  }
+
+  /** Delivers `files` in order until `deadline`. */
+  async #deliver(
+    store: Store,
+    policy: Policy,
+    files: readonly string[],
+    deadline: number,
+    drained: Drained,
+  ): Promise<void> {
     for (let at = 0; at < files.length && Date.now() < deadline;) {
       const { deliveries, next } = this.#read(files, at, drained);
       at = next;
       for (const delivery of deliveries) {
-        if (Date.now() >= deadline) return drained;
+        if (Date.now() >= deadline) return;
         try {
           await store.append(delivery.scope, delivery.events, policy);
           drained.delivered += delivery.events.length;
@@ -164,7 +195,6 @@ export class Spool {
         }
       }
     }
-    return drained;
   }
 
   /**
