@@ -1,6 +1,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
-import { hookEventsOf, INIT_AGENTS, isReinsHook, readSettings, settingsPathOf } from "../hooks/init.js";
+import {
+  hookEventsOf,
+  INIT_AGENTS,
+  isReinsHook,
+  readSettings,
+  settingsPathOf,
+  type InstallMode,
+} from "../hooks/init.js";
 import {
   codexHome,
   codexHookSlots,
@@ -13,7 +20,7 @@ import {
   realPath,
 } from "../hooks/trust.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
-import { secretPath } from "../server/secret.js";
+import { existingHookSecret } from "../server/secret.js";
 import { loadPolicy } from "../shell/config.js";
 import { defaultStorePath, openStore } from "../store/open.js";
 import { redact } from "../store/redact.js";
@@ -72,7 +79,7 @@ export interface AgentInstall {
   user: boolean;
   /** Reins' hook entries, by event. */
   hooks: Map<string, Entry[]>;
-  mode: "http" | "client" | "in-process";
+  mode: InstallMode;
   port: number;
 }
 
@@ -182,7 +189,7 @@ function hooksCheck(install: AgentInstall, o: DoctorOptions): DoctorCheck {
   if (gone.length > 0)
     return { ...base, status: "fail", message: `reins' hooks run ${gone.join(", ")}, which is not there` };
   if (install.mode === "http") {
-    const secret = existsSync(secretPath(o.root)) ? readFileSync(secretPath(o.root), "utf8").trim() : "";
+    const secret = existingHookSecret(o.root);
     const stale = entries.some(
       (e) =>
         e.type === "http" &&

@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
-import { openSync, readFileSync } from "node:fs";
+import { openSync } from "node:fs";
 import { join } from "node:path";
 import { reinsDir } from "../shell/reins-dir.js";
-import { secretPath } from "./secret.js";
+import { existingHookSecret } from "./secret.js";
 
 /** The daemon's default address: loopback only. */
 export const DEFAULT_HOST = "127.0.0.1";
@@ -16,12 +16,8 @@ export function proofOf(secret: string, nonce: string): string {
 
 /** The proof this project's daemon gives for `nonce`, from the hook secret on disk ("" when there is none). */
 function challengeProof(root: string, nonce: string): string {
-  try {
-    const secret = readFileSync(secretPath(root), "utf8").trim();
-    return secret === "" ? "" : proofOf(secret, nonce);
-  } catch {
-    return "";
-  }
+  const secret = existingHookSecret(root);
+  return secret === "" ? "" : proofOf(secret, nonce);
 }
 
 /**

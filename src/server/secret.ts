@@ -19,6 +19,15 @@ export function hookSecret(root: string): string {
   return readOrCreate(secretPath(root)).value;
 }
 
+/** The project's hook secret if there is one it can trust, without making one ("" otherwise). */
+export function existingHookSecret(root: string): string {
+  try {
+    return readSecret(secretPath(root)) ?? "";
+  } catch {
+    return ""; // too short to trust
+  }
+}
+
 /** Where a project's agent token lives (mode 0600): what agents and remote hooks hold; never a person's powers. */
 export function agentTokenPath(root: string): string {
   return join(root, ".reins", "agent-token");
