@@ -4,7 +4,7 @@
 // framework and the server: it requires only the bundled hook command.
 const argv = process.argv.slice(2);
 const main =
-  argv.length === 2 && argv[0] === "hook"
+  argv.length === 2 && argv[0] === "hook" && !argv[1].startsWith("-")
     ? require("../dist/hooks/hook-loader.cjs").hookMain(argv[1])
     : import("../dist/cli/run.js").then((cli) => cli.run(argv));
 main.then((code) => {
