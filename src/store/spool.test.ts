@@ -93,6 +93,16 @@ describe("a session's spooled events", () => {
     expect(spool.files()).toEqual([]);
   });
 
+  it("keep the order they were spooled in, also within one millisecond", async () => {
+    const { spool } = dirs();
+    for (let n = 0; n < 200; n++) spool.add("session:a", [of("session:a", n)]);
+    const store = new MemoryStore();
+    await spool.drain(store, defaultPolicy);
+    expect((await store.events("session:a")).map((r) => r.event.id)).toEqual(
+      Array.from({ length: 200 }, (_, n) => `session:a-${n}`),
+    );
+  });
+
   it("wait for a store that is down once, not once per waiting call", async () => {
     const { spool } = dirs();
     spool.add("session:a", [of("session:a", 0)]);

@@ -45,6 +45,9 @@ export interface DrainOptions {
   scope?: string;
 }
 
+/** Batches this process has spooled: orders its files within one millisecond. */
+let spooled = 0;
+
 /** The part of a spool file's name that says its scope, so one scope's files are found without reading any. */
 const scopeKey = (scope: string) => createHash("sha256").update(scope).digest("hex").slice(0, 12);
 
@@ -92,7 +95,8 @@ export class Spool {
    */
   add(scope: string, events: readonly ReinsEvent[]): void {
     mkdirSync(this.dir, { recursive: true });
-    const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${scopeKey(scope)}-${randomUUID()}.json`;
+    // Sorted by name is spooled order: the time, then this process's count within the millisecond.
+    const name = `${Date.now().toString().padStart(15, "0")}-${process.pid}-${(spooled++).toString().padStart(12, "0")}-${scopeKey(scope)}-${randomUUID()}.json`;
     const path = join(this.dir, name);
     const partial = `${path}.partial`;
     const fd = openSync(partial, "wx", 0o600);
