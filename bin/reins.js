@@ -3,10 +3,14 @@
 // every hook command. The hot path (one call per agent tool call without the daemon) skips the CLI
 // framework and the server: it requires only the bundled hook command.
 const argv = process.argv.slice(2);
+const hook = argv[0] === "hook" && argv.length >= 2 && !argv.includes("--help") && !argv.includes("-h");
 const main =
-  argv.length === 2 && argv[0] === "hook" && !argv[1].startsWith("-")
+  hook && argv.length === 2 && !argv[1].startsWith("-")
     ? require("../dist/hooks/hook-loader.cjs").hookMain(argv[1])
     : import("../dist/cli/run.js").then((cli) => cli.run(argv));
 main.then((code) => {
   process.exitCode = code;
+  // A hook has answered once its reply is written (stdout and stderr are synchronous pipes on Linux):
+  // nothing left behind (a store connection closing, a keep-alive socket) may keep the agent waiting.
+  if (hook) process.exit(code);
 });
