@@ -15,7 +15,8 @@ import {
   trustAgentHooks,
   type InstallMode,
 } from "../hooks/init.js";
-import { AGENTS, openServices, runHook } from "../hooks/run-hook.js";
+import { AGENTS } from "../hooks/adapters.js";
+import { openServices, runHook } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
 import { agentToken, agentTokenPath, apiToken, hookSecret, tokenPath } from "../server/secret.js";
 import { createServer } from "../server/server.js";

@@ -7,12 +7,13 @@ import { summarize } from "../core/summary.js";
 import { formatCount, formatPercent } from "../core/format.js";
 import {
   canonical,
+  claimEvent,
   reasonOf,
+  sessionIdSchema,
   toolEndEvents,
   toolTouch,
   worstAnswer,
   type ToolOutcome,
-  ONE_LINE,
 } from "./common.js";
 import type { UsageReader } from "./transcript.js";
 
@@ -23,11 +24,7 @@ import type { UsageReader } from "./transcript.js";
 export const claudeInput = z.lazy(() =>
   z
     .object({
-      session_id: z
-        .string()
-        .min(1)
-        .max(256)
-        .regex(ONE_LINE, "must not hold line breaks or other control characters"),
+      session_id: sessionIdSchema(),
       hook_event_name: z.string().min(1).max(64),
       transcript_path: z.string().max(4096).optional(),
       cwd: z.string().max(4096).optional(),
@@ -63,6 +60,11 @@ export interface AgentAdapter<I = unknown> {
   session(input: I): string;
   /** The project folder the agent runs in, when the input says. */
   cwd(input: I): string | undefined;
+  /**
+   * The environment variables in which the agent gives its hooks the project it was started in, in order of
+   * preference: only its own, since a hook of one agent may run inside another agent's session.
+   */
+  projectEnv: readonly string[];
   /** Whether the plan needs the scope's state before the call (a hook that closes the previous task). */
   needsState(input: I): boolean;
   plan(input: I, ctx: HookContext): HookPlan;
@@ -100,7 +102,7 @@ export function statusLine(state: State | null, policy: Policy): string {
  * PostToolUseFailure, its error text starting `Exit code N`); a tool's own `is_error` or an interrupt is a
  * failure too. A successful Bash call exited 0.
  */
-export function claudeOutcome(input: ClaudeInput): ToolOutcome {
+function claudeOutcome(input: ClaudeInput): ToolOutcome {
   if (input.hook_event_name === "PostToolUseFailure") {
     const text = str(input.error) ?? canonical(input.error ?? input.tool_response ?? "");
     const code = /^Exit code (-?\d+)/.exec(text);
@@ -212,18 +214,10 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
       };
     }
     case "Stop":
-    case "SubagentStop": {
-      const promise = ctx.policy.completion.promise;
-      const last = str(input.last_assistant_message) ?? canonical(input.last_assistant_message ?? "");
-      const claim: EventInput = {
-        kind: "completion.claimed",
-        ...task,
-        level: "session",
-        ...(promise !== null ? { promiseMet: last.includes(promise) } : {}),
-      };
+    case "SubagentStop":
       return {
         scope,
-        events: [...usage(), claim],
+        events: [...usage(), claimEvent(ctx.policy, input.last_assistant_message, task.task)],
         reply: (answers) => {
           const answer = answers[answers.length - 1] ?? null;
           if (answer === null || answer.verdict === "allow") return null;
@@ -231,7 +225,6 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
           return { systemMessage: reasonOf(answer) };
         },
       };
-    }
     default:
       return { scope, events: [], reply: none };
   }
@@ -243,6 +236,7 @@ export const claude: AgentAdapter<ClaudeInput> = {
   input: claudeInput,
   session: (input) => input.session_id,
   cwd: (input) => input.cwd,
+  projectEnv: ["CLAUDE_PROJECT_DIR"],
   needsState: (input) => input.hook_event_name === "UserPromptSubmit",
   plan: planClaude,
 };

@@ -5,12 +5,12 @@ import {
   claimEvent,
   contextReply,
   promptTaskEvents,
+  sessionIdSchema,
   toolEndEvents,
   toolTouch,
   verdictOf,
   worstAnswer,
   type ToolOutcome,
-  ONE_LINE,
 } from "./common.js";
 
 /**
@@ -42,11 +42,7 @@ export const CODEX_EVENTS = [
 export const codexInput = z.lazy(() =>
   z
     .object({
-      session_id: z
-        .string()
-        .min(1)
-        .max(256)
-        .regex(ONE_LINE, "must not hold line breaks or other control characters"),
+      session_id: sessionIdSchema(),
       hook_event_name: z.enum(CODEX_EVENTS),
       /** Codex's extension: the active turn, on every turn-scoped event (not on SessionStart/SessionEnd). */
       turn_id: z.string().max(256).optional(),
@@ -172,12 +168,13 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
       };
     case "PostToolUse": {
       const news = rollout();
-      let outcome = codexOutcome(input.tool_response);
+      const reported = codexOutcome(input.tool_response);
       // Codex's hook gives a shell command's output without its exit code; its rollout has it.
       const code =
-        outcome.exitCode ?? (input.tool_use_id !== undefined ? news.exitCode(input.tool_use_id) : undefined);
-      if (outcome.exitCode === undefined && code !== undefined)
-        outcome = { ...outcome, exitCode: code, failed: code !== 0 };
+        reported.exitCode === undefined && input.tool_use_id !== undefined
+          ? news.exitCode(input.tool_use_id)
+          : undefined;
+      const outcome = code === undefined ? reported : { ...reported, exitCode: code, failed: code !== 0 };
       return {
         scope,
         events: [
@@ -216,6 +213,8 @@ export const codex: AgentAdapter<CodexInput> = {
   input: codexInput,
   session: (input) => input.session_id,
   cwd: (input) => input.cwd,
+  // Codex CLI names no project in its hooks' environment.
+  projectEnv: [],
   needsState: (input) => input.hook_event_name === "UserPromptSubmit",
   plan: planCodex,
 };

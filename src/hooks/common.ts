@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
+import * as z from "zod";
 import type { Answer } from "../core/batch.js";
 import type { EventInput, ToolTouch } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
-import { checkOf as matchCheck, checkResult } from "./checks.js";
+import { checkOf, checkPatterns, checkResult } from "./checks.js";
 import { commandShape, outputShape } from "./shapes.js";
-import { shellRemovals, shellWrites } from "./shell-writes.js";
+import { pipelineOfLast, splitShell, type ShellCommand } from "./shell.js";
+import { shellEffects } from "./shell-writes.js";
 import { failureFingerprint } from "./test-summary.js";
 
 /**
@@ -15,7 +17,14 @@ import { failureFingerprint } from "./test-summary.js";
 
 /** One line of text without control characters: what ids that become scopes must be. */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what it refuses
-export const ONE_LINE = /^[^\u0000-\u001f\u007f]+$/;
+const ONE_LINE = /^[^\u0000-\u001f\u007f]+$/;
+
+/**
+ * The schema of a hook input's `session_id`, the same for every agent: it becomes the scope of the call's
+ * events. A function, so that it is built only with the schema of the one agent a hook process parses.
+ */
+export const sessionIdSchema = () =>
+  z.string().min(1).max(256).regex(ONE_LINE, "must not hold line breaks or other control characters");
 
 /** How deep `canonical` follows nested values; deeper ones are one marker (hostile input nests thousands deep). */
 const MAX_DEPTH = 128;
@@ -51,10 +60,9 @@ const NOISE: [RegExp, string][] = [
   [/\d+/g, "<n>"],
 ];
 
-/** The input's text with noise (uuids, timestamps, temp paths, hex ids, numbers) replaced, hashed. */
-export function shapeOf(value: unknown): string {
-  let text = canonical(value);
-  if (text.length > 20_000) text = text.slice(0, 20_000);
+/** A value's canonical text with noise (uuids, timestamps, temp paths, hex ids, numbers) replaced, hashed. */
+function shapeOf(canonicalText: string): string {
+  let text = canonicalText.slice(0, 20_000);
   for (const [pattern, mark] of NOISE) text = text.replace(pattern, mark);
   return hashOf(text);
 }
@@ -71,15 +79,16 @@ function lineCount(text: unknown): number {
   return typeof text === "string" && text !== "" ? text.split("\n").length : 0;
 }
 
+/** The command of a shell tool's input: Claude Code's and Gemini CLI's `command`, Codex's array or `cmd`. */
+const commandOf = (i: Record<string, unknown>) =>
+  str(i.command) ?? (Array.isArray(i.command) ? i.command.join(" ") : undefined) ?? str(i.cmd);
+
 /**
- * What a tool call touches, from its name and input, for the tools of Claude Code, Codex CLI and Gemini
- * CLI. Unknown tools touch nothing reins can name (their calls still count).
+ * What a call of a tool other than a shell touches, from its name and input, for the tools of Claude Code,
+ * Codex CLI and Gemini CLI. Unknown tools touch nothing reins can name (their calls still count).
  */
-export function touchOf(tool: string, input: unknown): Omit<ToolTouch, "tool" | "inputHash"> {
-  const i = (input !== null && typeof input === "object" ? input : {}) as Record<string, unknown>;
+function touchOf(tool: string, i: Record<string, unknown>): Omit<ToolTouch, "tool" | "inputHash"> {
   const path = str(i.file_path) ?? str(i.absolute_path) ?? str(i.path) ?? str(i.notebook_path);
-  const command =
-    str(i.command) ?? (Array.isArray(i.command) ? i.command.join(" ") : undefined) ?? str(i.cmd);
   switch (tool) {
     case "Read":
     case "read_file":
@@ -100,20 +109,6 @@ export function touchOf(tool: string, input: unknown): Omit<ToolTouch, "tool" | 
     }
     case "NotebookEdit":
       return path === undefined ? {} : { writes: [path], linesChanged: lineCount(i.new_source) };
-    case "Bash":
-    case "shell":
-    case "local_shell":
-    case "exec_command":
-    case "run_shell_command": {
-      if (command === undefined) return {};
-      const writes = shellWrites(command).filter((w) => !SCRATCH.test(w));
-      const removes = shellRemovals(command).filter((w) => !SCRATCH.test(w));
-      return {
-        command,
-        ...(writes.length > 0 ? { writes } : {}),
-        ...(removes.length > 0 ? { removes } : {}),
-      };
-    }
     case "apply_patch": {
       // Codex's hooks carry the patch as `tool_input.command`; its model-facing tool calls as `input`.
       const patch = str(i.input) ?? str(i.patch) ?? str(i.command) ?? "";
@@ -129,19 +124,19 @@ export function touchOf(tool: string, input: unknown): Omit<ToolTouch, "tool" | 
   }
 }
 
-const compiled = new WeakMap<Policy, [RegExp, string][]>();
-
-/**
- * The check a shell command runs (`tests`, `lint`...) by the policy's patterns, and which stage of its last
- * pipeline runs it; null when it runs none.
- */
-export function checkOf(command: string, policy: Policy): { name: string; stage: number } | null {
-  let patterns = compiled.get(policy);
-  if (patterns === undefined) {
-    patterns = policy.checks.map((c) => [new RegExp(c.pattern), c.name]);
-    compiled.set(policy, patterns);
-  }
-  return matchCheck(command, patterns);
+/** What a shell command touches: the command, and the files it writes and removes, scratch files left out. */
+function shellTouch(
+  command: string,
+  commands: readonly ShellCommand[],
+): Omit<ToolTouch, "tool" | "inputHash"> {
+  const effects = shellEffects(commands);
+  const writes = effects.writes.filter((w) => !SCRATCH.test(w));
+  const removes = effects.removes.filter((w) => !SCRATCH.test(w));
+  return {
+    command,
+    ...(writes.length > 0 ? { writes } : {}),
+    ...(removes.length > 0 ? { removes } : {}),
+  };
 }
 
 /** How a usage's USD was found: the agent's own figure, the price table, a family's price, or a guess. */
@@ -193,13 +188,12 @@ export function priceOf(policy: Policy, model: string | undefined): { key: strin
   return { key: highest, pricing: "unknown" };
 }
 
-/** USD for a model's usage, by `priceOf`. */
+/** USD for a usage at the price of `key` in the policy's table (the key `priceOf` found for its model). */
 export function costOf(
   policy: Policy,
-  model: string | undefined,
+  key: string | null,
   usage: { input: number; output: number; cacheRead: number; cacheWrite: number },
 ): number {
-  const { key } = priceOf(policy, model);
   const price = key === null ? undefined : policy.prices[key];
   if (price === undefined) return 0;
   return (
@@ -263,15 +257,18 @@ const taskOf = (task: string | undefined) => (task !== undefined && task !== "" 
  * paths), whatever else the tool's input holds (a description that changes on every retry).
  */
 export function toolTouch(tool: string, input: unknown, callId?: string): ToolTouch {
-  const touch = touchOf(tool, input);
+  const fields = (input !== null && typeof input === "object" ? input : {}) as Record<string, unknown>;
+  const command = SHELL_TOOLS.has(tool) ? commandOf(fields) : undefined;
+  // Canonical once: a multi-megabyte Write's input is both hashed and shaped.
+  const text = canonical(input ?? null);
+  // Split once, for what the command touches and for its shape.
+  const shell = command === undefined ? null : { command, commands: splitShell(command) };
   return {
     tool,
-    inputHash: hashOf(input ?? null),
-    shapeHash:
-      SHELL_TOOLS.has(tool) && touch.command !== undefined
-        ? hashOf(["shell", commandShape(touch.command)])
-        : shapeOf(input ?? null),
-    ...touch,
+    // As `hashOf(input)`: a string is hashed as it is, any other value by its canonical text.
+    inputHash: hashOf(typeof input === "string" ? input : text),
+    shapeHash: shell === null ? shapeOf(text) : hashOf(["shell", commandShape(shell.commands)]),
+    ...(shell === null ? touchOf(tool, fields) : shellTouch(shell.command, shell.commands)),
     ...(callId !== undefined && callId !== "" ? { callId } : {}),
   };
 }
@@ -292,12 +289,12 @@ export interface ToolOutcome {
  * exit-status line says nothing of the error, and a failure with no text at all (grep finding nothing) has
  * no error to repeat: it gets no key.
  */
-export function errorKey(errorText: string): { errorHash?: string } {
+function errorKey(errorText: string): { errorHash?: string } {
   const text = errorText
     .slice(0, 4_000)
     .replace(/^\s*(?:Exit code:?|Process exited with code|Exit Code:)\s*-?\d+\s*$/gim, "")
     .trim();
-  return text === "" ? {} : { errorHash: shapeOf(text) };
+  return text === "" ? {} : { errorHash: shapeOf(canonical(text)) };
 }
 
 /**
@@ -324,12 +321,14 @@ export function toolEndEvents(
     },
   ];
   const command = touch.command;
-  const check = command === undefined ? null : checkOf(command, policy);
-  if (check === null || command === undefined) return events;
+  if (command === undefined) return events;
+  const pipeline = pipelineOfLast(command);
+  const check = checkOf(pipeline, checkPatterns(policy));
+  if (check === null) return events;
   // A check that failed with no exit code or summary to read (a timeout, an interrupt) did not pass: that
   // much is evidence. One with no evidence either way did not run, as far as reins can tell.
   const result =
-    checkResult(command, outcome.exitCode, outcome.text, check.name, check.stage) ??
+    checkResult(pipeline, outcome.exitCode, outcome.text, check.stage) ??
     (outcome.failed ? { passed: false } : null);
   if (result === null) return events;
   events.push({

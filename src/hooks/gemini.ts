@@ -2,18 +2,18 @@ import * as z from "zod";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import { statusLine, type AgentAdapter, type HookContext, type HookPlan } from "./claude.js";
-import { usageEvent } from "./usage.js";
+import { usageEvent, type UsageRecord } from "./usage.js";
 import {
   canonical,
   claimEvent,
   contextReply,
   hashOf,
+  sessionIdSchema,
   toolEndEvents,
   toolTouch,
   verdictOf,
   worstAnswer,
   type ToolOutcome,
-  ONE_LINE,
 } from "./common.js";
 
 /**
@@ -44,11 +44,7 @@ export const GEMINI_EVENTS = [
 export const geminiInput = z.lazy(() =>
   z
     .object({
-      session_id: z
-        .string()
-        .min(1)
-        .max(256)
-        .regex(ONE_LINE, "must not hold line breaks or other control characters"),
+      session_id: sessionIdSchema(),
       hook_event_name: z.enum(GEMINI_EVENTS),
       transcript_path: z.string().max(4096).optional(),
       cwd: z.string().max(4096).optional(),
@@ -111,6 +107,41 @@ export function geminiOutcome(response: unknown): ToolOutcome {
   };
 }
 
+/** A model call's token counts as the Gemini API reports them (`usageMetadata`), each read as a count. */
+export interface GeminiCounts {
+  /** `promptTokenCount`: includes the cached tokens. */
+  prompt: unknown;
+  /** `cachedContentTokenCount`. */
+  cached: unknown;
+  /** `candidatesTokenCount`: leaves the thinking tokens out. */
+  candidates: unknown;
+  /** `thoughtsTokenCount`. */
+  thoughts: unknown;
+  /** `totalTokenCount`: counts the thinking tokens too. */
+  total: unknown;
+  /** `toolUsePromptTokenCount`. */
+  toolUsePrompt: unknown;
+}
+
+/**
+ * Gemini's counts as the tokens reins prices: input is the prompt less its cached part, and output is what
+ * the total adds beyond the prompt and the tool-use prompt (so thinking counts), at least the shown output.
+ * Shared by the live AfterModel reading and the chat-recording importer.
+ */
+export function geminiTokens(
+  counts: GeminiCounts,
+): Pick<UsageRecord, "input" | "output" | "cacheRead" | "cacheWrite"> {
+  const prompt = count(counts.prompt);
+  const cached = Math.min(count(counts.cached), prompt);
+  const shown = count(counts.candidates) + count(counts.thoughts);
+  return {
+    input: prompt - cached,
+    output: Math.max(shown, count(counts.total) - prompt - count(counts.toolUsePrompt)),
+    cacheRead: cached,
+    cacheWrite: 0,
+  };
+}
+
 /**
  * Token usage from an AfterModel call's `llm_response.usageMetadata`. AfterModel fires for every streamed
  * chunk, so only a final chunk (one whose candidate has a `finishReason`, or a usage-only chunk) counts, and
@@ -133,16 +164,14 @@ export function geminiUsage(input: GeminiInput, policy: Policy): EventInput[] {
       return typeof reason === "string" && reason !== "";
     });
   if (!final) return [];
-  const prompt = count(meta.promptTokenCount);
-  const cached = Math.min(count(meta.cachedContentTokenCount), prompt);
-  const shown = count(meta.candidatesTokenCount) + count(meta.thoughtsTokenCount);
-  const total = count(meta.totalTokenCount);
-  const usage = {
-    input: prompt - cached,
-    output: Math.max(shown, total - prompt - count(meta.toolUsePromptTokenCount)),
-    cacheRead: cached,
-    cacheWrite: 0,
-  };
+  const usage = geminiTokens({
+    prompt: meta.promptTokenCount,
+    cached: meta.cachedContentTokenCount,
+    candidates: meta.candidatesTokenCount,
+    thoughts: meta.thoughtsTokenCount,
+    total: meta.totalTokenCount,
+    toolUsePrompt: meta.toolUsePromptTokenCount,
+  });
   const model = record(input.llm_request).model;
   const name = typeof model === "string" && model !== "" ? model : undefined;
   // One model call's final chunk comes once, at its own time: the time and the usage identify it (the
@@ -240,6 +269,8 @@ export const gemini: AgentAdapter<GeminiInput> = {
   input: geminiInput,
   session: (input) => input.session_id,
   cwd: (input) => input.cwd,
+  // Gemini CLI (0.61) sets both to the project, CLAUDE_PROJECT_DIR as an alias for Claude Code's hooks.
+  projectEnv: ["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
   needsState: () => false,
   plan: planGemini,
 };

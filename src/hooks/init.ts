@@ -184,7 +184,7 @@ export function initAgent(
     /** The daemon's port: the hooks start it at session start and reach it over loopback. */
     port: number;
     /**
-     * How tool calls reach reins (see INSTALL_MODES). `http` needs `http`.
+     * How tool calls reach reins (see InstallMode). `http` needs `http`.
      * @default "client"
      */
     mode?: InstallMode;
@@ -479,15 +479,16 @@ function trustGemini(o: Parameters<typeof trustAgentHooks>[1]): TrustOutcome {
     ],
     failed: o.write,
   });
-  let rules: Record<string, string>;
-  let plain: boolean;
+  let folders: ReturnType<typeof readTrustedFolders>;
   try {
-    ({ rules, plain } = readTrustedFolders(file));
+    folders = readTrustedFolders(file);
   } catch (error) {
     return byHand(`reins cannot read ${file} (${(error as Error).message})`);
   }
-  const data: Record<string, unknown> =
-    existsSync(file) && plain ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>) : {};
+  const { rules, plain } = folders;
+  const data = folders.document ?? {};
+  // What reins says when it may not rewrite the file.
+  const unchanged = `reins did not change ${file}${o.write ? ": it has comments, which a rewrite would lose" : ` (--no-trust or ${NO_TRUST_ENV}=1)`}`;
   if (o.uninstall) {
     const added = record.gemini;
     if (added === undefined || added.file !== file) return { said: [], failed: false };
@@ -497,10 +498,7 @@ function trustGemini(o: Parameters<typeof trustAgentHooks>[1]): TrustOutcome {
       writeTrustRecord(dir, record);
       return { said: [], failed: false };
     }
-    if (!o.write || !plain)
-      return byHand(
-        `reins did not change ${file}${o.write ? ": it has comments, which a rewrite would lose" : ` (--no-trust or ${NO_TRUST_ENV}=1)`}`,
-      );
+    if (!o.write || !plain) return byHand(unchanged);
     delete data[added.folder];
   } else {
     const trusted = geminiFolderTrust(rules, folder);
@@ -512,10 +510,7 @@ function trustGemini(o: Parameters<typeof trustAgentHooks>[1]): TrustOutcome {
         ],
         failed: true,
       };
-    if (!o.write || !plain)
-      return byHand(
-        `reins did not change ${file}${o.write ? ": it has comments, which a rewrite would lose" : ` (--no-trust or ${NO_TRUST_ENV}=1)`}`,
-      );
+    if (!o.write || !plain) return byHand(unchanged);
     data[folder] = "TRUST_FOLDER";
   }
   try {

@@ -29,11 +29,23 @@ export function rolloutModel(row: Row): string | undefined {
   return row.type === "turn_context" && typeof model === "string" ? model : undefined;
 }
 
-/** A response's usage from a `token_usage_record` line (Codex 0.169 and later), keyed by the response id. */
-export function rolloutUsage(row: Row, model: string | undefined, fallbackId: string): UsageRecord | null {
+/**
+ * A response's usage from a `token_usage_record` line (Codex 0.169 and later), keyed by the response id, else
+ * by `fallbackId` (a function, for an id that costs something to compute, only when it is needed).
+ */
+export function rolloutUsage(
+  row: Row,
+  model: string | undefined,
+  fallbackId: string | (() => string),
+): UsageRecord | null {
   if (row.type !== "token_usage_record") return null;
   const p = rec(row.payload);
-  const id = typeof p.response_id === "string" ? p.response_id : fallbackId;
+  const id =
+    typeof p.response_id === "string"
+      ? p.response_id
+      : typeof fallbackId === "string"
+        ? fallbackId
+        : fallbackId();
   return openAiUsage(id, rec(p.usage), model);
 }
 

@@ -1,14 +1,15 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { ReinsEvent } from "../core/events.js";
 import { defaultPolicy, type Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import { ReinsError } from "../core/errors.js";
 import { MemoryStore } from "../store/memory.js";
 import { Spool } from "../store/spool.js";
-import { ADAPTERS, answerHook, type HookServices } from "./run-hook.js";
+import { ADAPTERS } from "./adapters.js";
+import { answerHook, type HookServices } from "./run-hook.js";
 import { TranscriptReader } from "./transcript.js";
 
 /**
@@ -20,23 +21,32 @@ import { TranscriptReader } from "./transcript.js";
 
 const claude = ADAPTERS.claude!;
 
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The transcript line of assistant message `n`, which asks for a tool call and used those tokens. */
+function assistantLine(n: number, input: number, output: number): string {
+  return `${JSON.stringify({
+    type: "assistant",
+    message: {
+      id: `msg_${n}`,
+      role: "assistant",
+      model: "claude-sonnet-4-5",
+      content: [{ type: "tool_use", id: `toolu_${n}`, name: "Bash", input: { command: "ls" } }],
+      usage: { input_tokens: input, output_tokens: output },
+    },
+    requestId: `req_${n}`,
+  })}\n`;
+}
+
+/** A project folder (removed after the tests) with a transcript of one message of 1,234 + 56 tokens. */
 function project() {
   const dir = mkdtempSync(join(tmpdir(), "reins-run-hook-"));
+  dirs.push(dir);
   const transcript = join(dir, "session.jsonl");
-  writeFileSync(
-    transcript,
-    `${JSON.stringify({
-      type: "assistant",
-      message: {
-        id: "msg_1",
-        role: "assistant",
-        model: "claude-sonnet-4-5",
-        content: [{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls" } }],
-        usage: { input_tokens: 1_234, output_tokens: 56 },
-      },
-      requestId: "req_1",
-    })}\n`,
-  );
+  writeFileSync(transcript, assistantLine(1, 1_234, 56));
   return { dir, transcript };
 }
 
@@ -119,9 +129,13 @@ describe("the transcript cursor", () => {
     );
     expect(answered.warning).toBe("");
     expect(await tokensOf(store)).toBe(1_234 + 56);
-    // Read again next time, counted once by its ids.
+    // The next call reads the transcript from its start again (it has a new message too): the first
+    // message is counted once by its ids, and the new one is counted.
+    appendFileSync(transcript, assistantLine(2, 700, 8));
     await answerHook(claude, postToolUse(transcript, "t2"), services(dir, store, blocked), 2_000);
-    expect(await tokensOf(store)).toBe(1_234 + 56);
+    expect(await tokensOf(store)).toBe(1_234 + 56 + 700 + 8);
+    const usage = (await store.events("session:s1")).filter((r) => r.event.kind === "usage.recorded");
+    expect(usage).toHaveLength(2);
   });
 });
 

@@ -17,8 +17,6 @@ import { TranscriptReader } from "./transcript.js";
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
 
-export { ADAPTERS, AGENTS };
-
 export interface HookResult {
   /** The agent's JSON reply, or null for a plain allow. */
   reply: object | null;
@@ -85,7 +83,10 @@ async function openRemote(url: string, env: NodeJS.ProcessEnv): Promise<Store> {
   );
 }
 
-/** The fields of an input too large to parse that still say whose call it is and what it is, from its start. */
+/**
+ * The fields of an input too large to parse that still say whose call it is and what it is, from its start,
+ * each with the pattern that finds its string value.
+ */
 const HEAD_FIELDS = [
   "session_id",
   "hook_event_name",
@@ -94,7 +95,7 @@ const HEAD_FIELDS = [
   "cwd",
   "turn_id",
   "prompt_id",
-];
+].map((field) => [field, new RegExp(`"${field}"\\s*:\\s*("(?:[^"\\\\]|\\\\.){0,4096}")`)] as const);
 
 /**
  * An input over MAX_HOOK_INPUT is not parsed, but it is not let through unguarded either: its session,
@@ -104,8 +105,8 @@ const HEAD_FIELDS = [
 function oversize(agent: string, adapter: AgentAdapter, raw: Buffer | string, size: number) {
   const head = typeof raw === "string" ? raw.slice(0, 65_536) : raw.subarray(0, 65_536).toString("utf8");
   const input: Record<string, unknown> = { tool_input: { oversize: size } };
-  for (const field of HEAD_FIELDS) {
-    const match = new RegExp(`"${field}"\\s*:\\s*("(?:[^"\\\\]|\\\\.){0,4096}")`).exec(head);
+  for (const [field, pattern] of HEAD_FIELDS) {
+    const match = pattern.exec(head);
     if (match?.[1] !== undefined) input[field] = JSON.parse(match[1]) as unknown;
   }
   const parsed = adapter.input.safeParse(input);
@@ -204,6 +205,26 @@ export function hookFailure(agent: string, error: unknown): HookResult {
 }
 
 /**
+ * The folder of the project a hook call belongs to: the one the agent was started in, as the agent says it
+ * (its own environment variables, `adapter.projectEnv`), before the cwd of the call (its input's, else the
+ * process's). After a `cd` into a nested repository the cwd names another root, and the session would start
+ * afresh in its store. Another agent's variable is not read: a Codex hook run inside a Claude Code session
+ * inherits Claude's CLAUDE_PROJECT_DIR, which names Claude's project, not Codex's.
+ */
+export function projectOf(
+  adapter: AgentAdapter,
+  input: unknown,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): string {
+  for (const name of adapter.projectEnv) {
+    const dir = env[name];
+    if (dir !== undefined) return dir;
+  }
+  return adapter.cwd(input) ?? cwd;
+}
+
+/**
  * Answers one hook call in-process (the slow path: it opens the store itself): parse and check the input,
  * record its events, reply in the agent's protocol. Never throws and never blocks by accident: any failure
  * is an allow with one line saying why.
@@ -218,10 +239,7 @@ export async function runHook(
   if (!("adapter" in checked)) return checked;
   const { adapter, input } = checked;
   try {
-    // The project the agent was started in, as the agent says it, before the cwd of the call: after a `cd`
-    // into a nested repository the cwd names another root, and the session would start afresh in its store.
-    const project = env.CLAUDE_PROJECT_DIR ?? env.GEMINI_PROJECT_DIR ?? adapter.cwd(input) ?? cwd;
-    const services = await openServices(findRoot(project), env, {
+    const services = await openServices(findRoot(projectOf(adapter, input, env, cwd)), env, {
       remote: true,
     });
     try {

@@ -1,4 +1,4 @@
-import { isAssignment, splitShell } from "./shell.js";
+import { isAssignment, splitShell, type ShellCommand } from "./shell.js";
 
 /**
  * Text with its noise removed, so that repeats show: a command's shape (comments, environment assignments,
@@ -32,11 +32,12 @@ const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[ -/]*[@-~]`, "g")
 /**
  * A command line's text with only what matters: comments and each simple command's leading assignments
  * dropped, words requoted the same way, then UUIDs, dates and times, temp paths, hex ids and numbers
- * replaced by placeholders. Retries that differ only by such noise get equal shapes.
+ * replaced by placeholders. Retries that differ only by such noise get equal shapes. `command` may come
+ * already split.
  */
-export function commandShape(command: string): string {
+export function commandShape(command: string | readonly ShellCommand[]): string {
   const parts: string[] = [];
-  for (const c of splitShell(command)) {
+  for (const c of typeof command === "string" ? splitShell(command) : command) {
     const words = c.words.slice(
       Math.max(
         c.words.findIndex((w) => !isAssignment(w)),

@@ -1,6 +1,9 @@
-import { innerScript, splitShell, stripWrappers, type Redirect } from "./shell.js";
+import { innerScript, splitShell, stripWrappers, type Redirect, type ShellCommand } from "./shell.js";
 
-/** The files a shell command writes, as far as its words tell: redirections, and the commands that edit. */
+/**
+ * The files a shell command writes or removes, as far as its words tell: redirections, and the commands that
+ * edit or remove.
+ */
 
 /** Redirections that send standard output to a file; `2>` only sends errors (a log, not an edit). */
 const STDOUT_OPS = new Set([">", ">>", ">|", "1>", "1>>", "1>|", "&>", "&>>"]);
@@ -137,33 +140,6 @@ function commandWrites(words: readonly string[]): string[] {
   }
 }
 
-function collectWrites(command: string, found: Set<string>, depth: number): void {
-  // A path is reported only when it is literal: no expansion, substitution or glob to resolve.
-  const add = (file: string) => {
-    if (file !== "" && file !== "-" && !/[$`*?[]/.test(file) && !file.startsWith("/dev/")) found.add(file);
-  };
-  for (const c of splitShell(command)) {
-    const words = stripWrappers(c.words);
-    // Inside `[[ ]]`, `>` compares strings.
-    if (words[0] !== "[[") for (const r of c.redirects) if (redirectWrites(r)) add(r.target);
-    commandWrites(words).forEach(add);
-    const inner = depth < 3 ? innerScript(words) : null;
-    if (inner !== null) collectWrites(inner.script, found, depth + 1);
-  }
-}
-
-/**
- * The files a command line writes, in order, each once: stdout redirections, `tee`, in-place `sed`/`perl`,
- * `touch`, `cp`/`mv` destinations, `rm`, `truncate`, `dd of=`, `patch`, `git checkout --`/`git restore`, also
- * inside `bash -c`. Paths are as written (relative to where the command ran); `/dev/*` and paths with
- * expansions or globs are left out.
- */
-export function shellWrites(command: string): string[] {
-  const found = new Set<string>();
-  collectWrites(command, found, 0);
-  return [...found];
-}
-
 /** The files a simple command removes or moves away (`rm`, `rmdir`, `unlink`, `git rm`, `mv`'s sources). */
 function commandRemovals(words: readonly string[]): string[] {
   const args = words.slice(1);
@@ -186,20 +162,43 @@ function commandRemovals(words: readonly string[]): string[] {
   }
 }
 
+/** Whether a path is literal: no expansion, substitution or glob to resolve. */
+const literal = (file: string) => file !== "" && !/[$`*?[]/.test(file);
+
 /**
- * The files a command removes or moves away. Not edits (removing build output is housekeeping), but what a
- * guard over files that must not go away (reins' own) needs to see.
+ * What a command line does to files, as far as its words tell, also inside `bash -c`. `writes`: the files
+ * it writes (stdout redirections, `tee`, in-place `sed`/`perl`, `cp`/`mv` destinations, `truncate`,
+ * `dd of=`, `patch`, `git checkout --`/`git restore`), `/dev/*` left out. `removes`: the files it removes or
+ * moves away (`rm`, `rmdir`, `unlink`, `shred`, `git rm`, `mv`'s sources), not edits (removing build output
+ * is housekeeping) but what a guard over files that must not go away (reins' own) needs to see. Each in
+ * order, each file once, as written (relative to where the command ran); only literal paths. `command` may
+ * come already split.
  */
-export function shellRemovals(command: string): string[] {
-  const found = new Set<string>();
-  const walk = (text: string, depth: number) => {
-    for (const c of splitShell(text)) {
+export function shellEffects(command: string | readonly ShellCommand[]): {
+  writes: string[];
+  removes: string[];
+} {
+  const writes = new Set<string>();
+  const removes = new Set<string>();
+  const write = (file: string) => {
+    if (literal(file) && file !== "-" && !file.startsWith("/dev/")) writes.add(file);
+  };
+  const walk = (commands: readonly ShellCommand[], depth: number) => {
+    for (const c of commands) {
       const words = stripWrappers(c.words);
-      for (const file of commandRemovals(words)) if (file !== "" && !/[$`*?[]/.test(file)) found.add(file);
+      // Inside `[[ ]]`, `>` compares strings.
+      if (words[0] !== "[[") for (const r of c.redirects) if (redirectWrites(r)) write(r.target);
+      commandWrites(words).forEach(write);
+      for (const file of commandRemovals(words)) if (literal(file)) removes.add(file);
       const inner = depth < 3 ? innerScript(words) : null;
-      if (inner !== null) walk(inner.script, depth + 1);
+      if (inner !== null) walk(splitShell(inner.script), depth + 1);
     }
   };
-  walk(command, 0);
-  return [...found];
+  walk(typeof command === "string" ? splitShell(command) : command, 0);
+  return { writes: [...writes], removes: [...removes] };
+}
+
+/** The files a command line writes: `shellEffects(command).writes`. */
+export function shellWrites(command: string): string[] {
+  return shellEffects(command).writes;
 }

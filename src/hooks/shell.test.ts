@@ -390,16 +390,23 @@ describe("never throwing", () => {
     );
   });
 
-  it.each([
-    ["quotes", "'".repeat(100_000)],
-    ["substitutions", "$(".repeat(50_000)],
-    ["double-quoted substitutions", '"$('.repeat(34_000)],
-    ["heredocs", "cat <<EOF\n".repeat(10_000)],
-    ["backslashes", "\\".repeat(100_000)],
-    ["words", "a ".repeat(50_000)],
-    ["comments", "# x\n".repeat(25_000)],
-  ])("handles 100 KB of %s", (_, text) => {
-    for (const fn of Object.values(fns)) fn(text);
+  // Each input, its commands' words: none is lost, split apart or expanded, and nothing is read as a write.
+  const dq = '"$('.repeat(34_000);
+  it.each<[string, string, string[][]]>([
+    ["quotes", "'".repeat(100_000), [[""]]],
+    ["substitutions", "$(".repeat(50_000), [["$(".repeat(50_000)]]],
+    ["double-quoted substitutions", dq, [[dq.slice(1)]]],
+    ["heredocs", "cat <<EOF\n".repeat(10_000), [["cat"]]],
+    ["backslashes", "\\".repeat(100_000), [["\\".repeat(50_000)]]],
+    ["words", "a ".repeat(50_000), [Array<string>(50_000).fill("a")]],
+    ["comments", "# x\n".repeat(25_000), []],
+  ])("handles 100 KB of %s", (_, text, words) => {
+    expect(splitShell(text).map((c) => c.words)).toEqual(words);
+    expect(pipelineOfLast(text).stages.map((c) => c.words)).toEqual(words);
+    expect(shellWrites(text)).toEqual([]);
+    // Requoting adds at most a pair of quotes; an output this long keeps its two 8,000-character ends.
+    expect(commandShape(text).length).toBeLessThanOrEqual(text.length + 2);
+    expect(outputShape(text)).toHaveLength(8_000 + "\n…\n".length + 8_000);
   });
 });
 

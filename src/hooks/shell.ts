@@ -335,11 +335,17 @@ const isPipefail = (c: ShellCommand) =>
   c.words[0] === "set" &&
   c.words.some((w, k) => w === "pipefail" && /^-[a-zA-Z]*o$/.test(c.words[k - 1] ?? ""));
 
+/** The stages of a pipeline, and whether `set -o pipefail` came before it. */
+export interface Pipeline {
+  stages: ShellCommand[];
+  pipefail: boolean;
+}
+
 /**
  * The stages of the line's last pipeline, whose exit status is the line's, and whether `set -o pipefail`
  * came earlier. A last command `bash -c SCRIPT` is looked into, since its status is the script's.
  */
-export function pipelineOfLast(command: string): { stages: ShellCommand[]; pipefail: boolean } {
+export function pipelineOfLast(command: string): Pipeline {
   let line = command;
   let inherited = false;
   // A few levels of `bash -c "bash -c ..."` at most: deeper nesting is not worth following.

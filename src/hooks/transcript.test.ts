@@ -1,11 +1,25 @@
 import { execFileSync } from "node:child_process";
-import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { cleanEnv, runBounded } from "../../test/support/processes.js";
 import { defaultPolicy } from "../core/policy.js";
 import { TranscriptReader } from "./transcript.js";
 import { usageEvent } from "./usage.js";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new temporary folder, removed after the tests. */
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "reins-transcript-"));
+  dirs.push(dir);
+  return dir;
+}
 
 /** One assistant line of a Claude Code transcript, as 2.1.330 writes it, with `content` of any size. */
 function assistant(id: string, content: string, input = 1_000): string {
@@ -28,7 +42,7 @@ function assistant(id: string, content: string, input = 1_000): string {
 
 describe("reading a transcript's usage", () => {
   it("keeps counting after a line over the 8 MB read window, and counts that line's own usage", () => {
-    const dir = mkdtempSync(join(tmpdir(), "reins-transcript-"));
+    const dir = tempDir();
     const path = join(dir, "session.jsonl");
     const reader = new TranscriptReader(join(dir, "cursors"));
     writeFileSync(path, assistant("m1", "small"));
@@ -47,7 +61,7 @@ describe("reading a transcript's usage", () => {
   });
 
   it("waits for a long line that is still being written, and reads it once it ends", () => {
-    const dir = mkdtempSync(join(tmpdir(), "reins-transcript-"));
+    const dir = tempDir();
     const path = join(dir, "session.jsonl");
     const reader = new TranscriptReader(join(dir, "cursors"));
     const line = assistant("m1", "y".repeat(9 * 1024 * 1024), 5_000);
@@ -61,14 +75,33 @@ describe("reading a transcript's usage", () => {
 });
 
 describe("a transcript path that is not a regular file", () => {
-  // A hang here fails the test by its timeout.
-  it("is not opened: a FIFO would block the hook until someone writes to it", () => {
-    const dir = mkdtempSync(join(tmpdir(), "reins-transcript-"));
+  it("is not opened: a FIFO would block the hook until someone writes to it", async () => {
+    const dir = tempDir();
     const fifo = join(dir, "fifo.jsonl");
     execFileSync("mkfifo", [fifo]);
+    // Opening a FIFO blocks the whole thread, which no timeout of this process can interrupt: the reads run
+    // in a child (on the built dist/, as the hooks do), killed if it does not finish on its own.
+    const dist = (path: string) =>
+      JSON.stringify(pathToFileURL(join(import.meta.dirname, "..", "..", "dist", path)).href);
+    const script = `
+      import { TranscriptReader } from ${dist("hooks/transcript.js")};
+      import { defaultPolicy } from ${dist("core/policy.js")};
+      const reader = new TranscriptReader(${JSON.stringify(join(dir, "cursors"))});
+      const fifo = ${JSON.stringify(fifo)};
+      console.log(JSON.stringify({
+        read: reader.read("s", fifo, defaultPolicy),
+        rollout: reader.readRollout("s", fifo, defaultPolicy).usage,
+      }));`;
+    const child = await runBounded(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: dir,
+      env: cleanEnv(dir),
+      timeoutMs: 20_000,
+    });
+    expect(child.timedOut, "the child was killed: reading the FIFO hung").toBe(false);
+    expect([child.code, child.signal, child.stderr]).toEqual([0, null, ""]);
+    expect(JSON.parse(child.stdout)).toEqual({ read: [], rollout: [] });
+
     const reader = new TranscriptReader(join(dir, "cursors"));
-    expect(reader.read("s", fifo, defaultPolicy)).toEqual([]);
-    expect(reader.readRollout("s", fifo, defaultPolicy).usage).toEqual([]);
     expect(reader.read("s", dir, defaultPolicy)).toEqual([]);
   });
 });

@@ -87,7 +87,7 @@ function longLineUsage(line: LongLine): UsageRecord | null {
           usage: JSON.parse(usage) as Usage,
         },
       },
-      hashOf(line.head.slice(0, 4_096)),
+      () => hashOf(line.head.slice(0, 4_096)),
     );
   } catch {
     return null;
@@ -213,7 +213,7 @@ export class TranscriptReader implements UsageReader {
     const cursor = this.#load(session, path);
     const { text, long } = this.#next(cursor);
     if (text === "" && long === null) return [];
-    const events = parseUsage(text, policy);
+    const events = transcriptUsage(text).map((u) => usageEvent(u, policy));
     const usage = long === null ? null : longLineUsage(long);
     if (usage !== null) events.push(usageEvent(usage, policy));
     this.#moved.set(session, cursor);
@@ -240,7 +240,7 @@ export class TranscriptReader implements UsageReader {
         continue;
       }
       model = rolloutModel(row) ?? model;
-      const usage = rolloutUsage(row, model, hashOf(line));
+      const usage = rolloutUsage(row, model, () => hashOf(line));
       if (usage !== null) news.usage.push(usageEvent(usage, policy));
       const exit = rolloutExit(row);
       if (exit !== null) exits.set(exit[0], exit[1]);
@@ -268,11 +268,20 @@ export interface TranscriptEntry {
   message?: { id?: unknown; model?: unknown; usage?: Usage };
 }
 
-/** The usage an assistant entry reports, keyed by its message and request ids; null for any other entry. */
-export function entryUsage(entry: TranscriptEntry, fallbackKey: string): UsageRecord | null {
+/**
+ * The usage an assistant entry reports, keyed by its message and request ids (`fallbackKey` for a message
+ * without an id: a function, for a key that costs something to compute, only when it is needed); null for
+ * any other entry.
+ */
+export function entryUsage(entry: TranscriptEntry, fallbackKey: string | (() => string)): UsageRecord | null {
   const message = entry.message;
   if (entry.type !== "assistant" || message?.usage === undefined || message.usage === null) return null;
-  const id = typeof message.id === "string" ? message.id : fallbackKey;
+  const id =
+    typeof message.id === "string"
+      ? message.id
+      : typeof fallbackKey === "string"
+        ? fallbackKey
+        : fallbackKey();
   const u = message.usage;
   return {
     id: `${id}/${typeof entry.requestId === "string" ? entry.requestId : ""}`,
@@ -285,7 +294,7 @@ export function entryUsage(entry: TranscriptEntry, fallbackKey: string): UsageRe
 }
 
 /** Usage records from Claude Code transcript lines: one per assistant API message (by message and request id). */
-export function transcriptUsage(text: string): UsageRecord[] {
+function transcriptUsage(text: string): UsageRecord[] {
   const byId = new Map<string, UsageRecord>();
   for (const line of text.split("\n")) {
     if (!line.includes('"usage"')) continue;
@@ -295,14 +304,9 @@ export function transcriptUsage(text: string): UsageRecord[] {
     } catch {
       continue;
     }
-    const usage = entryUsage(entry, hashOf(line));
+    const usage = entryUsage(entry, () => hashOf(line));
     // A message split over several lines repeats its usage; the last line holds the final output count.
     if (usage !== null) byId.set(usage.id, usage);
   }
   return [...byId.values()];
-}
-
-/** Usage events from transcript lines: one per assistant API message (by message id and request id). */
-export function parseUsage(text: string, policy: Policy): EventInput[] {
-  return transcriptUsage(text).map((usage) => usageEvent(usage, policy));
 }

@@ -13,6 +13,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { parse as parseToml, TomlError } from "smol-toml";
 import stripJsonComments from "strip-json-comments";
+import { canonical } from "./common.js";
 
 /*
  * The agents' own trust stores, which decide whether they run a project's hooks at all:
@@ -229,16 +230,6 @@ export function realPath(path: string): string {
 /** `PreToolUse` → `pre_tool_use`, Codex's label of an event in hook keys and hashes. */
 const eventLabel = (event: string) => event.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
 
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (!isTable(value)) return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((k) => [k, canonical(value[k])]),
-  );
-}
-
 /**
  * The hash Codex trusts a command hook by (`command_hook_hash` → `version_for_toml`): sha256 of the
  * sorted-key JSON of the event's label, the matcher (none for UserPromptSubmit and Stop) and the hook with
@@ -258,9 +249,7 @@ export function codexHookHash(
     ...(matcher !== undefined && event !== "UserPromptSubmit" && event !== "Stop" ? { matcher } : {}),
     hooks: [{ type: "command", command: handler.command, timeout, async: handler.async === true }],
   };
-  return `sha256:${createHash("sha256")
-    .update(JSON.stringify(canonical(identity)))
-    .digest("hex")}`;
+  return `sha256:${createHash("sha256").update(canonical(identity)).digest("hex")}`;
 }
 
 /** One command hook of a hooks.json, where Codex keeps its trust. */
@@ -292,7 +281,7 @@ export function codexHookSlots(
         const timeout = typeof hook.timeout === "number" ? hook.timeout : undefined;
         slots.push({
           key: `${hooksPath}:${eventLabel(event)}:${g}:${h}`,
-          identity: JSON.stringify(canonical({ event, matcher, hook })),
+          identity: canonical({ event, matcher, hook }),
           ours: isOurs(hook),
           hash: codexHookHash(event, matcher, {
             command: hook.command,
@@ -389,8 +378,15 @@ export function geminiTrustedFoldersPath(env: NodeJS.ProcessEnv, home: string): 
   );
 }
 
-/** The rules of a trusted folders file (`{}` when there is none), and whether it is plain JSON reins may rewrite. */
-export function readTrustedFolders(path: string): { rules: Record<string, string>; plain: boolean } {
+/**
+ * The rules of a trusted folders file (`{}` when there is none), whether it is plain JSON reins may rewrite,
+ * and then its whole content (`document`, to rewrite it with every entry kept).
+ */
+export function readTrustedFolders(path: string): {
+  rules: Record<string, string>;
+  plain: boolean;
+  document?: Record<string, unknown>;
+} {
   if (!existsSync(path)) return { rules: {}, plain: true };
   const text = readFileSync(path, "utf8");
   let plain = true;
@@ -404,7 +400,7 @@ export function readTrustedFolders(path: string): { rules: Record<string, string
   if (!isTable(data)) throw new Error(`${path} must hold a JSON object`);
   const rules: Record<string, string> = {};
   for (const [k, v] of Object.entries(data)) if (typeof v === "string") rules[k] = v;
-  return { rules, plain };
+  return plain ? { rules, plain, document: data } : { rules, plain };
 }
 
 const within = (parent: string, child: string) =>

@@ -21,6 +21,7 @@ export interface UsageRecord {
 export function usageEvent(usage: UsageRecord, policy: Policy): EventInput {
   const reported = usage.costUsd;
   const own = reported !== undefined && Number.isFinite(reported) && reported >= 0;
+  const { key, pricing } = own ? { key: null, pricing: "agent" as const } : priceOf(policy, usage.model);
   return {
     kind: "usage.recorded",
     id: `usage:${hashOf(usage.id)}`,
@@ -28,8 +29,8 @@ export function usageEvent(usage: UsageRecord, policy: Policy): EventInput {
     outputTokens: usage.output,
     cacheReadTokens: usage.cacheRead,
     cacheWriteTokens: usage.cacheWrite,
-    costUsd: own ? reported : costOf(policy, usage.model, usage),
-    pricing: own ? "agent" : priceOf(policy, usage.model).pricing,
+    costUsd: own ? reported : costOf(policy, key, usage),
+    pricing,
     ...(usage.model !== undefined ? { model: usage.model } : {}),
   };
 }
