@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { DoctorReport } from "../src/cli/doctor.js";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
@@ -13,8 +13,15 @@ import { apiToken, hookSecret } from "../src/server/secret.js";
 import { createServer } from "../src/server/server.js";
 import { freePort } from "./support/redis-server.js";
 
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A project folder with an empty config, removed after the tests. */
 function project(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-doctor-")));
+  dirs.push(dir);
   writeFileSync(join(dir, "reins.config.json"), "{}");
   return dir;
 }
@@ -34,12 +41,15 @@ async function doctor(dir: string, env: Record<string, string> = {}, ...argv: st
   return { code, report, line };
 }
 
+/** `reins init <args>` in `dir`, which must succeed. */
+async function init(dir: string, ...args: string[]) {
+  const { code, err } = await reins(dir, {}, "init", ...args);
+  expect(code, `reins init ${args.join(" ")}: ${err}`).toBe(0);
+}
+
 /** Every agent set up in `dir`, on `port`. */
 async function setUp(dir: string, port: number, ...flags: string[]) {
-  for (const agent of ["claude", "codex", "gemini"]) {
-    const { code, err } = await reins(dir, {}, "init", agent, "--port", String(port), ...flags);
-    expect(code, err).toBe(0);
-  }
+  for (const agent of ["claude", "codex", "gemini"]) await init(dir, agent, "--port", String(port), ...flags);
 }
 
 const started: { app?: FastifyInstance; services?: HookServices; plain?: Server }[] = [];
@@ -105,7 +115,7 @@ describe("reins doctor", () => {
       "no database yet; the first hook creates .reins/reins.db",
     );
 
-    await reins(dir, {}, "init", "codex");
+    await init(dir, "codex");
     const hooksFile = join(dir, ".codex", "hooks.json");
     const hooks = JSON.parse(readFileSync(hooksFile, "utf8")) as { hooks: Record<string, unknown> };
     delete hooks.hooks.PreToolUse;
@@ -126,8 +136,8 @@ describe("reins doctor", () => {
 
   it("fails when Codex does not trust the project or reins' hooks, and when Gemini CLI does not trust the folder", async () => {
     const dir = project();
-    await reins(dir, {}, "init", "codex", "--no-trust");
-    await reins(dir, {}, "init", "gemini", "--no-trust");
+    await init(dir, "codex", "--no-trust");
+    await init(dir, "gemini", "--no-trust");
     const { code, line } = await doctor(dir);
     expect(code).toBe(1);
     expect(line("codex", "project trust")).toMatchObject({
@@ -155,8 +165,8 @@ describe("reins doctor", () => {
       (await doctor(dir, { GEMINI_CLI_TRUST_WORKSPACE: "true" })).line("gemini", "folder trust")?.status,
     ).toBe("ok");
 
-    await reins(dir, {}, "init", "codex");
-    await reins(dir, {}, "init", "gemini");
+    await init(dir, "codex");
+    await init(dir, "gemini");
     const fixed = await doctor(dir);
     expect(fixed.code).toBe(0);
     expect(fixed.report.checks.filter((c) => c.status === "fail")).toEqual([]);
@@ -165,7 +175,7 @@ describe("reins doctor", () => {
   it("warns when the daemon is down, and fails when another program holds its port", async () => {
     const dir = project();
     const port = await freePort();
-    await reins(dir, {}, "init", "claude", "--port", String(port));
+    await init(dir, "claude", "--port", String(port));
     const down = await doctor(dir);
     expect(down.code).toBe(0);
     expect(down.line("daemon", "running")).toMatchObject({
@@ -188,7 +198,7 @@ describe("reins doctor", () => {
 
   it("fails when the store does not open", async () => {
     const dir = project();
-    await reins(dir, {}, "init", "claude", "--in-process");
+    await init(dir, "claude", "--in-process");
     mkdirSync(join(dir, ".reins"), { recursive: true });
     writeFileSync(join(dir, ".reins", "reins.db"), "this is not a database, it is garbage ".repeat(200));
     const { code, line } = await doctor(dir);

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { daemonAt } from "../../src/server/daemon.js";
-import { reinsBin } from "./fault-session.js";
 import { waitFor } from "./fault-redis.js";
+import { cleanEnv, reinsBin } from "./processes.js";
 
 /**
  * The reins daemon of a fault test's project as real processes: started with `reins serve`, killed with
@@ -15,6 +16,8 @@ import { waitFor } from "./fault-redis.js";
 export async function startDaemon(project: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [reinsBin, "--cwd", project, "serve", "--port", String(port)], {
     cwd: project,
+    // Nothing of this process's environment: a developer's REINS_STORE or REINS_TOKEN would change it.
+    env: cleanEnv(homedir()),
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, pings } from "./redis-server.js";
 
+/** The server binary: REINS_REDIS_SERVER, as for the other Redis tests, else `redis-server` on the PATH. */
+const BINARY = process.env.REINS_REDIS_SERVER ?? "redis-server";
+
 /**
  * A `redis-server` for fault tests that is killed outright (SIGKILL, no shutdown save) and started again on
  * the same port and data folder. With `durable` it runs with an append-only file fsynced on every write
@@ -55,7 +58,7 @@ class KillableRedis implements FaultRedis {
       ? ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
       : ["--appendonly", "no", "--save", ""];
     const child = spawn(
-      "redis-server",
+      BINARY,
       ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir, ...persistence],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
@@ -63,9 +66,13 @@ class KillableRedis implements FaultRedis {
     child.stdout?.on("data", (d: Buffer) => (this.#output = (this.#output + d.toString()).slice(-4_000)));
     child.stderr?.on("data", (d: Buffer) => (this.#output = (this.#output + d.toString()).slice(-4_000)));
     let exited = false;
+    let failed: Error | null = null;
     child.once("exit", () => (exited = true));
-    await waitFor(`redis-server on port ${this.port} to answer PING`, async () => {
-      if (exited) throw new Error(`redis-server on port ${this.port} exited at start:\n${this.#output}`);
+    // Not started at all (no such binary): without a listener the error would crash the test process.
+    child.once("error", (error) => (failed = error));
+    await waitFor(`${BINARY} on port ${this.port} to answer PING`, async () => {
+      if (failed !== null) throw new Error(`${BINARY} could not be started: ${failed.message}`);
+      if (exited) throw new Error(`${BINARY} on port ${this.port} exited at start:\n${this.#output}`);
       return pings(this.port, 500, false); // a server still loading its file answers -LOADING
     });
   }

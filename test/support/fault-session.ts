@@ -1,16 +1,14 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
+import { cleanEnv, reinsBin } from "./processes.js";
 
 /**
  * A simulated Claude Code session for fault tests: it sends hook calls the way Claude Code does (http hooks
  * to the daemon, command hooks as processes), writes one assistant line with token usage to its transcript
  * per tool call, and records every answer with how long it took.
  */
-
-const root = join(import.meta.dirname, "..", "..");
-/** The reins executable the hooks run. */
-export const reinsBin = join(root, "bin", "reins.js");
 
 /** Claude Code's timeout for the http hooks `reins init claude` installs (their `timeout: 10`). */
 export const HTTP_HOOK_TIMEOUT_MS = 10_000;
@@ -67,7 +65,7 @@ export interface SessionOptions {
   /** The daemon's port: http hooks go to http://127.0.0.1:<port>/hooks/claude. */
   port: number;
   secret: string;
-  /** Extra environment for command hooks. */
+  /** Extra environment for command hooks, whose environment is otherwise `cleanEnv`'s (PATH, HOME...). */
   env?: Record<string, string>;
 }
 
@@ -140,13 +138,17 @@ export class SimulatedSession {
     return this.#record({ hook, via: "http", startedAt, kind, reply, detail, callId });
   }
 
-  /** Runs a command hook (`reins hook claude ...args`) with the input on stdin and Claude Code's timeout. */
+  /**
+   * Runs a command hook (`reins hook claude ...args`) with the input on stdin and Claude Code's timeout. Its
+   * environment is a clean one: a developer's REINS_STORE, REINS_SERVER_URL or CLAUDE_PROJECT_DIR would send
+   * its events elsewhere.
+   */
   command(hook: string, args: string[], extra: Record<string, unknown> = {}): Promise<CallRecord> {
     const startedAt = Date.now();
     return new Promise((resolve) => {
       const child = spawn(process.execPath, [reinsBin, "hook", "claude", ...args], {
         cwd: this.options.project,
-        env: { ...process.env, ...this.options.env, CLAUDE_PROJECT_DIR: this.options.project },
+        env: cleanEnv(homedir(), { ...this.options.env, CLAUDE_PROJECT_DIR: this.options.project }),
         stdio: ["pipe", "pipe", "pipe"],
       });
       let stdout = "";

@@ -115,7 +115,8 @@ describe("loop-patterns: near-identical calls", () => {
     for (let i = 0; i < 7; i++) {
       t.call("Bash", { command: "curl -s localhost:3000/health" }, { shapeHash: "curl-health" });
     }
-    expect(verdicts(requests(t))).not.toContain("block");
+    // Neither a warning nor a block from this guard: the breaker's duplicate-call count handles them.
+    expect(verdicts(requests(t))).toEqual(Array(7).fill("allow"));
   });
 
   it("starts counting again after a call of another shape", () => {
@@ -185,8 +186,7 @@ describe("loop-patterns: the same error text repeating", () => {
       t.call("CheckStatus", { run: 42 }, {}, { ok: false, output: "checks still failing" });
     }
     const policy = resolvePolicy({ loops: { tools: { CheckStatus: { exempt: true } } } });
-    expect(verdicts(completions(t, policy))).not.toContain("block");
-    expect(verdicts(completions(t, policy))).not.toContain("warn");
+    expect(verdicts(completions(t, policy))).toEqual(Array(6).fill("allow"));
   });
 
   it("opens the circuit breaker at the fifth identical error in the full engine: a stop", () => {
