@@ -90,7 +90,6 @@ function baselineVerdict(replayed, stopAt, outcome) {
 const pct = (n, of) => (of === 0 ? "-" : `${n}/${of} (${((100 * n) / of).toFixed(1)}%)`);
 
 function row(name, e) {
-  const stops = e.successful.stopped + e.failed.stopped;
   const held = e.runs.filter(
     (v) => v.outcome === false && (v.stop !== null || v.deny !== null || v.refusedDone > 0),
   ).length;
@@ -100,7 +99,7 @@ function row(name, e) {
     falseStops: pct(e.successful.stopped, e.successful.runs),
     anyDeny: pct(e.successful.denied, e.successful.runs),
     caught: pct(e.failed.stopped, e.failed.runs),
-    precision: stops === 0 ? "-" : `${((100 * e.failed.stopped) / stops).toFixed(1)}%`,
+    precision: e.precision === null ? "-" : `${(100 * e.precision).toFixed(1)}%`,
     saved: pct(e.failed.saved, e.failed.steps),
   };
 }

@@ -2,6 +2,7 @@ import type { AlertKind, Effect, Guard, GuardResult, Verdict } from "./guard.js"
 import { isHumanEvent, type ReinsEvent } from "./events.js";
 import { clip, pushCapped } from "./capped.js";
 import { ReinsError, assertNever } from "./errors.js";
+import { gradeOf, heldGrade } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
 import { meterAt } from "./meter.js";
 import type { Policy } from "./policy.js";
@@ -103,7 +104,7 @@ function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Pol
   for (const guard of guards) {
     let result: GuardResult;
     try {
-      result = guard.evaluate(state, event, policy);
+      result = withinGrades(guard, guard.evaluate(state, event, policy));
     } catch (error) {
       // Fail open: a broken guard must never stop an agent or crash the caller.
       const reason = error instanceof Error ? error.message : String(error);
@@ -118,6 +119,35 @@ function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Pol
     if (result.verdict === "block" && guard.shortCircuit) break;
   }
   return results;
+}
+
+/**
+ * A guard's result held to the grades it declares (`Guard.grades`): a grade it did not declare becomes the
+ * strongest declared one below it, so a guard that may only deny cannot stop. Only the verdict changes; an
+ * answer held down to allow says nothing.
+ */
+function withinGrades(guard: Guard, result: GuardResult): GuardResult {
+  if (result.verdict === "allow") return result;
+  const grade = gradeOf({ verdict: result.verdict, needsHuman: result.needsHuman ?? false });
+  const held = heldGrade(grade, guard.grades);
+  if (held === grade) return result;
+  const { needsHuman: _needsHuman, ...rest } = result;
+  switch (held) {
+    case "deny":
+      return { ...rest, verdict: "block" };
+    case "advise":
+      return { ...rest, verdict: "warn" };
+    case "allow":
+      return {
+        guard: result.guard,
+        verdict: "allow",
+        ...(result.effects !== undefined ? { effects: result.effects } : {}),
+      };
+    case "stop":
+      return result; // never reached: a grade is only held down
+    default:
+      return assertNever(held);
+  }
 }
 
 const severity: Record<Verdict, number> = { allow: 0, warn: 1, block: 2 };

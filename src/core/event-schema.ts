@@ -1,18 +1,14 @@
 import * as z from "zod";
 import { ReinsError } from "./errors.js";
 import type { ReinsEvent } from "./events.js";
+import { oneLineText } from "./one-line.js";
 
 const text = z.string().max(1_000_000);
 const time = z.number().finite().nonnegative();
 const tokens = z.number().finite().nonnegative().optional();
 
 /** A scope: text a person reads and a key of the stores, so one line without control characters. */
-export const scopeText = z
-  .string()
-  .min(1)
-  .max(1024)
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what it refuses
-  .regex(/^[^\u0000-\u001f\u007f]+$/, "must not hold line breaks or other control characters");
+export const scopeText = oneLineText(1024);
 
 const base = {
   at: time,

@@ -18,7 +18,15 @@ export function gradeOf(decision: { verdict: "allow" | "warn" | "block"; needsHu
   return "allow";
 }
 
-/** The more severe of two grades. */
-export function worseGrade(a: Grade, b: Grade): Grade {
-  return GRADES.indexOf(a) >= GRADES.indexOf(b) ? a : b;
+/**
+ * `grade` held to the grades a guard declares: itself when declared, else the strongest declared grade below
+ * it (an undeclared stop from a guard that may deny is a deny), else `allow`.
+ */
+export function heldGrade(grade: Grade, declared: readonly Grade[]): Grade {
+  if (grade === "allow" || declared.includes(grade)) return grade;
+  for (let i = GRADES.indexOf(grade) - 1; i > 0; i--) {
+    const lower = GRADES[i];
+    if (lower !== undefined && declared.includes(lower)) return lower;
+  }
+  return "allow";
 }

@@ -404,7 +404,6 @@ function countFailure(state: State, name: string, event: VerificationRan): void 
   const last = state.lastFailure ?? null;
   const same =
     last !== null &&
-    state.failedVerifications > 0 &&
     last.check === name &&
     last.fingerprint === fingerprint &&
     last.edits === state.edits.total &&

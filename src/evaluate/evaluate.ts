@@ -1,4 +1,5 @@
 import { ReinsError } from "../core/errors.js";
+import { isToolHook } from "../logs/run.js";
 import type { ReplayedCall, ReplayedRun } from "./replay.js";
 
 /**
@@ -101,10 +102,7 @@ function intervention(call: ReplayedCall | null): Intervention | null {
 /** The verdict on one replayed run. */
 export function verdictOf(replayed: ReplayedRun, outcome: boolean | null): RunVerdict {
   const stop = intervention(replayed.stop);
-  const before =
-    stop === null
-      ? replayed.steps
-      : Math.max(0, stop.step - (stop.hook === "PreToolUse" || stop.hook === "BeforeTool" ? 1 : 0));
+  const before = stop === null ? replayed.steps : Math.max(0, stop.step - (isToolHook(stop.hook) ? 1 : 0));
   return {
     id: replayed.run.id,
     outcome,
@@ -150,7 +148,7 @@ export function evaluate(verdicts: readonly RunVerdict[]): Evaluation {
       if (at === null) continue;
       const id = `${grade}/${at.guard}`;
       const row = guards.get(id) ?? { guard: at.guard, grade, successful: 0, failed: 0, unknown: 0 };
-      row[key === "successful" ? "successful" : key === "failed" ? "failed" : "unknown"] += 1;
+      row[key] += 1;
       guards.set(id, row);
     }
   }

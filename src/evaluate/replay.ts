@@ -1,14 +1,14 @@
 import { applyBatch, type Answer, type LogRecord } from "../core/batch.js";
 import type { Decision } from "../core/engine.js";
 import type { EventInput, ReinsEvent } from "../core/events.js";
-import { gradeOf, worseGrade, type Grade } from "../core/grade.js";
+import { gradeOf, type Grade } from "../core/grade.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { ADAPTERS } from "../hooks/adapters.js";
 import { worstAnswer } from "../hooks/common.js";
 import type { RolloutNews, UsageReader } from "../hooks/transcript.js";
 import { usageEvent } from "../hooks/usage.js";
-import type { LoggedCall, LoggedRun } from "../logs/run.js";
+import { isToolHook, toolCallCount, type LoggedCall, type LoggedRun } from "../logs/run.js";
 import { traceHeader, traceLine } from "../shell/trace.js";
 
 /**
@@ -87,7 +87,6 @@ class LoggedUsage implements UsageReader {
   }
 }
 
-const TOOL_HOOKS = new Set(["PreToolUse", "BeforeTool"]);
 const CLAIM_HOOKS = new Set(["Stop", "SubagentStop", "AfterAgent"]);
 
 /** The answer that decides a call's grade: the claim's own for a "done" claim, else the worst. */
@@ -156,7 +155,7 @@ export function replayRun(run: LoggedRun, policy: Policy): ReplayedRun {
     for (const [s, state] of result.states) states.set(s, state);
     for (const record of result.records)
       if (record.event.id !== undefined) ids.add(`${record.scope}\n${record.event.id}`);
-    if (TOOL_HOOKS.has(hook)) step += 1;
+    if (isToolHook(hook)) step += 1;
     const answer = decidingAnswer(hook, result.answers);
     const grade = answer === null ? "allow" : gradeOf(answer);
     const guard = answer === null || grade === "allow" ? undefined : decidingGuard(answer);
@@ -187,18 +186,17 @@ function summariseRun(run: LoggedRun, calls: ReplayedCall[], state: State | null
   let stop: ReplayedCall | null = null;
   let deny: ReplayedCall | null = null;
   let advise: ReplayedCall | null = null;
-  let worst: Grade = "allow";
   for (const call of calls) {
-    worst = worseGrade(worst, call.grade);
     if (stop === null && call.grade === "stop") stop = call;
-    if (deny === null && TOOL_HOOKS.has(call.hook) && (call.grade === "deny" || call.grade === "stop"))
+    if (deny === null && isToolHook(call.hook) && (call.grade === "deny" || call.grade === "stop"))
       deny = call;
     if (advise === null && call.grade === "advise") advise = call;
   }
   return {
     run,
     calls,
-    steps: calls.filter((c) => TOOL_HOOKS.has(c.hook)).length,
+    // Not the replay's step counter: an input the adapter refused is still a tool call the agent made.
+    steps: toolCallCount(run),
     stop,
     deny,
     advise,

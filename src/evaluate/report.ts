@@ -1,5 +1,6 @@
 import { formatCount, formatDuration } from "../core/format.js";
 import { table } from "../cli/table.js";
+import { isToolHook } from "../logs/run.js";
 import type { Evaluation, GroupCounts } from "./evaluate.js";
 import type { ReplayedRun } from "./replay.js";
 
@@ -10,7 +11,7 @@ export function replayTimeline(replayed: ReplayedRun): string[] {
   const start = replayed.calls[0]?.at ?? 0;
   const lines: string[] = [];
   for (const call of replayed.calls) {
-    const tool = call.hook === "PreToolUse" || call.hook === "BeforeTool";
+    const tool = isToolHook(call.hook);
     if (!tool && call.grade === "allow" && call.invalid === undefined) continue;
     const when = `+${formatDuration(Math.max(0, call.at - start))}`;
     const what = tool

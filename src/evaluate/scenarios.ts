@@ -14,6 +14,11 @@ export interface Scenario {
   run: LoggedRun;
 }
 
+/** A scenario named after its script's session id. */
+function scenario(script: SessionScript, stuck: boolean, what: string): Scenario {
+  return { name: script.id, stuck, what, run: script.run() };
+}
+
 const pytestFail = (failed: number, passed: number, names: string[]) =>
   `${names.map((n) => `FAILED tests/test_app.py::${n} - AssertionError`).join("\n")}\n==== ${failed} failed, ${passed} passed in 0.42s ====`;
 
@@ -80,54 +85,14 @@ function stuckSessions(): Scenario[] {
   for (let i = 0; i < 3; i++) redDone.done("All done, the feature works.");
 
   return [
-    {
-      name: "identical-retry",
-      stuck: true,
-      what: "the same failing command, 10 times, nothing changed",
-      run: identical.run(),
-    },
-    {
-      name: "noisy-retry",
-      stuck: true,
-      what: "one failing command with only a counter and a comment changed",
-      run: noisy.run(),
-    },
-    {
-      name: "alternating",
-      stuck: true,
-      what: "two commands in turn, A-B-A-B, results unchanged",
-      run: alternating.run(),
-    },
-    {
-      name: "same-error",
-      stuck: true,
-      what: "different commands, the same error every time",
-      run: sameError.run(),
-    },
-    {
-      name: "red-without-change",
-      stuck: true,
-      what: "the tests fail the same way 5 times with no edit between",
-      run: redTests.run(),
-    },
-    {
-      name: "rewrite-same-content",
-      stuck: true,
-      what: "the same content written to one file again and again",
-      run: rewrite.run(),
-    },
-    {
-      name: "runaway-spend",
-      stuck: true,
-      what: "720,000 tokens spent in 3 minutes, past the session budget",
-      run: runaway.run(),
-    },
-    {
-      name: "claims-done-red",
-      stuck: true,
-      what: '"done" claimed three times with the tests red',
-      run: redDone.run(),
-    },
+    scenario(identical, true, "the same failing command, 10 times, nothing changed"),
+    scenario(noisy, true, "one failing command with only a counter and a comment changed"),
+    scenario(alternating, true, "two commands in turn, A-B-A-B, results unchanged"),
+    scenario(sameError, true, "different commands, the same error every time"),
+    scenario(redTests, true, "the tests fail the same way 5 times with no edit between"),
+    scenario(rewrite, true, "the same content written to one file again and again"),
+    scenario(runaway, true, "720,000 tokens spent in 3 minutes, past the session budget"),
+    scenario(redDone, true, '"done" claimed three times with the tests red'),
   ];
 }
 
@@ -231,55 +196,15 @@ function productiveSessions(): Scenario[] {
   docs.bash("python -m pytest tests/test_docs.py -q", "4 passed in 1.20s").done("The docs build.");
 
   return [
-    {
-      name: "search-without-hits",
-      stuck: false,
-      what: "six searches that find nothing (grep exits 1), then one that does",
-      run: search.run(),
-    },
-    {
-      name: "rebuild-docs",
-      stuck: false,
-      what: "the build output removed and rebuilt after each change",
-      run: docs.run(),
-    },
-    {
-      name: "poll-build",
-      stuck: false,
-      what: "the same status command until the build finishes",
-      run: poll.run(),
-    },
-    { name: "page-long-file", stuck: false, what: "one long file read page by page", run: page.run() },
-    {
-      name: "red-green-tdd",
-      stuck: false,
-      what: "four cycles of a failing test, then its fix",
-      run: tdd.run(),
-    },
-    {
-      name: "fix-step-by-step",
-      stuck: false,
-      what: "the tests re-run after each fix, fewer failing each time",
-      run: fixes.run(),
-    },
-    {
-      name: "rerun-after-each-change",
-      stuck: false,
-      what: "the same test fails six times, with a real change before each run",
-      run: rerun.run(),
-    },
-    {
-      name: "explore-large-codebase",
-      stuck: false,
-      what: "73 calls in one task: reading, searching, editing six packages",
-      run: explore.run(),
-    },
-    {
-      name: "parallel-reads",
-      stuck: false,
-      what: "three turns of eight parallel reads within seconds",
-      run: parallel.run(),
-    },
+    scenario(search, false, "six searches that find nothing (grep exits 1), then one that does"),
+    scenario(docs, false, "the build output removed and rebuilt after each change"),
+    scenario(poll, false, "the same status command until the build finishes"),
+    scenario(page, false, "one long file read page by page"),
+    scenario(tdd, false, "four cycles of a failing test, then its fix"),
+    scenario(fixes, false, "the tests re-run after each fix, fewer failing each time"),
+    scenario(rerun, false, "the same test fails six times, with a real change before each run"),
+    scenario(explore, false, "73 calls in one task: reading, searching, editing six packages"),
+    scenario(parallel, false, "three turns of eight parallel reads within seconds"),
   ];
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import * as z from "zod";
 import type { Answer } from "../core/batch.js";
+import { oneLineText } from "../core/one-line.js";
 import type { EventInput, ToolTouch } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
@@ -15,16 +15,11 @@ import { failureFingerprint } from "./test-summary.js";
  * its noise removed, what a tool call reads, writes and runs, which commands are checks, and prices.
  */
 
-/** One line of text without control characters: what ids that become scopes must be. */
-// eslint-disable-next-line no-control-regex -- control characters are exactly what it refuses
-const ONE_LINE = /^[^\u0000-\u001f\u007f]+$/;
-
 /**
  * The schema of a hook input's `session_id`, the same for every agent: it becomes the scope of the call's
  * events. A function, so that it is built only with the schema of the one agent a hook process parses.
  */
-export const sessionIdSchema = () =>
-  z.string().min(1).max(256).regex(ONE_LINE, "must not hold line breaks or other control characters");
+export const sessionIdSchema = () => oneLineText(256);
 
 /** How deep `canonical` follows nested values; deeper ones are one marker (hostile input nests thousands deep). */
 const MAX_DEPTH = 128;

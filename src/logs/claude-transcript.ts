@@ -1,6 +1,6 @@
 import { entryUsage, type TranscriptEntry } from "../hooks/transcript.js";
 import type { UsageRecord } from "../hooks/usage.js";
-import { timeOf, type LoggedCall, type LoggedRun } from "./run.js";
+import { addLeftoverUsage, timeOf, type LoggedCall, type LoggedRun } from "./run.js";
 
 /**
  * Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`): one JSON entry per line.
@@ -180,9 +180,6 @@ export function readClaudeTranscript(
     }
   }
   flush(null);
-  if (pending.size > 0) {
-    const last = calls[calls.length - 1];
-    if (last !== undefined) last.usage = [...(last.usage ?? []), ...pending.values()];
-  }
+  addLeftoverUsage(calls, [...pending.values()]);
   return { id, agent: "claude", format: "claude-transcript", source, calls };
 }

@@ -1,6 +1,7 @@
-import { openAiUsage, rolloutExit, rolloutUsage } from "../hooks/rollout.js";
+import { openAiUsage, rolloutExit, rolloutModel, rolloutUsage } from "../hooks/rollout.js";
 import type { UsageRecord } from "../hooks/usage.js";
-import { timeOf, type LoggedCall, type LoggedRun } from "./run.js";
+import { addLeftoverUsage, timeOf, type LoggedCall, type LoggedRun } from "./run.js";
+import { num, rec, str, type Row } from "./values.js";
 
 /**
  * Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`): `{timestamp, type, payload}` lines of
@@ -11,11 +12,6 @@ import { timeOf, type LoggedCall, type LoggedRun } from "./run.js";
  * the turn). A shell call's PostToolUse carries the exit code the rollout recorded, which Codex's own hook
  * input leaves out.
  */
-
-type Row = Record<string, unknown>;
-const rec = (v: unknown): Row => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Row) : {});
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
 
 /** Whether JSONL rows are a Codex CLI rollout. */
 export function isCodexRollout(rows: readonly Row[]): boolean {
@@ -112,7 +108,7 @@ export function readCodexRollout(rows: readonly Row[], source: string, fallbackI
     if (row.type === "session_meta") {
       push({ hook_event_name: "SessionStart", source: "startup", ...(model !== undefined ? { model } : {}) });
     } else if (row.type === "turn_context") {
-      model = str(p.model) ?? model;
+      model = rolloutModel(row) ?? model;
       if (typeof p.turn_id === "string" && p.turn_id !== turn) [turn, prompted] = [p.turn_id, false];
     } else if (row.type === "token_usage_record") {
       const usage = rolloutUsage(row, model, `${id}#${n}`);
@@ -183,9 +179,6 @@ export function readCodexRollout(rows: readonly Row[], source: string, fallbackI
       }
     }
   }
-  if (pending.length > 0 && calls.length > 0) {
-    const last = calls[calls.length - 1];
-    if (last !== undefined) last.usage = [...(last.usage ?? []), ...pending];
-  }
+  addLeftoverUsage(calls, pending);
   return { id, agent: "codex", format: "codex-rollout", source, calls };
 }

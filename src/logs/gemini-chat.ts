@@ -1,5 +1,7 @@
+import { geminiTokens } from "../hooks/gemini.js";
 import type { UsageRecord } from "../hooks/usage.js";
-import { timeOf, type LoggedCall, type LoggedRun } from "./run.js";
+import { addLeftoverUsage, timeOf, type LoggedCall, type LoggedRun } from "./run.js";
+import { rec, str, type Row } from "./values.js";
 
 /**
  * Gemini CLI chat recordings (`~/.gemini/tmp/<project hash>/chats/session-*.json`, written by its
@@ -14,11 +16,6 @@ import { timeOf, type LoggedCall, type LoggedRun } from "./run.js";
  * next call (the recording keeps no per-chunk AfterModel data). The recording holds no working directory, so
  * `cwd` is left out.
  */
-
-type Row = Record<string, unknown>;
-const rec = (v: unknown): Row => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Row) : {});
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
 
 const isHeader = (r: Row) => typeof r.sessionId === "string" && typeof r.projectHash === "string";
 
@@ -101,17 +98,18 @@ function toolResponse(call: Row): Row {
 function usageOf(message: Row): UsageRecord | null {
   const t = rec(message.tokens);
   if (Object.keys(t).length === 0) return null;
-  const prompt = num(t.input);
-  const cached = Math.min(num(t.cached), prompt);
-  const shown = num(t.output) + num(t.thoughts);
   const model = str(message.model);
   return {
     id: `gemini:${String(message.id)}`,
-    input: prompt - cached,
-    // As the live AfterModel reading does: output is what the total adds beyond prompt and tool-use prompt.
-    output: Math.max(shown, num(t.total) - prompt - num(t.tool)),
-    cacheRead: cached,
-    cacheWrite: 0,
+    // Counted as the live AfterModel reading counts them.
+    ...geminiTokens({
+      prompt: t.input,
+      cached: t.cached,
+      candidates: t.output,
+      thoughts: t.thoughts,
+      total: t.total,
+      toolUsePrompt: t.tool,
+    }),
     ...(model !== undefined && model !== "" ? { model } : {}),
   };
 }
@@ -170,9 +168,6 @@ export function readGeminiChat(data: unknown, source: string, fallbackId: string
         stop_hook_active: false,
       });
   }
-  if (pending.length > 0) {
-    const last = calls[calls.length - 1];
-    if (last !== undefined) last.usage = [...(last.usage ?? []), ...pending];
-  }
+  addLeftoverUsage(calls, pending);
   return { id, agent: "gemini", format: "gemini-chat", source, calls };
 }

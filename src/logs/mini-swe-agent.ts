@@ -1,5 +1,6 @@
 import type { UsageRecord } from "../hooks/usage.js";
-import type { LoggedCall, LoggedRun } from "./run.js";
+import { addLeftoverUsage, type LoggedCall, type LoggedRun } from "./run.js";
+import { num } from "./values.js";
 
 /**
  * mini-swe-agent trajectories (`<instance>.traj.json`, format `mini-swe-agent-1`): every step is one bash
@@ -42,8 +43,6 @@ const text = (v: unknown): string =>
           })
           .join("")
       : "";
-
-const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
 
 /** The model call's usage in OpenAI's form (prompt tokens include the cached ones), with its reported cost. */
 function usageOf(message: Message, fallbackId: string): UsageRecord | null {
@@ -156,9 +155,6 @@ export function readMiniSweAgent(data: unknown, source: string, fallbackId: stri
       });
     }
   }
-  if (pending.length > 0) {
-    const last = calls[calls.length - 1];
-    if (last !== undefined) last.usage = [...(last.usage ?? []), ...pending];
-  }
+  addLeftoverUsage(calls, pending);
   return { id, agent: "claude", format: "mini-swe-agent", source, calls };
 }

@@ -33,11 +33,23 @@ export interface LoggedRun {
   calls: LoggedCall[];
 }
 
-/** Tool calls in a run: the PreToolUse (or BeforeTool) inputs. */
+/** Whether a hook call is a tool call: Claude Code's and Codex's PreToolUse, Gemini CLI's BeforeTool. */
+export function isToolHook(hook: unknown): boolean {
+  return hook === "PreToolUse" || hook === "BeforeTool";
+}
+
+/** Tool calls in a run: the PreToolUse (or BeforeTool) inputs, valid or not. */
 export function toolCallCount(run: LoggedRun): number {
-  return run.calls.filter(
-    (c) => c.input.hook_event_name === "PreToolUse" || c.input.hook_event_name === "BeforeTool",
-  ).length;
+  return run.calls.filter((c) => isToolHook(c.input.hook_event_name)).length;
+}
+
+/**
+ * Hands model usage that no hook call read to the run's last call: the agent's last hook would have read
+ * it. Nothing happens when there is no usage or no call.
+ */
+export function addLeftoverUsage(calls: readonly LoggedCall[], usage: readonly UsageRecord[]): void {
+  const last = calls[calls.length - 1];
+  if (usage.length > 0 && last !== undefined) last.usage = [...(last.usage ?? []), ...usage];
 }
 
 /** Epoch ms of an ISO time, or `fallback` when it does not parse. */

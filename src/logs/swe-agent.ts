@@ -1,6 +1,7 @@
 import { posix } from "node:path";
 import type { UsageRecord } from "../hooks/usage.js";
-import type { LoggedCall, LoggedRun } from "./run.js";
+import { addLeftoverUsage, type LoggedCall, type LoggedRun } from "./run.js";
+import { num, rec, str, type Row } from "./values.js";
 
 /**
  * SWE-agent trajectories (`<instance>.traj`, 0.x and 1.x): `{ trajectory: [{ action, observation, response,
@@ -11,11 +12,6 @@ import type { LoggedCall, LoggedRun } from "./run.js";
  * advances by each step's `execution_time` plus a second for the model. Its usage is only the run's totals
  * (`model_stats`), recorded once on the last call: per-step usage is not in the format.
  */
-
-type Row = Record<string, unknown>;
-const rec = (v: unknown): Row => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Row) : {});
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
 
 /** A value that may be JSON text (0.x `state`, 1.x `replay_config`) or already an object. */
 function objectOf(v: unknown): Row {
@@ -205,8 +201,7 @@ export function readSweAgent(data: unknown, source: string, fallbackId: string):
   }
 
   const stats = rec(rec(d.info).model_stats);
-  const last = calls[calls.length - 1];
-  if (last !== undefined && Object.keys(stats).length > 0) {
+  if (Object.keys(stats).length > 0) {
     const model = str(rec(rec(replay.agent).model).name);
     const cost = stats.instance_cost;
     const usage: UsageRecord = {
@@ -220,7 +215,7 @@ export function readSweAgent(data: unknown, source: string, fallbackId: string):
       // A zero cost means SWE-agent could not price the model: the policy's price table is the better guess.
       ...(typeof cost === "number" && Number.isFinite(cost) && cost > 0 ? { costUsd: cost } : {}),
     };
-    last.usage = [...(last.usage ?? []), usage];
+    addLeftoverUsage(calls, [usage]);
   }
   return { id, agent: "claude", format: "swe-agent", source, calls };
 }

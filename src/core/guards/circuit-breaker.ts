@@ -6,6 +6,11 @@ import type { State, TripReason } from "../state.js";
 
 const name = "circuit-breaker";
 
+/** Whether `count` has just reached `first`, or a further `every` past it: `first`, `first + every`, ... */
+function reached(count: number, first: number, every: number): boolean {
+  return count >= first && (count - first) % every === 0;
+}
+
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
 }
@@ -38,7 +43,7 @@ function repeated(state: State, event: ToolRequested, policy: Policy): GuardResu
       "duplicate_calls",
       `The same ${callLabel(event)} was made ${streak} times in a row, failing the same way each time`,
     );
-  if ((streak - duplicates) % duplicates !== 0) return null;
+  if (!reached(streak, duplicates, duplicates)) return null;
   return warn(
     name,
     `The same ${callLabel(event)} has been made ${streak} times in a row with the same result. If you are waiting for something, wait longer between calls; otherwise use the result you have.`,
@@ -78,7 +83,7 @@ function ruleOfThumb(state: State, event: ToolRequested, policy: Policy): GuardR
   }
   const calls = state.calls.taskCalls;
   const max = rules.maxCallsPerTask;
-  if (calls > max && (calls - max - 1) % max === 0) {
+  if (reached(calls, max + 1, max)) {
     const task = state.calls.task === "" ? "This session" : `Task "${state.calls.task}"`;
     return warn(
       name,
@@ -110,11 +115,11 @@ function failedChecks(state: State, event: ReinsEvent, policy: Policy): GuardRes
 }
 
 /**
- * Closed → open on evidence that the agent is stuck: 5 identical consecutive calls failing the same way, the
- * same error 5 times in a row, or 3 failed verifications in a row with nothing improving. Open blocks until a person acknowledges
- * (half-open), which lets one probe call through; a good probe and a quiet cooldown close it, another
- * stuck call or a failed probe opens it again. Rules of thumb (20 calls within 10 s, more than 50 calls in a
- * task) deny or advise and never open it.
+ * Closed → open on evidence that the agent is stuck (by default: 5 identical consecutive calls failing the
+ * same way, the same error 5 times in a row, or 3 failed verifications in a row with nothing improving).
+ * Open blocks until a person acknowledges (half-open), which lets one probe call through; a good probe and a
+ * quiet cooldown close it, another stuck call or a failed probe opens it again. Rules of thumb (by default
+ * 40 calls within 10 s, more than 50 calls in a task) deny or advise and never open it.
  */
 export const circuitBreaker: Guard = {
   name,

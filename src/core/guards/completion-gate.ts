@@ -18,7 +18,8 @@ const KNOWN_CHECKS: Record<string, string> = {
  * (the policy's `completion.commands`, filled from the project's files), quoted; else the check in words.
  */
 export function checkCommand(state: State, check: string, policy: Policy): string {
-  const command = own(state.checks, clip(check))?.command ?? own(policy.completion.commands, check);
+  // `clip` marks inherited names, so a clipped key never reads the prototype.
+  const command = state.checks[clip(check)]?.command ?? own(policy.completion.commands, check);
   return command !== undefined ? quote(command) : (KNOWN_CHECKS[check] ?? `the ${check} verification`);
 }
 
@@ -44,7 +45,7 @@ export const completionGate: Guard = {
     const required = policy.completion.required[event.level];
     const missing: string[] = [];
     for (const check of required) {
-      const memo = own(state.checks, clip(check));
+      const memo = state.checks[clip(check)];
       const run = checkCommand(state, check, policy);
       if (memo === undefined) missing.push(`${check} has not run (run ${run})`);
       else if (!memo.passed) missing.push(`${check} is failing (run ${run} and fix it)`);
