@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentToken } from "../src/server/secret.js";
 import { isLoopback } from "../src/server/server.js";
+import { RemoteStore } from "../src/store/remote.js";
 import { scripted, startApi, type ApiServer } from "./support/api-server.js";
 
 /**
@@ -574,5 +575,118 @@ describe("the two tokens", () => {
       reason: "more",
     });
     expect(people.status).toBe(200);
+  });
+});
+
+describe("runs of reins run", () => {
+  const run = (updatedAt: number, checkpoint: unknown = { step: 1 }) => ({
+    status: "running",
+    updatedAt,
+    summary: { plan: "plan.yaml", tasks: { done: 1, total: 3 } },
+    checkpoint,
+  });
+
+  it("PUT /api/runs/:id saves a checkpoint; GET /api/runs/:id and GET /api/runs read it back", async () => {
+    const saved = await api.call("PUT", "/api/runs/run-api-1", run(1_000, { tasks: ["a"] }));
+    expect(saved.status, saved.text).toBe(200);
+    expect(saved.json).toEqual({ id: "run-api-1", status: "running", updatedAt: 1_000 });
+    await api.call("PUT", "/api/runs/run-api-2", run(2_000));
+    const replaced = await api.call("PUT", "/api/runs/run-api-1", {
+      ...run(3_000, { tasks: ["b"] }),
+      status: "proven",
+    });
+    expect(replaced.status).toBe(200);
+
+    const one = await api.call("GET", "/api/runs/run-api-1", undefined, { token: null });
+    expect(one.status).toBe(200);
+    expect(one.json).toEqual({ id: "run-api-1", ...run(3_000, { tasks: ["b"] }), status: "proven" });
+    const list = await api.call("GET", "/api/runs", undefined, { token: null });
+    expect(list.status).toBe(200);
+    expect(list.json.total).toBe(2);
+    expect(list.json.items.map((r: { id: string }) => r.id)).toEqual(["run-api-1", "run-api-2"]);
+    expect(list.json.items[0]).not.toHaveProperty("checkpoint");
+    const page = await api.call("GET", "/api/runs?limit=1&offset=1");
+    expect(page.json).toMatchObject({ total: 2, limit: 1, offset: 1, items: [{ id: "run-api-2" }] });
+  });
+
+  it("answers 404 for an unknown run and 400 for a bad id or body, naming the field", async () => {
+    const unknown = await api.call("GET", "/api/runs/run-none");
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error).toBe("not_found");
+    for (const id of ["a%20b", "a%0Ab", "x".repeat(129), "%7Bx%7D"]) {
+      expect((await api.call("GET", `/api/runs/${id}`)).status, id).toBe(400);
+      expect((await api.call("PUT", `/api/runs/${id}`, run(1))).status, id).toBe(400);
+    }
+    const noCheckpoint = await api.call("PUT", "/api/runs/run-bad", { ...run(1), checkpoint: undefined });
+    expect(noCheckpoint.status).toBe(400);
+    expect(noCheckpoint.json.message).toMatch(/^body\.checkpoint/);
+    const arraySummary = await api.call("PUT", "/api/runs/run-bad", { ...run(1), summary: [] });
+    expect(arraySummary.json.message).toMatch(/^body\.summary/);
+    const twoLines = await api.call("PUT", "/api/runs/run-bad", { ...run(1), status: "a\nb" });
+    expect(twoLines.json.message).toMatch(/^body\.status/);
+    const notJson = await api.call("PUT", "/api/runs/run-bad", undefined, { raw: "{nope" });
+    expect(notJson.status).toBe(400);
+    expect(notJson.json.message.split("\n")).toHaveLength(1);
+    expect((await api.call("GET", "/api/runs/run-bad")).status).toBe(404);
+  });
+
+  it("keeps __proto__ keys in a checkpoint as data over HTTP, polluting nothing", async () => {
+    const hostile = '{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}}';
+    const body = `{"status": "running", "updatedAt": 5, "summary": ${hostile}, "checkpoint": {"state": ${hostile}}}`;
+    const saved = await api.call("PUT", "/api/runs/run-proto", undefined, { raw: body });
+    expect(saved.status, saved.text).toBe(200);
+    const read = await api.call("GET", "/api/runs/run-proto");
+    expect(read.text).toContain('"summary":{"__proto__":{"polluted":true}');
+    expect(read.text).toContain('"checkpoint":{"state":{"__proto__":{"polluted":true}');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("takes a checkpoint of millions of multi-byte characters, past the server's usual body limit", async () => {
+    // 7 Mi characters of 3 bytes each: 21 MB of body, over the 16 MB of other routes, under the 8 Mi
+    // characters a store keeps.
+    const checkpoint = { text: "€".repeat(7 * 1024 * 1024) };
+    const saved = await api.call("PUT", "/api/runs/run-huge", run(6, checkpoint));
+    expect(saved.status, saved.text.slice(0, 200)).toBe(200);
+    const read = await api.call("GET", "/api/runs/run-huge");
+    expect(read.json.checkpoint.text.length).toBe(7 * 1024 * 1024);
+    const tooBig = await api.call("PUT", "/api/runs/run-huge", run(7, { text: "x".repeat(9 * 1024 * 1024) }));
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.json).toMatchObject({ error: "usage" });
+    expect(tooBig.json.message).toMatch(/checkpoint is \d+ characters of JSON/);
+  });
+
+  it("lets only the people's token save a run: the agents' token reads but cannot rewrite a checkpoint", async () => {
+    const agents = agentToken(api.project).value;
+    const refused = await api.call("PUT", "/api/runs/run-tokens", run(1), { token: agents });
+    expect(refused.status).toBe(403);
+    expect(refused.json.message).toMatch(/cannot act as a person/);
+    expect((await api.call("PUT", "/api/runs/run-tokens", run(1), { token: null })).status).toBe(401);
+    expect((await api.call("PUT", "/api/runs/run-tokens", run(1), { token: "wrong" })).status).toBe(401);
+    expect((await api.call("GET", "/api/runs/run-tokens")).status).toBe(404);
+    expect((await api.call("PUT", "/api/runs/run-tokens", run(1))).status).toBe(200);
+    expect((await api.call("GET", "/api/runs/run-tokens", undefined, { token: agents })).status).toBe(200);
+  });
+
+  it("serves RemoteStore: a driver on another machine saves, resumes and lists runs through the server", async () => {
+    const remote = new RemoteStore(api.url, api.token, 10_000);
+    const hostile = JSON.parse('{"__proto__": {"polluted": true}, "n": 1}') as Record<string, unknown>;
+    const saved = {
+      id: "run-remote",
+      status: "paused",
+      updatedAt: 9_000_000,
+      summary: hostile,
+      checkpoint: [hostile],
+    };
+    await remote.saveRun(saved);
+    const read = await remote.run("run-remote");
+    expect(JSON.stringify(read)).toBe(JSON.stringify(saved));
+    expect(Object.hasOwn(read?.summary ?? {}, "__proto__")).toBe(true);
+    expect(await remote.run("run-remote-none")).toBeNull();
+    expect((await remote.runs())[0]).toMatchObject({ id: "run-remote", status: "paused" });
+    await expect(remote.saveRun({ ...saved, id: "bad id" })).rejects.toMatchObject({ code: "usage" });
+    await expect(remote.run("bad\nid")).rejects.toMatchObject({ code: "usage" });
+    const agents = new RemoteStore(api.url, agentToken(api.project).value, 10_000);
+    await expect(agents.saveRun(saved)).rejects.toMatchObject({ code: "store_unavailable" });
+    expect((await agents.run("run-remote"))?.status).toBe("paused");
   });
 });

@@ -41,8 +41,12 @@ describe.skipIf(skipReason !== null)(
     let server: RedisServer;
     let raw: Redis;
     const opened: Store[] = [];
+    /** The key prefix of each store opened, so a twin can open on the same keys. */
+    const prefixes = new WeakMap<Store, string>();
     const open = async (options: Parameters<typeof RedisStore.connect>[1] = {}) => {
-      const store = await RedisStore.connect(server.url, { keyPrefix: nextPrefix(), ...options });
+      const keyPrefix = options.keyPrefix ?? nextPrefix();
+      const store = await RedisStore.connect(server.url, { ...options, keyPrefix });
+      prefixes.set(store, keyPrefix);
       opened.push(store);
       return store;
     };
@@ -62,7 +66,11 @@ describe.skipIf(skipReason !== null)(
       if (server?.managed) await server.stop();
     });
 
-    storeContract("redis", () => open());
+    storeContract(
+      "redis",
+      () => open(),
+      (store) => open({ keyPrefix: prefixes.get(store) ?? "missing-prefix:" }),
+    );
 
     it("names every key with the prefix and the scope's hash tag, and gives each a TTL refreshed on write", async () => {
       const prefix = nextPrefix();
@@ -125,6 +133,42 @@ describe.skipIf(skipReason !== null)(
       expect(await raw.zcard(`${prefix}scopes`)).toBe(0);
       await store.append("session:x", timeline("session:x").started().events, policy);
       expect((await store.events("session:x")).map((r) => r.seq)).toEqual([0]);
+    });
+
+    it("keeps a run under {run:<id>} with the runs index, and refreshes both TTLs on each save", async () => {
+      const prefix = nextPrefix();
+      const store = await RedisStore.connect(server.url, { keyPrefix: prefix, ttlSeconds: 600 });
+      opened.push(store);
+      const run = {
+        id: "run-ttl",
+        status: "running",
+        updatedAt: 1_000,
+        summary: {},
+        checkpoint: { step: 1 },
+      };
+      await store.saveRun(run);
+      const keys = (await raw.keys(`${prefix}*`)).sort();
+      expect(keys).toEqual([`${prefix}runs`, `${prefix}{run:run-ttl}:run`]);
+      for (const key of keys) await raw.expire(key, 5);
+      await store.saveRun({ ...run, updatedAt: 2_000, checkpoint: { step: 2 } });
+      for (const key of keys) {
+        expect(await raw.ttl(key), key).toBeGreaterThan(500);
+        expect(await raw.ttl(key), key).toBeLessThanOrEqual(600);
+      }
+      expect(await raw.zscore(`${prefix}runs`, "run-ttl")).toBe("2000");
+    });
+
+    it("forgets a run whose key expired: it is no longer listed nor resumable", async () => {
+      const prefix = nextPrefix();
+      const store = await RedisStore.connect(server.url, { keyPrefix: prefix });
+      opened.push(store);
+      const run = { id: "run-gone", status: "paused", updatedAt: 1_000, summary: {}, checkpoint: {} };
+      await store.saveRun(run);
+      await store.saveRun({ ...run, id: "run-kept", updatedAt: 500 });
+      await raw.del(`${prefix}{run:run-gone}:run`);
+      expect(await store.run("run-gone")).toBeNull();
+      expect((await store.runs()).map((r) => r.id)).toEqual(["run-kept"]);
+      expect(await raw.zrange(`${prefix}runs`, 0, -1)).toEqual(["run-kept"]);
     });
 
     it("counts every event exactly once when two stores append to one session at the same time", async () => {

@@ -6,7 +6,8 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { ReinsError, defaultPolicy, resolvePolicy } from "../src/core/index.js";
+import { ReinsError, defaultPolicy, resolvePolicy, timeline } from "../src/core/index.js";
+import { MemoryStore } from "../src/store/memory.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { finished, startFixture } from "./support/processes.js";
 
@@ -157,12 +158,92 @@ describe("SQLite's own failures", () => {
       () => store.state("session:x"),
       () => store.scopes(),
       () => store.events("session:x"),
+      () => store.saveRun({ id: "run-x", status: "running", updatedAt: 1, summary: {}, checkpoint: {} }),
+      () => store.run("run-x"),
+      () => store.runs(),
     ])
       await expect(read()).rejects.toMatchObject({ code: "store_unavailable" });
   });
 });
 
+/** Schema 1 as the first release of reins wrote it, kept here verbatim: a migration must not edit it. */
+const SCHEMA_1 = `CREATE TABLE reins_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   INSERT INTO reins_meta (key, value) VALUES ('application', 'reins');
+   CREATE TABLE scopes (scope TEXT PRIMARY KEY, seq INTEGER NOT NULL, last_at INTEGER NOT NULL, state TEXT NOT NULL);
+   CREATE INDEX scopes_last_at ON scopes (last_at DESC);
+   CREATE TABLE events (
+     scope TEXT NOT NULL, seq INTEGER NOT NULL, event_id TEXT, at INTEGER NOT NULL, kind TEXT NOT NULL,
+     event TEXT NOT NULL, decision TEXT NOT NULL, PRIMARY KEY (scope, seq)) WITHOUT ROWID;
+   CREATE UNIQUE INDEX events_id ON events (scope, event_id) WHERE event_id IS NOT NULL;
+   CREATE TABLE alerts (
+     id TEXT PRIMARY KEY, scope TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL,
+     guard TEXT NOT NULL, message TEXT NOT NULL, acknowledged INTEGER NOT NULL DEFAULT 0, acknowledged_by TEXT);
+   CREATE INDEX alerts_at ON alerts (at DESC);`;
+
 describe("SQLite schema migrations", () => {
+  it("bring a database of schema 1 up to date: its sessions stay, and runs work", async () => {
+    const file = join(tempDir(), "reins.db");
+    const policy = resolvePolicy({});
+    const t = timeline("session:old").started().read("a.ts");
+    const before = await new MemoryStore().append("session:old", t.events, policy);
+    const state = before.states.get("session:old")!;
+    const db = new Database(file);
+    db.exec(SCHEMA_1);
+    db.pragma("user_version = 1");
+    db.prepare("INSERT INTO scopes (scope, seq, last_at, state) VALUES (?, ?, ?, ?)").run(
+      "session:old",
+      state.seq,
+      state.lastAt ?? 0,
+      JSON.stringify(state),
+    );
+    const addEvent = db.prepare(
+      "INSERT INTO events (scope, seq, event_id, at, kind, event, decision) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    );
+    for (const r of before.records)
+      addEvent.run(
+        r.scope,
+        r.seq,
+        null,
+        r.event.at,
+        r.event.kind,
+        JSON.stringify(r.event),
+        JSON.stringify(r.decision),
+      );
+    db.close();
+
+    const store = new SqliteStore(file);
+    expect(await store.runs()).toEqual([]);
+    const saved = {
+      id: "run-1",
+      status: "running",
+      updatedAt: 1_000,
+      summary: { tasks: 3 },
+      checkpoint: { step: 1 },
+    };
+    await store.saveRun(saved);
+    expect(await store.run("run-1")).toEqual(saved);
+    expect(await store.state("session:old")).toEqual(JSON.parse(JSON.stringify(state)));
+    const more = timeline({ scope: "session:old", start: (state.lastAt ?? 0) + 1 }).read("b.ts");
+    await store.append("session:old", more.events, policy);
+    const count = before.records.length + more.events.length;
+    expect((await store.events("session:old")).map((r) => r.seq)).toEqual([...Array(count).keys()]);
+    await store.close();
+
+    const upgraded = new Database(file, { readonly: true });
+    expect(upgraded.pragma("user_version", { simple: true })).toBe(2);
+    expect(
+      upgraded
+        .prepare(
+          "SELECT name FROM sqlite_master WHERE tbl_name = 'runs' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        )
+        .all(),
+    ).toEqual([{ name: "runs" }, { name: "runs_updated_at" }]);
+    upgraded.close();
+    const again = new SqliteStore(file);
+    expect((await again.runs()).map((r) => r.id)).toEqual(["run-1"]);
+    await again.close();
+  });
+
   it("let 8 processes create the same new database at once", async () => {
     for (let round = 0; round < 3; round++) {
       const dir = tempDir();
@@ -315,6 +396,12 @@ describe("SQLite bad input", () => {
     expect(ReinsError.is(failure)).toBe(true);
     expect((failure as Error).message).toMatch(/full/);
     expect((failure as Error).message).toContain(dir);
+    const checkpoint = { log: "x".repeat(512 * 1024) };
+    const save = store.saveRun({ id: "run-full", status: "running", updatedAt: 1, summary: {}, checkpoint });
+    await expect(save).rejects.toMatchObject({
+      code: "store_unavailable",
+      message: expect.stringMatching(/full/),
+    });
     await store.close();
     const reopened = new SqliteStore(join(dir, "reins.db"));
     expect((await reopened.state("session:full"))?.budget.session.spent.tokens).toBe(committed);

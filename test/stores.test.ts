@@ -6,6 +6,8 @@ import { SqliteStore } from "../src/store/sqlite.js";
 import { storeContract } from "./support/store-contract.js";
 
 storeContract("memory", () => Promise.resolve(new MemoryStore()));
-storeContract("sqlite", () =>
-  Promise.resolve(new SqliteStore(join(mkdtempSync(join(tmpdir(), "reins-sqlite-")), "reins.db"))),
+storeContract(
+  "sqlite",
+  () => Promise.resolve(new SqliteStore(join(mkdtempSync(join(tmpdir(), "reins-sqlite-")), "reins.db"))),
+  (store) => Promise.resolve(new SqliteStore(store.location)),
 );

@@ -4,6 +4,18 @@ import type { ReinsEvent } from "./events.js";
 import type { Policy } from "./policy.js";
 import type { State } from "./state.js";
 
+/** A run of `reins run` as the store keeps it: a small summary for lists, and the checkpoint to resume from. */
+export interface StoredRun {
+  id: string; // one-line text, ≤ 128 chars, [A-Za-z0-9_.:-]
+  /** `running`, `proven`, `ended`, `paused`... free text the driver sets. */
+  status: string;
+  updatedAt: number; // epoch ms, set by the caller
+  /** Plain JSON shown in lists (plan name, task counts, tokens); small. */
+  summary: Record<string, unknown>;
+  /** Plain JSON the driver resumes from (the run's state); may be up to a few MB. */
+  checkpoint: unknown;
+}
+
 /**
  * The port every store implements (memory, SQLite, Redis) and one contract suite checks. The core
  * declares it; the shell's adapters in `src/store/` carry it out.
@@ -28,6 +40,12 @@ export interface Store {
   alerts(filter?: { scope?: string; acknowledged?: boolean }): Promise<StoredAlert[]>;
   /** Marks an alert acknowledged; returns it, or null when there is no such alert. */
   acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null>;
+  /** Saves a run's checkpoint, replacing the previous one atomically (a reader sees the old or the new, whole). */
+  saveRun(run: StoredRun): Promise<void>;
+  /** A run's last checkpoint, or null when there is none. */
+  run(id: string): Promise<StoredRun | null>;
+  /** Every run, most recently updated first, without checkpoints. */
+  runs(): Promise<Omit<StoredRun, "checkpoint">[]>;
   /** Releases connections and file handles. */
   close(): Promise<void>;
 }

@@ -15,6 +15,8 @@ import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
+import { MAX_RUN_STATUS, runIdSchema } from "../core/stored-run.js";
+import { oneLineText } from "../core/one-line.js";
 import type { ScopeSummary } from "../core/summary.js";
 import { createGovernor } from "../governor.js";
 import { noScope, policyFor, recordAction, summaryAt, type HumanAction } from "../shell/control.js";
@@ -38,6 +40,12 @@ export interface ApiContext {
 
 /** Most events one ingest or decide call may carry. */
 export const MAX_BATCH = 1_000;
+
+/**
+ * Largest body of `PUT /api/runs/:id`, bytes: a checkpoint of the most a store keeps (8 Mi characters
+ * of JSON), even when most of them take 3 bytes of UTF-8.
+ */
+export const RUN_BODY_LIMIT = 32 * 1024 * 1024;
 
 const id = scopeText;
 const idParams = z.object({ id });
@@ -100,6 +108,17 @@ const schemas = {
     events: z.array(agentEvent).min(1).max(MAX_BATCH),
     include_state: z.boolean().default(false),
   }),
+  runParams: z.object({ id: runIdSchema }),
+  runs: z.object(page),
+  // Summary and checkpoint are checked, never copied: a copy would turn a "__proto__" key into a prototype.
+  saveRun: z.object({
+    status: oneLineText(MAX_RUN_STATUS),
+    updatedAt: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    summary: z
+      .unknown()
+      .refine((v) => typeof v === "object" && v !== null && !Array.isArray(v), "must be a JSON object"),
+    checkpoint: z.unknown().refine((v) => v !== undefined, "is required"),
+  }),
 };
 
 /** A budget's or session's public form: its summary and how many alerts are open. */
@@ -149,6 +168,7 @@ const STATUS_OF: Record<string, number> = {
   invalid_log: 400,
   scope_mismatch: 400,
   usage: 400,
+  invalid_plan: 400,
 };
 
 /**
@@ -403,6 +423,51 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
         const done = await record(scope, events);
         const state: State | null = withState ? (done.state ?? (await store.state(scope))) : null;
         return { decisions: done.answers, ...(withState ? { state } : {}) };
+      });
+
+      // Runs of `reins run`: their checkpoints, saved by the driver after every step.
+      await app.register((plugin, _options, registered) => {
+        const runs = plugin.withTypeProvider<ZodTypeProvider>();
+        // A checkpoint is data: JSON.parse keeps a "__proto__" key as an own key, where Fastify's parser
+        // refuses the whole body. Only these routes parse this way.
+        runs.removeContentTypeParser("application/json");
+        runs.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+          try {
+            done(null, JSON.parse(body as string));
+          } catch (error) {
+            done(
+              Object.assign(new Error(`body: not JSON (${(error as Error).message})`), { statusCode: 400 }),
+            );
+          }
+        });
+        runs.get("/runs", { schema: { querystring: schemas.runs } }, async (request) => {
+          const { limit, offset } = request.query;
+          const all = await store.runs();
+          return { total: all.length, offset, limit, items: all.slice(offset, offset + limit) };
+        });
+        runs.get("/runs/:id", { schema: { params: schemas.runParams } }, async (request) => {
+          const run = await store.run(request.params.id);
+          if (run === null) throw new ReinsError("not_found", `no run "${request.params.id}" in the store`);
+          return run;
+        });
+        // The people's token only (server.ts): whoever rewrites a checkpoint steers what the run does next.
+        runs.put(
+          "/runs/:id",
+          { schema: { params: schemas.runParams, body: schemas.saveRun }, bodyLimit: RUN_BODY_LIMIT },
+          async (request) => {
+            const { status, updatedAt, summary, checkpoint } = request.body;
+            const id = request.params.id;
+            await store.saveRun({
+              id,
+              status,
+              updatedAt,
+              summary: summary as Record<string, unknown>,
+              checkpoint,
+            });
+            return { id, status, updatedAt };
+          },
+        );
+        registered();
       });
 
       // Live: every record this server writes, as server-sent events.

@@ -107,9 +107,12 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       (withCors && method === "OPTIONS") ||
       (openReads && read) ||
       (read && route !== undefined && !route.startsWith("/api") && route !== "/metrics");
-    // A person's actions (extend, reset, acknowledge) take the people's token; the agents' token does the rest.
+    // A person's actions (extend, reset, acknowledge) and saving a run's checkpoint (what the run does next)
+    // take the people's token; the agents' token does the rest.
     const human =
-      method === "POST" && route !== undefined && /^\/api\/(?:budgets|circuits|alerts)\//.test(route);
+      route !== undefined &&
+      ((method === "POST" && /^\/api\/(?:budgets|circuits|alerts)\//.test(route)) ||
+        (method === "PUT" && route === "/api/runs/:id"));
     const accepted = human ? [token] : [token, ...agentTokens];
     if (open || authorized(request.headers.authorization, ...accepted)) return done();
     const agents = !human || !authorized(request.headers.authorization, ...agentTokens);
@@ -122,7 +125,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         : {
             error: "forbidden",
             message:
-              "the agents' token cannot act as a person: extend, reset and acknowledge take the people's token (.reins/api-token)",
+              "the agents' token cannot act as a person: extend, reset, acknowledge and saving a run take the people's token (.reins/api-token)",
           },
     );
   });

@@ -82,6 +82,9 @@ export function observedStore(
     scopes: () => store.scopes(),
     alerts: (filter) => store.alerts(filter),
     acknowledgeAlert: (id, by) => store.acknowledgeAlert(id, by),
+    saveRun: (run) => store.saveRun(run),
+    run: (id) => store.run(id),
+    runs: () => store.runs(),
     close: () => store.close(),
   };
 }

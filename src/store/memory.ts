@@ -2,7 +2,15 @@ import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
-import type { Store } from "../core/store.js";
+import type { Store, StoredRun } from "../core/store.js";
+import {
+  byRecency,
+  checkRunId,
+  decodeListedRun,
+  decodeRun,
+  encodeRun,
+  type EncodedRun,
+} from "../core/stored-run.js";
 import { filterAlerts } from "./alerts.js";
 
 interface Scope {
@@ -21,6 +29,7 @@ export class MemoryStore implements Store {
   readonly location = "memory";
   #scopes = new Map<string, Scope>();
   #alerts = new Map<string, StoredAlert>();
+  #runs = new Map<string, EncodedRun>();
 
   append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
     const result = applyBatch(
@@ -73,6 +82,26 @@ export class MemoryStore implements Store {
     alert.acknowledged = true;
     alert.acknowledgedBy = by;
     return Promise.resolve({ ...alert });
+  }
+
+  saveRun(run: StoredRun): Promise<void> {
+    // In an executor, so a run refused is a rejection, as from every store.
+    return new Promise((resolve) => {
+      const encoded = encodeRun(run);
+      this.#runs.set(encoded.id, encoded);
+      resolve();
+    });
+  }
+
+  run(id: string): Promise<StoredRun | null> {
+    return new Promise((resolve) => {
+      const stored = this.#runs.get(checkRunId(id));
+      resolve(stored === undefined ? null : decodeRun(stored));
+    });
+  }
+
+  runs(): Promise<Omit<StoredRun, "checkpoint">[]> {
+    return Promise.resolve([...this.#runs.values()].sort(byRecency).map(decodeListedRun));
   }
 
   close(): Promise<void> {

@@ -4,7 +4,8 @@ import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
-import type { Store } from "../core/store.js";
+import type { Store, StoredRun } from "../core/store.js";
+import { byRecency, checkRunId, decodeListedRun, decodeRun, encodeRun } from "../core/stored-run.js";
 import { filterAlerts } from "./alerts.js";
 import { redact } from "./redact.js";
 
@@ -32,8 +33,11 @@ const RECONNECT_EVERY_MS = 200;
 /** How often an append is retried when concurrent writers keep changing its scopes. */
 const MAX_ATTEMPTS = 200;
 
-/** Removes index entries whose scope has expired; rechecks atomically so a scope written meanwhile stays. */
-const PRUNE_SCOPES = `for i = 1, #ARGV do
+/**
+ * Removes entries of an index (KEYS[1]) whose key (KEYS[i + 1]) has expired; rechecks atomically so an
+ * entry written meanwhile stays.
+ */
+const PRUNE_INDEX = `for i = 1, #ARGV do
   if redis.call('EXISTS', KEYS[i + 1]) == 0 then redis.call('ZREM', KEYS[1], ARGV[i]) end
 end
 return 0`;
@@ -117,8 +121,13 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * - `<prefix>{<scope>}:alerts` a hash alert id → JSON StoredAlert;
  * - `<prefix>scopes`           a sorted set scope → lastAt, to list scopes. This one key is not in its
  *   scopes' slot: it is only an index, written with ZADD, and pruned of expired scopes when listed.
+ * - `<prefix>{run:<id>}:run`   a run of `reins run`: a hash of status, updatedAt, summary and checkpoint
+ *   (JSON), rewritten whole by each save;
+ * - `<prefix>runs`             a sorted set run id → updatedAt, to list runs; pruned like `scopes`.
  * Every key written gets its TTL (default 24 h) refreshed, and a scope's keys are always refreshed
- * together, so they expire together; a scope that is written again after expiring starts afresh.
+ * together, so they expire together; a scope that is written again after expiring starts afresh. A run's
+ * key too is refreshed only when the run is saved: a run left alone longer than the TTL is gone, and
+ * cannot be resumed from Redis.
  *
  * An append is an optimistic transaction: WATCH the state keys of every scope the batch touches (the
  * session and its pools), read them, run `applyBatch`, then MULTI/EXEC all writes; when EXEC answers
@@ -235,6 +244,14 @@ export class RedisStore implements Store {
 
   get #index(): string {
     return `${this.#prefix}scopes`;
+  }
+
+  #runKey(id: string): string {
+    return `${this.#prefix}{run:${id}}:run`;
+  }
+
+  get #runIndex(): string {
+    return `${this.#prefix}runs`;
   }
 
   /** Never lets the password into a message, whatever a server or library echoes. */
@@ -398,7 +415,7 @@ export class RedisStore implements Store {
       const gone = listed.filter((_s, i) => exists[i] !== 1).map((s) => s.scope);
       if (gone.length > 0) {
         await this.#redis.eval(
-          PRUNE_SCOPES,
+          PRUNE_INDEX,
           gone.length + 1,
           this.#index,
           ...gone.map((s) => this.#key(s, "state")),
@@ -469,6 +486,71 @@ export class RedisStore implements Store {
         throw this.#error(error);
       }
     });
+  }
+
+  async saveRun(run: StoredRun): Promise<void> {
+    const { id, status, updatedAt, summary, checkpoint } = encodeRun(run);
+    const key = this.#runKey(id);
+    // Serial like every write: a MULTI/EXEC between another write's WATCH and its EXEC would clear the WATCH.
+    await this.#serial(async () => {
+      try {
+        const tx = this.#redis
+          .multi()
+          .hset(key, { status, updatedAt: String(updatedAt), summary, checkpoint })
+          .expire(key, this.#ttl)
+          .zadd(this.#runIndex, updatedAt, id)
+          .expire(this.#runIndex, this.#ttl);
+        repliesOf(await tx.exec());
+      } catch (error) {
+        throw this.#error(error);
+      }
+    });
+  }
+
+  async run(id: string): Promise<StoredRun | null> {
+    const key = this.#runKey(checkRunId(id));
+    try {
+      const [status, updatedAt, summary, checkpoint] = await this.#redis.hmget(
+        key,
+        "status",
+        "updatedAt",
+        "summary",
+        "checkpoint",
+      );
+      if (status == null || updatedAt == null || summary == null || checkpoint == null) return null;
+      return decodeRun({ id, status, updatedAt: Number(updatedAt), summary, checkpoint });
+    } catch (error) {
+      throw this.#error(error);
+    }
+  }
+
+  async runs(): Promise<Omit<StoredRun, "checkpoint">[]> {
+    try {
+      const ids = await this.#redis.zrange(this.#runIndex, 0, -1);
+      if (ids.length === 0) return [];
+      const read = this.#redis.pipeline();
+      for (const id of ids) read.hmget(this.#runKey(id), "status", "updatedAt", "summary");
+      const rows = repliesOf(await read.exec()) as (string | null)[][];
+      const live: Omit<StoredRun, "checkpoint">[] = [];
+      const gone: string[] = [];
+      ids.forEach((id, i) => {
+        const [status, updatedAt, summary] = rows[i] ?? [];
+        if (status == null || updatedAt == null || summary == null) gone.push(id);
+        else live.push(decodeListedRun({ id, status, updatedAt: Number(updatedAt), summary }));
+      });
+      if (gone.length > 0) {
+        await this.#redis.eval(
+          PRUNE_INDEX,
+          gone.length + 1,
+          this.#runIndex,
+          ...gone.map((id) => this.#runKey(id)),
+          ...gone,
+        );
+      }
+      return live.sort(byRecency);
+    } catch (error) {
+      throw this.#error(error);
+    }
   }
 
   async close(): Promise<void> {

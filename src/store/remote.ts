@@ -4,7 +4,8 @@ import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
-import type { Store } from "../core/store.js";
+import type { Store, StoredRun } from "../core/store.js";
+import { checkRunId, encodeRun } from "../core/stored-run.js";
 
 /** How long a hook waits for a shared server before it answers without it. @default 2000 ms */
 export const DEFAULT_REMOTE_TIMEOUT_MS = 2_000;
@@ -13,7 +14,8 @@ export const DEFAULT_REMOTE_TIMEOUT_MS = 2_000;
  * A reins server (`reins serve`) used as the store: hooks on many machines record through one server's
  * API (`POST /api/decide`) and the server decides with its own policy and store. When the server
  * cannot be reached in time, or refuses the token, calls fail with `store_unavailable`, so the
- * governor answers allow with a warning and spools the events for exactly-once delivery later.
+ * governor answers allow with a warning and spools the events for exactly-once delivery later. Runs of
+ * `reins run` are saved with `PUT /api/runs/:id`, which takes the people's token, not the agents'.
  */
 export class RemoteStore implements Store {
   readonly kind = "remote";
@@ -38,7 +40,11 @@ export class RemoteStore implements Store {
     this.#timeoutMs = timeoutMs;
   }
 
-  async #call<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T | null> {
+  /**
+   * The answer of `method path` with `body` (JSON text), or null when the server has no such thing (404
+   * `not_found`).
+   */
+  async #call<T>(method: "GET" | "POST" | "PUT", path: string, body?: string): Promise<T | null> {
     let response: Response;
     try {
       response = await fetch(`${this.location}${path}`, {
@@ -47,7 +53,7 @@ export class RemoteStore implements Store {
           authorization: `Bearer ${this.#token}`,
           ...(body !== undefined ? { "content-type": "application/json" } : {}),
         },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        ...(body !== undefined ? { body } : {}),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (error) {
@@ -58,14 +64,22 @@ export class RemoteStore implements Store {
           : (cause ?? (error as Error).message);
       throw new ReinsError("store_unavailable", `reins server ${this.location} unreachable (${why})`);
     }
-    if (response.status === 404) return null;
     const text = await response.text();
     if (response.ok) return JSON.parse(text) as T;
     let message = text.slice(0, 300);
+    let code: string | undefined;
     try {
-      message = (JSON.parse(text) as { message?: string }).message ?? message;
+      ({ message = message, error: code } = JSON.parse(text) as { message?: string; error?: string });
     } catch {
       // not JSON: keep the text
+    }
+    if (response.status === 404) {
+      if (code === "not_found") return null;
+      // Not a missing thing but a missing route: a server of an older reins. Null would read as "none".
+      throw new ReinsError(
+        "store_unavailable",
+        `reins server ${this.location} has no ${method} ${path.split("?")[0] ?? path} (an older reins?)`,
+      );
     }
     if (response.status === 401)
       throw new ReinsError(
@@ -83,11 +97,7 @@ export class RemoteStore implements Store {
     const answer = await this.#call<{ decisions: (Decision | null)[]; state: State | null }>(
       "POST",
       "/api/decide",
-      {
-        scope,
-        events,
-        include_state: true,
-      },
+      JSON.stringify({ scope, events, include_state: true }),
     );
     if (answer === null)
       throw new ReinsError("store_unavailable", `reins server ${this.location} has no /api/decide`);
@@ -130,7 +140,36 @@ export class RemoteStore implements Store {
   }
 
   acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null> {
-    return this.#call<StoredAlert>("POST", `/api/alerts/${encodeURIComponent(id)}/acknowledge`, { by });
+    return this.#call<StoredAlert>(
+      "POST",
+      `/api/alerts/${encodeURIComponent(id)}/acknowledge`,
+      JSON.stringify({ by }),
+    );
+  }
+
+  async saveRun(run: StoredRun): Promise<void> {
+    // Checked here as every store checks it, before any upload; the JSON is made once.
+    const { id, status, updatedAt, summary, checkpoint } = encodeRun(run);
+    const body = `{"status":${JSON.stringify(status)},"updatedAt":${updatedAt},"summary":${summary},"checkpoint":${checkpoint}}`;
+    const answer = await this.#call<unknown>("PUT", `/api/runs/${encodeURIComponent(id)}`, body);
+    if (answer === null)
+      throw new ReinsError("store_unavailable", `reins server ${this.location} has no /api/runs`);
+  }
+
+  async run(id: string): Promise<StoredRun | null> {
+    return this.#call<StoredRun>("GET", `/api/runs/${encodeURIComponent(checkRunId(id))}`);
+  }
+
+  async runs(): Promise<Omit<StoredRun, "checkpoint">[]> {
+    const runs: Omit<StoredRun, "checkpoint">[] = [];
+    for (;;) {
+      const answer = await this.#call<{ total: number; items: Omit<StoredRun, "checkpoint">[] }>(
+        "GET",
+        `/api/runs?limit=1000&offset=${runs.length}`,
+      );
+      runs.push(...(answer?.items ?? []));
+      if (answer === null || answer.items.length === 0 || runs.length >= answer.total) return runs;
+    }
   }
 
   async close(): Promise<void> {}

@@ -7,7 +7,8 @@ import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
-import type { Store } from "../core/store.js";
+import type { Store, StoredRun } from "../core/store.js";
+import { checkRunId, decodeListedRun, decodeRun, encodeRun, type EncodedRun } from "../core/stored-run.js";
 
 // better-sqlite3 is CommonJS: require() loads it about 6 ms faster than import (no export scan), which the
 // hook command, one process per tool call, pays on every call.
@@ -47,6 +48,9 @@ const MIGRATIONS = [
      id TEXT PRIMARY KEY, scope TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL,
      guard TEXT NOT NULL, message TEXT NOT NULL, acknowledged INTEGER NOT NULL DEFAULT 0, acknowledged_by TEXT);
    CREATE INDEX alerts_at ON alerts (at DESC);`,
+  // Runs of `reins run`: one row each, its checkpoint replaced on every save.
+  `CREATE TABLE runs (id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_at INTEGER NOT NULL, summary TEXT NOT NULL, checkpoint TEXT NOT NULL);
+   CREATE INDEX runs_updated_at ON runs (updated_at DESC);`,
 ];
 
 interface AlertRow {
@@ -188,6 +192,15 @@ export class SqliteStore implements Store {
       alerts: db.prepare<[], AlertRow>("SELECT * FROM alerts ORDER BY at DESC, scope, seq DESC"),
       alert: db.prepare<[string], AlertRow>("SELECT * FROM alerts WHERE id = ?"),
       ack: db.prepare("UPDATE alerts SET acknowledged = 1, acknowledged_by = ? WHERE id = ?"),
+      saveRun: db.prepare<[EncodedRun]>(
+        "INSERT INTO runs (id, status, updated_at, summary, checkpoint) VALUES (@id, @status, @updatedAt, @summary, @checkpoint) ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, summary = excluded.summary, checkpoint = excluded.checkpoint",
+      ),
+      run: db.prepare<[string], EncodedRun>(
+        "SELECT id, status, updated_at AS updatedAt, summary, checkpoint FROM runs WHERE id = ?",
+      ),
+      runs: db.prepare<[], Omit<EncodedRun, "checkpoint">>(
+        "SELECT id, status, updated_at AS updatedAt, summary FROM runs ORDER BY updated_at DESC, id",
+      ),
     };
     this.#append = db.transaction(
       (scope: string, events: readonly ReinsEvent[], policy: Policy): BatchResult => {
@@ -304,7 +317,10 @@ export class SqliteStore implements Store {
     while (this.#cache.size > STATE_CACHE) this.#cache.delete(this.#cache.keys().next().value!);
   };
 
-  /** Runs a read, turning SQLite's failures (a damaged page, a file gone) into store_unavailable. */
+  /**
+   * Runs a read (or a one-statement write), turning SQLite's failures (a damaged page, a file gone, a full
+   * disk) into store_unavailable.
+   */
   #read<T>(read: () => T): Promise<T> {
     try {
       return Promise.resolve(read());
@@ -354,6 +370,24 @@ export class SqliteStore implements Store {
       const row = this.#stmt.alert.get(id);
       return row === undefined ? null : toAlert(row);
     });
+  }
+
+  saveRun(run: StoredRun): Promise<void> {
+    // One statement, so its own transaction: a reader sees the old row or the new one, never a mix.
+    return this.#read(() => {
+      this.#stmt.saveRun.run(encodeRun(run));
+    });
+  }
+
+  run(id: string): Promise<StoredRun | null> {
+    return this.#read(() => {
+      const row = this.#stmt.run.get(checkRunId(id));
+      return row === undefined ? null : decodeRun(row);
+    });
+  }
+
+  runs(): Promise<Omit<StoredRun, "checkpoint">[]> {
+    return this.#read(() => this.#stmt.runs.all().map(decodeListedRun));
   }
 
   close(): Promise<void> {

@@ -1,7 +1,7 @@
 import type { BatchResult, LogRecord, StoredAlert } from "../core/batch.js";
 import type { ReinsError } from "../core/errors.js";
 import type { State } from "../core/state.js";
-import type { Store } from "../core/store.js";
+import type { Store, StoredRun } from "../core/store.js";
 
 /**
  * A store that could not be opened (Redis refusing or silent, a damaged, foreign or read-only SQLite file,
@@ -33,6 +33,15 @@ export class UnavailableStore implements Store {
     return Promise.reject(this.error);
   }
   acknowledgeAlert(): Promise<StoredAlert | null> {
+    return Promise.reject(this.error);
+  }
+  saveRun(): Promise<void> {
+    return Promise.reject(this.error);
+  }
+  run(): Promise<StoredRun | null> {
+    return Promise.reject(this.error);
+  }
+  runs(): Promise<Omit<StoredRun, "checkpoint">[]> {
     return Promise.reject(this.error);
   }
   close(): Promise<void> {

@@ -1,12 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { resolvePolicy, timeline, type ReinsEvent } from "../../src/core/index.js";
-import type { Store } from "../../src/core/store.js";
+import { ReinsError } from "../../src/core/errors.js";
+import type { Store, StoredRun } from "../../src/core/store.js";
 
 /**
  * The contract every store passes (memory, SQLite, Redis): the same behaviour through the `Store` port.
- * `open` returns a fresh, empty store each time.
+ * `open` returns a fresh, empty store each time; `twin`, when the store has one, opens a second instance
+ * on the same storage (the same SQLite file, the same Redis keys), as another process would.
  */
-export function storeContract(name: string, open: () => Promise<Store>): void {
+export function storeContract(
+  name: string,
+  open: () => Promise<Store>,
+  twin?: (store: Store) => Promise<Store>,
+): void {
   describe(`${name} store contract`, () => {
     let store: Store;
     const policy = resolvePolicy({ budget: { session: { tokens: 10_000 } } });
@@ -23,6 +29,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(await store.state("session:none")).toBeNull();
       expect(await store.events("session:none")).toEqual([]);
       expect(await store.alerts()).toEqual([]);
+      expect(await store.runs()).toEqual([]);
+      expect(await store.run("run-none")).toBeNull();
     });
 
     it("appends events with their decisions and keeps the snapshot equal to a replay", async () => {
@@ -122,6 +130,179 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect((await store.state("session:p2"))?.budget.session.spent.tokens).toBe(500);
       const nextDay = timeline({ scope: "session:p2", start: day + 86_400_000 }).bash("ls");
       expect((await store.append("session:p2", nextDay.events, pooled)).answers[0]?.verdict).toBe("allow");
+    });
+
+    describe("runs", () => {
+      const run = (id: string, updatedAt: number, checkpoint: unknown = { step: 1 }): StoredRun => ({
+        id,
+        status: "running",
+        updatedAt,
+        summary: { plan: "plan.yaml", tasks: { done: 1, total: 4 }, tokens: 1_200 },
+        checkpoint,
+      });
+
+      it("saves a run's checkpoint and gives it back whole", async () => {
+        const saved = run("run-1", 1_000, { tasks: [{ id: "t1", status: "done" }], seq: 7, note: null });
+        await store.saveRun(saved);
+        expect(await store.run("run-1")).toEqual(saved);
+        expect(await store.runs()).toEqual([
+          { id: "run-1", status: "running", updatedAt: 1_000, summary: saved.summary },
+        ]);
+      });
+
+      it("replaces a run's checkpoint on every save", async () => {
+        await store.saveRun(run("run-2", 1_000, { step: 1, left: ["a", "b"] }));
+        await store.saveRun({ ...run("run-2", 2_000, { step: 2 }), status: "proven", summary: { tasks: 4 } });
+        expect(await store.run("run-2")).toEqual({
+          id: "run-2",
+          status: "proven",
+          updatedAt: 2_000,
+          summary: { tasks: 4 },
+          checkpoint: { step: 2 },
+        });
+        expect(await store.runs()).toHaveLength(1);
+      });
+
+      it("keeps no reference to what it was given, nor gives one out", async () => {
+        const saved = run("run-alias", 1_000, { items: [1, 2] });
+        await store.saveRun(saved);
+        (saved.checkpoint as { items: number[] }).items.push(3);
+        saved.summary.tokens = 0;
+        const read = await store.run("run-alias");
+        expect(read?.checkpoint).toEqual({ items: [1, 2] });
+        (read?.checkpoint as { items: number[] }).items.push(4);
+        expect((await store.run("run-alias"))?.checkpoint).toEqual({ items: [1, 2] });
+        expect((await store.runs())[0]?.summary.tokens).toBe(1_200);
+      });
+
+      it("lists runs most recently updated first, without checkpoints", async () => {
+        await store.saveRun(run("run-b", 2_000));
+        await store.saveRun(run("run-c", 3_000));
+        await store.saveRun(run("run-a", 2_000));
+        await store.saveRun(run("run-old", 1_000));
+        await store.saveRun(run("run-old", 4_000));
+        const listed = await store.runs();
+        expect(listed.map((r) => r.id)).toEqual(["run-old", "run-c", "run-a", "run-b"]);
+        for (const r of listed) expect(r).not.toHaveProperty("checkpoint");
+      });
+
+      it("answers null for a run it never saw", async () => {
+        await store.saveRun(run("run-known", 1_000));
+        expect(await store.run("run-unknown")).toBeNull();
+      });
+
+      it("keeps a 2 MB checkpoint", async () => {
+        const big = {
+          tasks: Array.from({ length: 2_000 }, (_, i) => ({
+            id: `t${i}`,
+            log: `${i} ${"é".repeat(500)}x${"y".repeat(500)}`,
+          })),
+        };
+        expect(JSON.stringify(big).length).toBeGreaterThan(2_000_000);
+        await store.saveRun(run("run-big", 1_000, big));
+        expect((await store.run("run-big"))?.checkpoint).toEqual(big);
+        expect((await store.runs()).map((r) => r.id)).toEqual(["run-big"]);
+      });
+
+      it("keeps __proto__ and constructor keys as data, polluting no prototype", async () => {
+        const hostile = JSON.parse(
+          '{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, "ok": 1}',
+        ) as Record<string, unknown>;
+        await store.saveRun({
+          ...run("run-proto", 1_000),
+          summary: hostile,
+          checkpoint: { nested: hostile },
+        });
+        const read = await store.run("run-proto");
+        const listed = (await store.runs())[0];
+        for (const summary of [read?.summary, listed?.summary]) {
+          expect(Object.getPrototypeOf(summary)).toBe(Object.prototype);
+          expect(Object.hasOwn(summary ?? {}, "__proto__")).toBe(true);
+          expect(JSON.stringify(summary)).toBe(JSON.stringify(hostile));
+        }
+        const nested = (read?.checkpoint as { nested: object }).nested;
+        expect(Object.hasOwn(nested, "__proto__")).toBe(true);
+        expect(JSON.stringify(nested)).toBe(JSON.stringify(hostile));
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        expect((Object.prototype as Record<string, unknown>).polluted).toBeUndefined();
+      });
+
+      it("refuses a run id that is not one short line of [A-Za-z0-9_.:-], with a one-line usage error", async () => {
+        for (const id of ["", "a\nb", "run 1", "run/1", "a{b}", "__proto__\r", "é", "x".repeat(129)]) {
+          for (const call of [() => store.saveRun(run(id, 1_000)), () => store.run(id)]) {
+            const error: unknown = await call().then(
+              () => null,
+              (e: unknown) => e,
+            );
+            expect(ReinsError.is(error), JSON.stringify(id)).toBe(true);
+            expect((error as ReinsError).code).toBe("usage");
+            expect((error as ReinsError).message).not.toMatch(/[\r\n\u2028\u2029]/);
+          }
+        }
+        await store.saveRun(run("A-z_0.9:x".padEnd(128, "x"), 1_000));
+        expect(await store.runs()).toHaveLength(1);
+      });
+
+      it("refuses a run that is not plain JSON, and keeps the one saved before", async () => {
+        await store.saveRun(run("run-bad", 1_000));
+        const cyclic: Record<string, unknown> = {};
+        cyclic.self = cyclic;
+        for (const bad of [
+          { ...run("run-bad", 2_000), checkpoint: undefined },
+          run("run-bad", 2_000, cyclic),
+          run("run-bad", 2_000, { n: 1n }),
+          { ...run("run-bad", 2_000), status: "two\nlines" },
+          { ...run("run-bad", 2_000), updatedAt: Number.NaN },
+          { ...run("run-bad", 2_000), summary: [] as unknown as Record<string, unknown> },
+        ])
+          await expect(store.saveRun(bad)).rejects.toMatchObject({ code: "usage" });
+        expect(await store.run("run-bad")).toEqual(run("run-bad", 1_000));
+      });
+
+      it.skipIf(twin === undefined)(
+        "is shared by two instances of the store on the same storage",
+        async () => {
+          const other = await twin!(store);
+          try {
+            await store.saveRun(run("run-mine", 1_000, { by: "one" }));
+            await other.saveRun(run("run-theirs", 2_000, { by: "two" }));
+            expect((await other.run("run-mine"))?.checkpoint).toEqual({ by: "one" });
+            expect((await store.run("run-theirs"))?.checkpoint).toEqual({ by: "two" });
+            await other.saveRun(run("run-mine", 3_000, { by: "two, later" }));
+            expect((await store.run("run-mine"))?.checkpoint).toEqual({ by: "two, later" });
+            for (const s of [store, other])
+              expect((await s.runs()).map((r) => r.id)).toEqual(["run-mine", "run-theirs"]);
+          } finally {
+            await other.close();
+          }
+        },
+      );
+
+      it.skipIf(twin === undefined)(
+        "shows a reader on another instance a run's old checkpoint or its new one, whole",
+        async () => {
+          const other = await twin!(store);
+          const version = (v: number): StoredRun => ({
+            ...run("run-race", v, { v, pad: String(v).repeat(50_000) }),
+            status: `v${v}`,
+          });
+          try {
+            let writing = true;
+            const writes = (async () => {
+              for (let v = 1; v <= 30; v++) await other.saveRun(version(v));
+              writing = false;
+            })();
+            const seen: (StoredRun | null)[] = [];
+            while (writing) seen.push(await store.run("run-race"));
+            await writes;
+            seen.push(await store.run("run-race"));
+            for (const r of seen) if (r !== null) expect(r).toEqual(version(r.updatedAt));
+            expect(seen.at(-1)?.updatedAt).toBe(30);
+          } finally {
+            await other.close();
+          }
+        },
+      );
     });
   });
 }
