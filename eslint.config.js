@@ -31,9 +31,9 @@ export default tseslint.config(
     },
   },
   {
-    // The pure core: no Node built-ins, no I/O libraries, no clock, no randomness (DESIGN.md).
-    files: ["src/core/**/*.ts"],
-    ignores: ["src/core/**/*.test.ts"],
+    // The pure cores (guard engine, run control): no Node built-ins, no I/O libraries, no clock, no randomness (DESIGN.md).
+    files: ["src/core/**/*.ts", "src/control/**/*.ts"],
+    ignores: ["src/core/**/*.test.ts", "src/control/**/*.test.ts"],
     rules: {
       "no-restricted-imports": [
         "error",

@@ -8,7 +8,13 @@ export type ReinsErrorCode =
   | "store_unavailable"
   | "not_found"
   | "conflict"
-  | "usage";
+  | "usage"
+  /** A plan file (src/plan/) is unreadable or invalid: the message names its file:line and field. */
+  | "invalid_plan"
+  /** A `git` command failed (src/drive/git.ts: `GitError` carries the command, exit code and stderr). */
+  | "git_failed"
+  /** A run's task was asked to move where its state machine does not go: a bug in the control core. */
+  | "invalid_transition";
 
 const brand = Symbol.for("reins.error");
 

@@ -1,0 +1,71 @@
+/** The done proof (seed 004): the six clauses that must all hold before a run may end as done. */
+import { aggregates } from "./aggregate.js";
+import { readiness } from "./graph.js";
+import { isTerminal } from "./task-state.js";
+import type { DoneProof, ProofClause, RunState } from "./types.js";
+
+/** Lists ids for evidence, the first 20 of them: enough to act on, short enough to read. */
+function list(ids: readonly string[]): string {
+  return ids.length <= 20 ? ids.join(", ") : `${ids.slice(0, 20).join(", ")} and ${ids.length - 20} more`;
+}
+
+function clause(
+  name: ProofClause["name"],
+  offenders: readonly string[],
+  ok: string,
+  bad: string,
+): ProofClause {
+  return offenders.length === 0
+    ? { name, holds: true, evidence: ok }
+    : { name, holds: false, evidence: `${bad}: ${list(offenders)}` };
+}
+
+/**
+ * Computes the done proof of a state, each clause with its evidence naming the ids that break it. Runnable
+ * means eligible by the plan, whatever the limits: a ready task held by WIP, a pause or the iteration cap
+ * still breaks "no runnable task", because the run did not finish it.
+ */
+export function doneProof(state: RunState): DoneProof {
+  const aggregate = aggregates(state);
+  const runnable: string[] = [];
+  const retrying: string[] = [];
+  const unblocked: string[] = [];
+  const doomed: string[] = [];
+  const open: string[] = [];
+  for (const id of state.order) {
+    const task = state.tasks[id];
+    if (task === undefined) continue;
+    const idle = !Object.hasOwn(state.inFlight, id);
+    if (!isTerminal(task)) open.push(`${id} (${task.status})`);
+    if (task.status === "pending") {
+      const ready = readiness(state, id, aggregate);
+      if (ready.kind === "doomed") doomed.push(`${id} (dependency ${ready.dep} ${ready.why})`);
+      if (ready.kind === "ready" && idle) {
+        unblocked.push(id);
+        runnable.push(`${id} (ready)`);
+      }
+    } else if (task.status === "failed" && !task.permanent) {
+      retrying.push(`${id} (at ${task.retryAt ?? state.now})`);
+      if (idle && (task.retryAt ?? 0) <= state.now) runnable.push(`${id} (retry due)`);
+    } else if ((task.status === "in_progress" || task.status === "verifying") && idle) {
+      runnable.push(`${id} (${task.status}, nothing in flight)`);
+    }
+  }
+  const inFlight = Object.entries(state.inFlight).map(([key, kind]) => `${key || "run"} (${kind})`);
+  const clauses: ProofClause[] = [
+    clause("no_runnable_task", runnable, "no task is ready, due for retry or stalled", "runnable"),
+    clause("nothing_in_flight", inFlight, "no action awaits an answer", "in flight"),
+    clause("no_retry_pending", retrying, "no retry is scheduled", "retry pending"),
+    clause(
+      "graph_stable",
+      [...unblocked.map((id) => `${id} (unblocked)`), ...doomed],
+      "readiness and dependency cancellation are at a fixpoint",
+      "would change",
+    ),
+    clause("every_task_terminal", open, `all ${Object.keys(state.tasks).length} tasks are terminal`, "open"),
+    state.reportWritten
+      ? { name: "report_written", holds: true, evidence: "the report is written" }
+      : { name: "report_written", holds: false, evidence: "no report is written yet" },
+  ];
+  return { holds: clauses.every((c) => c.holds), clauses };
+}

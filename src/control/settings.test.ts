@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { ReinsError } from "../core/errors.js";
+import { DEFAULT_SETTINGS, resolveSettings } from "./settings.js";
+import type { RunSettings } from "./types.js";
+
+describe("run settings", () => {
+  it("fills in the documented defaults", () => {
+    expect(resolveSettings()).toEqual({
+      wip: 1,
+      maxUnverifiedLines: 2000,
+      maxAttempts: 5,
+      retries: { checks: 4, agent: 2, transient: 3, conflict: 2 },
+      backoff: { baseMs: 2000, maxMs: 60_000 },
+      slowCheckRuns: 10,
+      boundaries: [],
+      maxIterations: 100,
+    });
+    expect(resolveSettings()).toEqual(DEFAULT_SETTINGS);
+  });
+
+  it("keeps a partial nested value's other defaults", () => {
+    expect(resolveSettings({ wip: 3, retries: { agent: 0 } })).toMatchObject({
+      wip: 3,
+      retries: { checks: 4, agent: 0, transient: 3, conflict: 2 },
+    });
+  });
+
+  it("takes a Partial<RunSettings>, as the plan loader gives it", () => {
+    const partial: Partial<RunSettings> = { maxAttempts: 3, boundaries: ["src/api/**"] };
+    expect(resolveSettings(partial)).toMatchObject({ maxAttempts: 3, boundaries: ["src/api/**"], wip: 1 });
+  });
+
+  it("gives each resolve its own boundaries list", () => {
+    const a = resolveSettings();
+    a.boundaries.push("src/api/**");
+    expect(resolveSettings().boundaries).toEqual([]);
+  });
+
+  it("rejects bad values with a message naming each field and the value given", () => {
+    let error: unknown;
+    try {
+      resolveSettings({ wip: 0, retries: { checks: -1 }, backoff: { baseMs: 5000, maxMs: 100 } });
+    } catch (e) {
+      error = e;
+    }
+    expect(ReinsError.is(error) && error.code).toBe("invalid_policy");
+    const message = (error as Error).message;
+    expect(message).toMatch(/^invalid run settings: /);
+    expect(message).toContain("wip: got 0;");
+    expect(message).toContain("retries.checks: got -1;");
+    expect(message).toContain("backoff.maxMs: ");
+    expect(message).toContain("maxMs must be at least baseMs");
+  });
+
+  it("rejects a field it does not know", () => {
+    expect(() => resolveSettings({ wipp: 2 } as never)).toThrow(/wipp/);
+  });
+});

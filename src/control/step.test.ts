@@ -1,0 +1,645 @@
+/** The control loop, event by event: the flows of /tmp/drive-design.md "Semantics", driven by hand. */
+import { describe, expect, it } from "vitest";
+import { ReinsError } from "../core/errors.js";
+import { resolveSettings, type RunSettingsInput } from "./settings.js";
+import { begin, startRun, step, type StepResult } from "./step.js";
+import type { CheckDef, CheckResult, CheckTier, PlanNode, RunAction, RunEvent, RunState } from "./types.js";
+
+const node = (id: string, over: Partial<PlanNode> = {}): PlanNode => ({
+  id,
+  kind: "task",
+  title: id,
+  deps: [],
+  priority: 0,
+  acceptance: [],
+  checks: [],
+  parent: null,
+  children: [],
+  ...over,
+});
+
+/** Fills in `children` from each node's `parent`. */
+const linked = (nodes: PlanNode[]): PlanNode[] => {
+  for (const n of nodes) if (n.parent !== null) nodes.find((p) => p.id === n.parent)!.children.push(n.id);
+  return nodes;
+};
+
+const check = (name: string, tier: CheckTier = "fast"): CheckDef => ({
+  name,
+  command: `npm run ${name}`,
+  tier,
+  format: "exit",
+  timeoutMs: 600_000,
+});
+
+const started = (nodes: PlanNode[], checks: CheckDef[] = [], settings: RunSettingsInput = {}) =>
+  ({ kind: "run.started", at: 0, run: "run-1", nodes, checks, settings: resolveSettings(settings) }) as const;
+
+/** A run driven by hand: each helper answers the action in flight for a task, with its ref. */
+class Run {
+  state: RunState;
+  log: StepResult[] = [];
+  private t = 0;
+
+  constructor(nodes: PlanNode[], checks: CheckDef[] = [], settings: RunSettingsInput = {}) {
+    const first = begin(started(nodes, checks, settings));
+    this.state = first.state;
+    this.log.push(first);
+  }
+
+  get last(): StepResult {
+    return this.log[this.log.length - 1]!;
+  }
+
+  /** The last step's actions as `kind:task` (or `kind` for run-wide ones). */
+  get handed(): string[] {
+    return this.last.actions.map((a) => ("task" in a ? `${a.kind}:${a.task}` : a.kind));
+  }
+
+  action(task: string): RunAction {
+    const found = this.log
+      .flatMap((r) => r.actions)
+      .filter((a) => "task" in a && a.task === task)
+      .pop();
+    if (found === undefined) throw new Error(`no action for ${task}`);
+    return found;
+  }
+
+  feed(event: RunEvent): StepResult {
+    const r = step(this.state, event);
+    this.state = r.state;
+    this.log.push(r);
+    return r;
+  }
+
+  ref(key: string): number {
+    const ref = this.state.refs[key];
+    if (ref === undefined) throw new Error(`nothing in flight for ${key || "the run"}`);
+    return ref;
+  }
+
+  at(ms = 1000): number {
+    this.t += ms;
+    return this.t;
+  }
+
+  noop(task: string, results: CheckResult[]) {
+    return this.feed({ kind: "noop.checked", at: this.at(), ref: this.ref(task), task, results });
+  }
+
+  agent(task: string, over: Partial<Extract<RunEvent, { kind: "agent.finished" }>> = {}) {
+    return this.feed({
+      kind: "agent.finished",
+      at: this.at(),
+      ref: this.ref(task),
+      task,
+      attempt: this.state.tasks[task]!.attempts,
+      outcome: "ok",
+      turns: 3,
+      tokens: 1000,
+      costUsd: 0.01,
+      summary: "done",
+      linesChanged: 10,
+      filesChanged: ["src/a.ts"],
+      boundaryTouched: false,
+      ...over,
+    });
+  }
+
+  checks(task: string, results: CheckResult[]) {
+    return this.feed({ kind: "checks.ran", at: this.at(), ref: this.ref(task), task, results });
+  }
+
+  committed(task: string) {
+    return this.feed({
+      kind: "task.committed",
+      at: this.at(),
+      ref: this.ref(task),
+      task,
+      commit: `sha-${task}`,
+    });
+  }
+
+  commitFailed(task: string, conflict: boolean) {
+    return this.feed({
+      kind: "commit.failed",
+      at: this.at(),
+      ref: this.ref(task),
+      task,
+      reason: "merge",
+      conflict,
+    });
+  }
+
+  rolledBack(task: string) {
+    return this.feed({ kind: "task.rolled_back", at: this.at(), ref: this.ref(task), task, to: "base" });
+  }
+
+  tick(at: number) {
+    this.t = Math.max(this.t, at);
+    return this.feed({ kind: "clock.ticked", at, ref: this.ref("") });
+  }
+
+  report() {
+    return this.feed({ kind: "report.written", at: this.at(), ref: this.ref(""), path: "report.md" });
+  }
+
+  /** Answers every check a run_checks or check_noop in flight for `task` asks for, green. */
+  green(task: string) {
+    const a = this.action(task);
+    if (a.kind !== "run_checks" && a.kind !== "check_noop") throw new Error(`${task} runs ${a.kind}`);
+    const results = a.checks.map((name) => pass(name, this.state.checks[name]!.tier));
+    return a.kind === "check_noop" ? this.noop(task, results) : this.checks(task, results);
+  }
+
+  /** Runs `task` from its first action to its commit, every answer green. */
+  complete(task: string) {
+    if (this.state.inFlight[task] === "check_noop") this.noop(task, [fail("unit")]);
+    this.agent(task);
+    while (this.state.inFlight[task] === "run_checks") this.green(task);
+    return this.committed(task);
+  }
+}
+
+const pass = (name: string, tier: CheckTier = "fast"): CheckResult => ({
+  name,
+  tier,
+  passed: true,
+  exitCode: 0,
+  failedTests: [],
+  output: "ok",
+  durationMs: 5,
+});
+
+const fail = (name: string, output = "expected 2, got 3", tier: CheckTier = "fast"): CheckResult => ({
+  ...pass(name, tier),
+  passed: false,
+  exitCode: 1,
+  failedTests: ["adds"],
+  output,
+});
+
+const transitions = (r: StepResult) =>
+  r.decisions.flatMap((d) => (d.kind === "transition" ? [`${d.task}:${d.from}>${d.to}`] : []));
+
+describe("a run's happy path", () => {
+  it("runs a leaf without checks straight through the agent to its commit, and proves the run done", () => {
+    const run = new Run([node("a")]);
+    expect(run.handed).toEqual(["run_agent:a"]);
+    expect(run.action("a")).toMatchObject({ attempt: 1, mode: "implement", failing: [] });
+    expect(run.agent("a").actions).toEqual([{ kind: "commit", task: "a", ref: run.state.seq }]);
+    run.committed("a");
+    expect(run.state.tasks.a).toMatchObject({ status: "done", commit: "sha-a", unverifiedLines: 0 });
+    expect(run.handed).toEqual(["write_report"]);
+    const end = run.report();
+    expect(end.actions).toEqual([{ kind: "finish", proven: true }]);
+    const proof = end.decisions.find((d) => d.kind === "proof");
+    expect(proof).toMatchObject({ proof: { holds: true } });
+    expect(run.state.finished).toEqual({ proven: true });
+  });
+
+  it("closes a task whose checks already pass as a no-op, without the agent and without a commit", () => {
+    const run = new Run([node("a", { checks: ["unit"] })], [check("lint"), check("unit", "medium")]);
+    expect(run.action("a")).toMatchObject({ kind: "check_noop", checks: ["lint", "unit"] });
+    const r = run.noop("a", [pass("lint"), pass("unit", "medium")]);
+    expect(transitions(r)).toEqual(["a:pending>done"]);
+    expect(run.state.tasks.a).toMatchObject({ noop: true, commit: null, attempts: 0 });
+    expect(run.state.iterations).toBe(0);
+  });
+
+  it("starts the first iteration in the same slot when the no-op check is red", () => {
+    const run = new Run([node("a")], [check("unit")]);
+    const r = run.noop("a", [fail("unit")]);
+    expect(run.handed).toEqual(["run_agent:a"]);
+    expect(transitions(r)).toEqual(["a:pending>in_progress"]);
+    expect(run.state.tasks.a!.fixOnly).toBe(false);
+  });
+
+  it("starts a dependent only once its dependency is committed", () => {
+    const run = new Run([node("a"), node("b", { deps: ["a"] })], [], { wip: 3 });
+    expect(run.handed).toEqual(["run_agent:a"]);
+    run.agent("a");
+    expect(run.handed).toEqual(["commit:a"]);
+    run.committed("a");
+    expect(run.handed).toEqual(["run_agent:b"]);
+  });
+
+  it("treats a parent's deps as its subtasks' and a non-leaf dep as met when all its leaves are done", () => {
+    const nodes = linked([
+      node("c1", { kind: "component" }),
+      node("x", { parent: "c1" }),
+      node("y", { parent: "c1" }),
+      node("t", { deps: ["c1"] }),
+      node("p", { deps: ["x"] }),
+      node("s", { parent: "p", kind: "subtask" }),
+    ]);
+    const run = new Run(nodes, [], { wip: 5 });
+    expect(run.handed).toEqual(["run_agent:x", "run_agent:y"]);
+    run.complete("x");
+    expect(run.handed).toEqual(["run_agent:s"]);
+    run.complete("y");
+    expect(run.handed).toEqual(["run_agent:t"]);
+  });
+});
+
+describe("verification gates", () => {
+  const checks = [check("lint"), check("contract", "medium"), check("e2e", "slow"), check("perf", "slow")];
+
+  it("a task with a red check gets a fix-only iteration with the failing output", () => {
+    const run = new Run([node("a")], [check("unit")]);
+    run.noop("a", [fail("unit")]);
+    run.agent("a");
+    const red = fail("unit", "AssertionError: expected 2, got 3");
+    const r = run.checks("a", [red]);
+    expect(r.actions).toEqual([
+      { kind: "run_agent", task: "a", attempt: 2, mode: "fix", failing: [red], ref: run.state.seq },
+    ]);
+    expect(transitions(r)).toEqual(["a:verifying>in_progress"]);
+    expect(run.state.tasks.a).toMatchObject({ fixOnly: true, failures: { checks: 1 } });
+  });
+
+  it("runs medium checks after an iteration only when it touched a boundary, else in the completion gate", () => {
+    const run = new Run([node("a", { checks: ["contract"] }), node("b", { checks: ["contract"] })], checks, {
+      wip: 2,
+    });
+    run.noop("a", [fail("lint")]);
+    run.noop("b", [fail("lint")]);
+    run.agent("a", { boundaryTouched: true });
+    expect(run.action("a")).toMatchObject({ kind: "run_checks", checks: ["lint", "contract"] });
+    run.agent("b", { boundaryTouched: false });
+    expect(run.action("b")).toMatchObject({ kind: "run_checks", checks: ["lint"] });
+    run.green("a");
+    expect(run.action("a")).toMatchObject({ kind: "commit" });
+    run.green("b");
+    expect(run.action("b")).toMatchObject({ kind: "run_checks", checks: ["contract"] });
+  });
+
+  it("runs a component's slow checks in the completion gate of the leaf that completes it", () => {
+    const nodes = linked([
+      node("c", { kind: "component", checks: ["e2e"] }),
+      node("x", { parent: "c" }),
+      node("y", { parent: "c", checks: ["perf"] }),
+    ]);
+    const run = new Run(nodes, checks, { wip: 1 });
+    expect(run.action("x")).toMatchObject({ kind: "check_noop", checks: ["lint"] });
+    run.noop("x", [fail("lint")]);
+    run.agent("x");
+    run.green("x");
+    expect(run.action("x")).toMatchObject({ kind: "commit" });
+    run.committed("x");
+    expect(run.action("y")).toMatchObject({ kind: "check_noop", checks: ["lint", "perf"] });
+    run.noop("y", [pass("lint"), fail("perf", "slow", "slow")]);
+    run.agent("y");
+    run.green("y");
+    expect(run.action("y")).toMatchObject({ kind: "run_checks", checks: ["e2e", "perf"] });
+    expect(run.state.slowCheckRuns).toBe(3);
+  });
+
+  it("skips slow checks past the run's slow-check budget and keeps the skip as evidence", () => {
+    const run = new Run([node("a", { checks: ["e2e", "perf"] })], checks, { slowCheckRuns: 1 });
+    expect(run.action("a")).toMatchObject({ kind: "check_noop", checks: ["lint", "e2e"] });
+    const held = run.log[0]!.decisions.find((d) => d.kind === "held");
+    expect(held).toEqual({ kind: "held", task: "a", why: "skipped: slow-check budget spent (perf)" });
+    run.noop("a", [pass("lint"), fail("e2e", "boom", "slow")]);
+    run.agent("a");
+    run.green("a");
+    const r = run.last;
+    expect(r.actions.map((a) => a.kind)).toEqual(["commit"]);
+    expect(r.decisions).toContainEqual({
+      kind: "held",
+      task: "a",
+      why: "skipped: slow-check budget spent (e2e, perf)",
+    });
+    expect(run.state.tasks.a!.lastChecks.filter((c) => c.skipped === true).map((c) => c.name)).toEqual([
+      "e2e",
+      "perf",
+    ]);
+  });
+
+  it("never closes a leaf without checks as a no-op", () => {
+    const run = new Run([node("a")], [check("e2e", "slow")]);
+    expect(run.handed).toEqual(["run_agent:a"]);
+  });
+});
+
+describe("failures and retries", () => {
+  it("fails a task for good once its checks budget is spent, rolls it back and cancels its dependents", () => {
+    const run = new Run(
+      [node("a"), node("b", { deps: ["a"] }), node("c", { deps: ["b"] })],
+      [check("unit")],
+      {
+        retries: { checks: 1 },
+      },
+    );
+    run.noop("a", [fail("unit")]);
+    run.agent("a");
+    run.checks("a", [fail("unit")]);
+    run.agent("a");
+    const r = run.checks("a", [fail("unit")]);
+    expect(transitions(r)).toEqual(["a:verifying>failed", "b:pending>canceled", "c:pending>canceled"]);
+    expect(run.handed).toEqual(["rollback:a"]);
+    expect(run.state.tasks.a).toMatchObject({
+      permanent: true,
+      reason: "red checks (unit); checks retries spent (1 of 1)",
+    });
+    expect(run.state.tasks.c!.reason).toBe("dependency b canceled");
+    expect(run.state.tasks.b!.reason).toBe("dependency a failed");
+    run.rolledBack("a");
+    expect(run.handed).toEqual(["write_report"]);
+    expect(run.report().actions).toEqual([{ kind: "finish", proven: true }]);
+  });
+
+  it("fails a task for good when its attempts are spent, whatever the class budgets", () => {
+    const run = new Run([node("a")], [check("unit")], { maxAttempts: 2 });
+    run.noop("a", [fail("unit")]);
+    run.agent("a");
+    run.checks("a", [fail("unit")]);
+    run.agent("a");
+    run.checks("a", [fail("unit")]);
+    expect(run.state.tasks.a).toMatchObject({ status: "failed", permanent: true, attempts: 2 });
+  });
+
+  it("retries a transient failure after the backoff: the run waits, and the tick starts the retry", () => {
+    const run = new Run([node("a")], [], { backoff: { baseMs: 2000, maxMs: 5000 } });
+    const r = run.agent("a", { outcome: "transient", summary: "rate limited" });
+    expect(r.decisions).toContainEqual({ kind: "retry_queued", task: "a", class: "transient", at: 3000 });
+    expect(run.handed).toEqual(["wait"]);
+    expect(r.actions[0]).toMatchObject({ until: 3000 });
+    run.tick(3000);
+    expect(run.handed).toEqual(["run_agent:a"]);
+    run.agent("a", { outcome: "transient" });
+    expect(run.state.tasks.a!.retryAt).toBe(run.state.now + 4000);
+    run.tick(run.state.tasks.a!.retryAt!);
+    run.agent("a", { outcome: "transient" });
+    // Third transient failure: 5000 is the cap, not 8000.
+    expect(run.state.tasks.a!.retryAt).toBe(run.state.now + 5000);
+  });
+
+  it("keeps a red task in fix mode across an agent retry", () => {
+    const run = new Run([node("a")], [check("unit")]);
+    run.noop("a", [fail("unit")]);
+    run.agent("a");
+    run.checks("a", [fail("unit")]);
+    run.agent("a", { outcome: "failed", summary: "crashed" });
+    run.tick(run.state.tasks.a!.retryAt!);
+    expect(run.action("a")).toMatchObject({
+      kind: "run_agent",
+      attempt: 3,
+      mode: "fix",
+      failing: [fail("unit")],
+    });
+  });
+
+  it("retries a commit conflict and fails a commit without conflict for good", () => {
+    const run = new Run([node("a"), node("b")], [], { wip: 2 });
+    run.agent("a");
+    run.agent("b");
+    const r = run.commitFailed("a", true);
+    expect(r.decisions).toContainEqual(
+      expect.objectContaining({ kind: "retry_queued", task: "a", class: "conflict" }),
+    );
+    run.commitFailed("b", false);
+    expect(run.state.tasks.b).toMatchObject({
+      status: "failed",
+      permanent: true,
+      reason: "commit failed: merge",
+    });
+    expect(run.handed).toEqual(["rollback:b"]);
+  });
+
+  it("ignores a repeated answer and leaves the state exactly as it was", () => {
+    const run = new Run([node("a")], [check("unit")]);
+    const answer: RunEvent = {
+      kind: "noop.checked",
+      at: 5,
+      ref: run.ref("a"),
+      task: "a",
+      results: [fail("unit")],
+    };
+    run.feed(answer);
+    const before = run.state;
+    const again = run.feed(answer);
+    expect(again.state).toBe(before);
+    expect(again.actions).toEqual([]);
+    expect(again.decisions).toEqual([
+      { kind: "ignored", event: "noop.checked", why: "no check_noop in flight for a" },
+    ]);
+  });
+
+  it("ignores an answer whose ref is not the action's in flight", () => {
+    const run = new Run([node("a")], [check("unit")]);
+    run.noop("a", [fail("unit")]);
+    run.agent("a");
+    const stale: RunEvent = { kind: "checks.ran", at: 9_000, ref: 1, task: "a", results: [pass("unit")] };
+    expect(run.feed(stale).decisions[0]).toMatchObject({ kind: "ignored", event: "checks.ran" });
+    expect(run.feed({ ...stale, task: "zz" }).decisions[0]).toMatchObject({
+      why: "zz is no unit of work of this run",
+    });
+  });
+});
+
+describe("backpressure", () => {
+  it("holds new work while a task is red and says why; only the red task's fix proceeds", () => {
+    const run = new Run([node("a"), node("b"), node("c")], [check("unit")], { wip: 2 });
+    expect(run.handed).toEqual(["check_noop:a", "check_noop:b"]);
+    run.noop("a", [fail("unit")]);
+    run.agent("a");
+    run.checks("a", [fail("unit")]);
+    const r = run.noop("b", [fail("unit")]);
+    expect(r.actions).toEqual([]);
+    expect(r.decisions).toContainEqual({ kind: "held", task: "b", why: "fix-only: a red" });
+    expect(run.state.tasks.b!.status).toBe("pending");
+    run.agent("a");
+    run.checks("a", [pass("unit")]);
+    expect(run.handed).toEqual(["commit:a", "check_noop:b"]);
+  });
+
+  it("never has more leaves in flight than wip", () => {
+    const run = new Run([node("a"), node("b"), node("c")], [], { wip: 2 });
+    expect(run.handed).toEqual(["run_agent:a", "run_agent:b"]);
+    expect(run.last.decisions).toContainEqual({
+      kind: "held",
+      task: "c",
+      why: "wip limit reached: 2 of 2 in flight",
+    });
+  });
+
+  it("holds new work while too many changed lines wait for verification", () => {
+    const run = new Run([node("a"), node("b")], [check("unit")], { wip: 2, maxUnverifiedLines: 100 });
+    run.noop("a", [fail("unit")]);
+    run.agent("a", { linesChanged: 150 });
+    const r = run.noop("b", [fail("unit")]);
+    expect(r.decisions).toContainEqual({ kind: "held", task: "b", why: "unverified lines: 150 of 100" });
+    run.green("a");
+    expect(run.handed).toEqual(["commit:a", "check_noop:b"]);
+  });
+
+  it("hands out no run_agent past the iteration cap and ends the run without proof", () => {
+    const run = new Run([node("a"), node("b")], [], { maxIterations: 1 });
+    run.complete("a");
+    expect(run.handed).toEqual(["write_report"]);
+    expect(run.last.decisions).toContainEqual({
+      kind: "held",
+      task: "b",
+      why: "iteration cap reached: 1 of 1",
+    });
+    const end = run.report();
+    expect(end.actions).toEqual([{ kind: "finish", proven: false }]);
+  });
+
+  it("pauses on an agent's budget pause: nothing new starts, the report is written, the run ends unproven", () => {
+    const run = new Run([node("a"), node("b")], [], { wip: 2 });
+    run.agent("a", { outcome: "budget_paused", summary: "session budget spent" });
+    expect(run.state.paused).toBe("session budget spent");
+    expect(run.handed).toEqual([]);
+    run.agent("b");
+    expect(run.handed).toEqual(["commit:b"]);
+    run.committed("b");
+    expect(run.handed).toEqual(["write_report"]);
+    const proof = run.report().decisions.find((d) => d.kind === "proof");
+    expect(proof?.kind === "proof" && proof.proof.clauses.filter((c) => !c.holds).map((c) => c.name)).toEqual(
+      ["no_runnable_task", "every_task_terminal"],
+    );
+  });
+
+  it("drops a wait when a guard pauses the run, and winds down", () => {
+    const run = new Run([node("a")]);
+    run.agent("a", { outcome: "transient" });
+    expect(run.handed).toEqual(["wait"]);
+    run.feed({ kind: "run.paused", at: run.at(), reason: "breaker open" });
+    expect(run.handed).toEqual(["write_report"]);
+    expect(run.state.inFlight).toEqual({ "": "write_report" });
+  });
+});
+
+describe("resume, cancel and the end", () => {
+  it("resumes after a crash: a committed task is done, an interrupted one is verified as its tree is", () => {
+    const nodes = [node("a"), node("b", { checks: ["api"] }), node("c"), node("d")];
+    const run = new Run(nodes, [check("lint"), check("api", "medium")], {
+      wip: 4,
+      retries: { checks: 0 },
+    });
+    for (const id of ["a", "b", "c", "d"]) run.noop(id, [fail("lint")]);
+    run.agent("a");
+    run.green("a");
+    run.agent("c");
+    run.checks("c", [fail("lint")]); // no checks retries: c fails for good, its rollback is in flight
+    const r = run.feed({ kind: "run.resumed", at: run.at(), commits: { a: "sha-a" } });
+    expect(transitions(r)).toEqual([
+      "a:verifying>done",
+      "b:in_progress>verifying",
+      "d:in_progress>verifying",
+    ]);
+    expect(run.state.tasks.a!.commit).toBe("sha-a");
+    expect(run.handed).toEqual(["run_checks:b", "rollback:c", "run_checks:d"]);
+    expect(run.action("b")).toMatchObject({ checks: ["lint", "api"] });
+  });
+
+  it("checks again a task whose no-op check was interrupted", () => {
+    const run = new Run([node("a")], [check("lint")]);
+    const r = run.feed({ kind: "run.resumed", at: run.at(), commits: {} });
+    expect(run.state.tasks.a!.status).toBe("pending");
+    expect(r.actions).toEqual([{ kind: "check_noop", task: "a", checks: ["lint"], ref: run.state.seq }]);
+  });
+
+  it("goes on when a run that ended without proof is resumed", () => {
+    const run = new Run([node("a")]);
+    run.agent("a", { outcome: "budget_paused" });
+    run.report();
+    expect(run.state.finished).toEqual({ proven: false });
+    run.feed({ kind: "run.resumed", at: run.at(), commits: {} });
+    expect(run.state).toMatchObject({ paused: null, finished: null, reportWritten: false });
+    expect(run.handed).toEqual(["commit:a"]);
+  });
+
+  it("hands out nothing after finish and ignores every event but a resume of an unproven run", () => {
+    const run = new Run([node("a")]);
+    run.complete("a");
+    run.report();
+    const before = run.state;
+    for (const e of [
+      { kind: "clock.ticked", at: 99_000, ref: 1 },
+      { kind: "run.resumed", at: 99_000, commits: {} },
+      { kind: "run.paused", at: 99_000, reason: "x" },
+    ] as const) {
+      const r = run.feed(e);
+      expect(r.actions).toEqual([]);
+      expect(r.state).toBe(before);
+    }
+  });
+
+  it("cancels every open leaf under a node a person cancels, rolling back work already started", () => {
+    const nodes = linked([
+      node("m", { kind: "module" }),
+      node("a", { parent: "m" }),
+      node("b", { parent: "m" }),
+    ]);
+    const run = new Run([...nodes, node("z", { deps: ["m"] })], []);
+    const r = run.feed({ kind: "task.canceled", at: run.at(), task: "m", by: "ana", reason: "out of scope" });
+    expect(transitions(r)).toEqual(["a:in_progress>canceled", "b:pending>canceled", "z:pending>canceled"]);
+    expect(run.handed).toEqual(["rollback:a"]);
+    expect(run.state.tasks.a!.reason).toBe("canceled by ana: out of scope");
+    expect(run.state.tasks.z!.reason).toBe("dependency m canceled");
+  });
+
+  it("ignores another run.started and an agent answer for another attempt", () => {
+    const run = new Run([node("a")]);
+    const e = started([node("a")]);
+    expect(run.feed(e).decisions).toEqual([
+      { kind: "ignored", event: "run.started", why: "the run has already started" },
+    ]);
+    const r = run.agent("a", { attempt: 7 });
+    expect(r.decisions[0]).toMatchObject({ kind: "ignored", why: "a is at attempt 1, not 7" });
+  });
+});
+
+describe("begin", () => {
+  it("finishes an empty plan at once, proven: there is nothing to do", () => {
+    const run = new Run([]);
+    expect(run.handed).toEqual(["write_report"]);
+    expect(run.report().actions).toEqual([{ kind: "finish", proven: true }]);
+  });
+
+  it("waits afresh when the task it waited for is canceled", () => {
+    const run = new Run([node("a"), node("b")], [], { wip: 2, backoff: { baseMs: 50_000, maxMs: 60_000 } });
+    run.agent("a", { outcome: "transient" });
+    run.agent("b", { outcome: "transient" });
+    expect(run.last.actions).toEqual([
+      { kind: "wait", until: run.state.tasks.a!.retryAt, ref: run.state.seq },
+    ]);
+    const stale = run.ref("");
+    run.feed({ kind: "task.canceled", at: run.at(), task: "a", by: "ana", reason: "not needed" });
+    expect(run.handed).toEqual(["rollback:a"]);
+    run.rolledBack("a");
+    expect(run.last.actions).toEqual([
+      { kind: "wait", until: run.state.tasks.b!.retryAt, ref: run.state.seq },
+    ]);
+    expect(run.feed({ kind: "clock.ticked", at: 99_000, ref: stale }).decisions[0]).toMatchObject({
+      kind: "ignored",
+    });
+  });
+});
+
+describe("startRun", () => {
+  it("rejects a plan with a dependency cycle, naming it", () => {
+    const e = started([node("a", { deps: ["b"] }), node("b", { deps: ["a"] })]);
+    expect(() => startRun(e)).toThrow("dependency cycle: a → b → a");
+    try {
+      startRun(e);
+    } catch (error) {
+      expect(ReinsError.is(error) && error.code).toBe("invalid_plan");
+    }
+  });
+
+  it("rejects settings out of range, naming the field", () => {
+    const e = { ...started([node("a")]), settings: { ...resolveSettings(), wip: 0 } };
+    expect(() => startRun(e)).toThrow(/wip: got 0/);
+  });
+
+  it("starts with every leaf pending and nothing in flight", () => {
+    const nodes = linked([node("t"), node("s1", { parent: "t" }), node("s2", { parent: "t" })]);
+    const state = startRun(started(nodes));
+    expect(Object.keys(state.tasks)).toEqual(["s1", "s2"]);
+    expect(state).toMatchObject({ seq: 1, now: 0, inFlight: {}, iterations: 0, finished: null });
+  });
+});

@@ -1,0 +1,249 @@
+/**
+ * The shapes the run control core works on: a plan's work graph, the run's state, the events that advance
+ * it and the actions it asks the shell to carry out. Plain JSON throughout, so a state round-trips through
+ * any store and a trace replays bit for bit.
+ */
+
+/** The level of a node in a plan's hierarchy (seed 003). */
+export type NodeKind = "module" | "component" | "task" | "subtask";
+
+/** The speed class of a check, from the verification gradient. */
+export type CheckTier = "fast" | "medium" | "slow";
+
+/** A named verification: a command the shell runs, with its tier. */
+export interface CheckDef {
+  /** The name tasks refer to in `checks` (`lint`, `unit`, `e2e`...). */
+  name: string;
+  /** The shell command; run with `sh -c` in the task's working tree. */
+  command: string;
+  tier: CheckTier;
+  /** How results are read: the exit code alone, a JUnit XML file, or vitest's JSON report. @default "exit" */
+  format: "exit" | "junit" | "vitest-json";
+  /** The report file `format` reads, relative to the working tree. */
+  report?: string;
+  /** @default 600000 */
+  timeoutMs: number;
+}
+
+/** One node of a plan, flattened: parents and children by id. */
+export interface PlanNode {
+  id: string;
+  kind: NodeKind;
+  title: string;
+  /** Ids of nodes (of any level) that must be done first; a parent's deps hold for all its descendants. */
+  deps: string[];
+  /** Higher runs first. @default 0 */
+  priority: number;
+  /** Acceptance criteria, as text. */
+  acceptance: string[];
+  /** Names of the checks this node requires (its tier decides when each runs). */
+  checks: string[];
+  /** The specification this node implements: a markdown file and the sections (headings) it names. */
+  spec?: { file: string; sections: string[] };
+  /** The task type, for the per-type budgets (planning, implement, review, test, deploy, design). */
+  type?: string;
+  parent: string | null;
+  children: string[];
+  /** Where the node was declared, for messages: `plan.yaml:12`. */
+  at?: string;
+}
+
+/** Settings of the loop, resolved with defaults by the shell before the run starts. */
+export interface RunSettings {
+  /** Tasks in flight at once. @default 1 */
+  wip: number;
+  /** Changed lines not yet verified green, across tasks in flight, before no new task starts. @default 2000 */
+  maxUnverifiedLines: number;
+  /** Agent iterations of one task before it fails for good. @default 5 */
+  maxAttempts: number;
+  /** Retries per failure class before the task fails for good. */
+  retries: Record<FailureClass, number>;
+  /** Backoff before a retry: base × 2^(n-1), capped. Logical time, in ms of event time. */
+  backoff: { baseMs: number; maxMs: number };
+  /** Slow checks allowed over the whole run; past it they are skipped and the skip is evidence. @default 10 */
+  slowCheckRuns: number;
+  /** Globs of paths whose change triggers the medium checks after an iteration. @default [] */
+  boundaries: string[];
+  /** Iterations of the whole run before it ends without proof. @default 100 */
+  maxIterations: number;
+}
+
+/** Why an attempt failed, which selects the retry budget. */
+export type FailureClass = "checks" | "agent" | "transient" | "conflict";
+
+/** A task's status; only leaves (the units of work) move through it, parents aggregate. */
+export type TaskStatus = "pending" | "in_progress" | "verifying" | "done" | "failed" | "canceled";
+
+/** The result of one check as evidence. */
+export interface CheckResult {
+  name: string;
+  tier: CheckTier;
+  passed: boolean;
+  /** Exit code, or null when it was killed (timeout). */
+  exitCode: number | null;
+  /** Names of failing tests, when the report or output says. */
+  failedTests: string[];
+  /** Counts, when the report says. */
+  tests?: { passed: number; failed: number };
+  /** The tail of the output, for the fix-only prompt and the report (bounded by the shell). */
+  output: string;
+  durationMs: number;
+  /** A slow check skipped because the run's slow-check budget is spent. */
+  skipped?: boolean;
+}
+
+/** What the run knows of one unit of work. */
+export interface TaskRun {
+  status: TaskStatus;
+  /** For `failed`: whether a retry is scheduled (retryable) or it is over (permanent). */
+  permanent: boolean;
+  /** Agent iterations started. */
+  attempts: number;
+  /** Failures so far, per class. */
+  failures: Record<FailureClass, number>;
+  /** Event time at which a retry may start. */
+  retryAt: number | null;
+  /** The last check results: red ones make the next iteration fix-only. */
+  lastChecks: CheckResult[];
+  /** Fix-only: the next iteration may only fix the failing checks. */
+  fixOnly: boolean;
+  /** The commit that closed the task. */
+  commit: string | null;
+  /** Lines changed since the last green point, not yet verified. */
+  unverifiedLines: number;
+  tokens: number;
+  costUsd: number;
+  /** Closed because its checks already passed, without calling the agent. */
+  noop: boolean;
+  /** Which gate the running checks are: after an iteration, or the completion gate before the commit. */
+  gate: "iteration" | "completion" | null;
+  /** Whether the last iteration touched a boundary (medium checks run after it). */
+  boundaryTouched: boolean;
+  /** Why it failed or was canceled, for the report. */
+  reason: string | null;
+}
+
+/**
+ * An event of a run: every outside result comes in as one, with the time it happened. An event that answers
+ * an action carries the action's `ref`, so a stale or repeated answer is told apart from the awaited one.
+ */
+export type RunEvent =
+  | {
+      kind: "run.started";
+      at: number;
+      run: string;
+      nodes: PlanNode[];
+      checks: CheckDef[];
+      settings: RunSettings;
+    }
+  /** The checks of a task ran before its first iteration: all green closes it as a no-op. */
+  | { kind: "noop.checked"; at: number; ref: number; task: string; results: CheckResult[] }
+  | {
+      kind: "agent.finished";
+      at: number;
+      ref: number;
+      task: string;
+      attempt: number;
+      outcome: "ok" | "failed" | "transient" | "budget_paused";
+      turns: number;
+      tokens: number;
+      costUsd: number;
+      /** The agent's final message or error, bounded. */
+      summary: string;
+      /** Lines the working tree changed by, from git. */
+      linesChanged: number;
+      filesChanged: string[];
+      /** Whether a changed file matches the settings' boundary globs (the shell matches them). */
+      boundaryTouched: boolean;
+    }
+  | { kind: "checks.ran"; at: number; ref: number; task: string; results: CheckResult[] }
+  | { kind: "task.committed"; at: number; ref: number; task: string; commit: string }
+  | { kind: "commit.failed"; at: number; ref: number; task: string; reason: string; conflict: boolean }
+  | { kind: "task.rolled_back"; at: number; ref: number; task: string; to: string }
+  | { kind: "clock.ticked"; at: number; ref: number }
+  | { kind: "task.canceled"; at: number; task: string; by: string; reason: string }
+  | { kind: "report.written"; at: number; ref: number; path: string }
+  /**
+   * The run goes on after a crash: actions that were in flight got no answer. Tasks whose commit exists in
+   * git are done (never redone); every other interrupted task is verified again from the tree as it is.
+   */
+  | { kind: "run.resumed"; at: number; commits: Record<string, string> }
+  /** A guard of the store paused the run (budget, breaker): the loop ends without proof until a person acts. */
+  | { kind: "run.paused"; at: number; reason: string };
+
+/**
+ * What the core asks the shell to do next; the shell feeds each result back as an event carrying the
+ * action's `ref` (every action but `finish`, which has no answer).
+ */
+export type RunAction =
+  | { kind: "check_noop"; ref: number; task: string; checks: string[] }
+  | {
+      kind: "run_agent";
+      ref: number;
+      task: string;
+      attempt: number;
+      mode: "implement" | "fix";
+      /** In fix mode: the red checks the agent must make green. */
+      failing: CheckResult[];
+    }
+  | { kind: "run_checks"; ref: number; task: string; checks: string[] }
+  | { kind: "commit"; ref: number; task: string }
+  | { kind: "rollback"; ref: number; task: string }
+  | { kind: "wait"; ref: number; until: number }
+  | { kind: "write_report"; ref: number }
+  | { kind: "finish"; proven: boolean };
+
+/** One clause of the done proof with its evidence. */
+export interface ProofClause {
+  name:
+    | "no_runnable_task"
+    | "nothing_in_flight"
+    | "no_retry_pending"
+    | "graph_stable"
+    | "every_task_terminal"
+    | "report_written";
+  holds: boolean;
+  /** What it rests on: the task ids that break it, or what was checked. */
+  evidence: string;
+}
+
+/** The done proof (seed 004): the run may end as done only when every clause holds. */
+export interface DoneProof {
+  holds: boolean;
+  clauses: ProofClause[];
+}
+
+/** A decision of the core, recorded in the trace beside the event that caused it. */
+export type RunDecision =
+  | { kind: "transition"; task: string; from: TaskStatus; to: TaskStatus; why: string }
+  | { kind: "scheduled"; task: string; attempt: number; mode: "implement" | "fix" }
+  | { kind: "retry_queued"; task: string; class: FailureClass; at: number }
+  | { kind: "held"; task: string; why: string }
+  | { kind: "ignored"; event: RunEvent["kind"]; why: string }
+  | { kind: "proof"; proof: DoneProof };
+
+/** The state of a run: a fold of its events. */
+export interface RunState {
+  run: string;
+  /** Event time of the last event: the core's only clock. */
+  now: number;
+  /** Events applied. */
+  seq: number;
+  nodes: Record<string, PlanNode>;
+  /** Node ids in plan order (depth first). */
+  order: string[];
+  checks: Record<string, CheckDef>;
+  settings: RunSettings;
+  /** Leaves only. */
+  tasks: Record<string, TaskRun>;
+  /** Actions handed out and not yet answered, by task ("" for run-wide ones). */
+  inFlight: Record<string, RunAction["kind"]>;
+  /** The `ref` of each action in `inFlight`, by the same key: only an event carrying it answers the action. */
+  refs: Record<string, number>;
+  iterations: number;
+  slowCheckRuns: number;
+  reportWritten: boolean;
+  paused: string | null;
+  /** Set once the core has asked to finish. */
+  finished: { proven: boolean } | null;
+}

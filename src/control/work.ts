@@ -1,0 +1,137 @@
+/** The moves of one unit of work: starting it, its gates, its iterations, and how it ends or waits. */
+import { type Draft, handOut, setStatus, settle, taskOf } from "./draft.js";
+import { completionGate, isRed, iterationGate, noopGate, skippedResult, spendSlow } from "./gates.js";
+import { judgeFailure } from "./retry.js";
+import { blockOf } from "./schedule.js";
+import type { CheckResult, FailureClass } from "./types.js";
+
+/** Records that `id` cannot move on now, and why. */
+export function hold(d: Draft, id: string, why: string): void {
+  d.decisions.push({ kind: "held", task: id, why });
+}
+
+/** Keeps skipped slow checks as evidence on the task, and says so. */
+function noteSkipped(d: Draft, id: string, skipped: readonly string[]): void {
+  const task = taskOf(d, id);
+  task.lastChecks = [...task.lastChecks.filter((r) => r.skipped !== true), ...skipped.map(skippedResult)];
+  if (skipped.length > 0) hold(d, id, `skipped: slow-check budget spent (${skipped.join(", ")})`);
+}
+
+/**
+ * New results of a task's checks, keeping the skipped ones noted when they were handed out: the report
+ * shows what was not run.
+ */
+export function withSkipped(results: readonly CheckResult[], last: readonly CheckResult[]): CheckResult[] {
+  const ran = new Set(results.map((r) => r.name));
+  return [...results, ...last.filter((r) => r.skipped === true && !ran.has(r.name))];
+}
+
+/** Starts the next agent iteration of `id`: fix mode with its red checks while it is red, else implement. */
+export function startIteration(d: Draft, id: string, why: string): void {
+  const task = taskOf(d, id);
+  const mode = task.fixOnly ? "fix" : "implement";
+  task.attempts += 1;
+  task.retryAt = null;
+  task.gate = null;
+  d.state.iterations += 1;
+  setStatus(d, id, "in_progress", why);
+  d.decisions.push({ kind: "scheduled", task: id, attempt: task.attempts, mode });
+  const failing = mode === "fix" ? task.lastChecks.filter(isRed) : [];
+  handOut(d, id, { kind: "run_agent", task: id, attempt: task.attempts, mode, failing });
+}
+
+/** Starts a leaf never tried: its no-op check when it has checks to run, else its first iteration. */
+export function startFresh(d: Draft, id: string): void {
+  const { run, skipped, slow } = spendSlow(d.state, noopGate(d.state, id));
+  noteSkipped(d, id, skipped);
+  if (run.length === 0) {
+    // Nothing to check (a leaf without checks is never a no-op): the agent runs.
+    startIteration(d, id, "first iteration (no checks to find it already done)");
+    return;
+  }
+  d.state.slowCheckRuns += slow;
+  handOut(d, id, { kind: "check_noop", task: id, checks: run });
+}
+
+/**
+ * Runs the next gate of `id`. After an iteration: the iteration gate, or when it has no checks the
+ * completion gate; after a green iteration gate: the completion gate. A gate with nothing to run is passed
+ * by, and after the completion gate comes the commit.
+ */
+export function verify(d: Draft, id: string, after: "iteration" | "iteration_gate"): void {
+  const task = taskOf(d, id);
+  if (after === "iteration") {
+    const checks = iterationGate(d.state, id, task.boundaryTouched);
+    if (checks.length > 0) {
+      task.gate = "iteration";
+      handOut(d, id, { kind: "run_checks", task: id, checks });
+      return;
+    }
+  }
+  const { run, skipped, slow } = spendSlow(d.state, completionGate(d.state, id, task.boundaryTouched));
+  noteSkipped(d, id, skipped);
+  if (run.length > 0) {
+    d.state.slowCheckRuns += slow;
+    task.gate = "completion";
+    handOut(d, id, { kind: "run_checks", task: id, checks: run });
+    return;
+  }
+  task.gate = null;
+  handOut(d, id, { kind: "commit", task: id });
+}
+
+/** Ends `id` for good: failed permanently, and its changes rolled back. */
+export function giveUp(d: Draft, id: string, why: string): void {
+  const task = taskOf(d, id);
+  setStatus(d, id, "failed", why);
+  task.permanent = true;
+  task.retryAt = null;
+  task.gate = null;
+  task.reason = why;
+  handOut(d, id, { kind: "rollback", task: id });
+}
+
+/** Red checks of `id`: a fix iteration at once, unless the checks budget or the attempts are spent. */
+export function onRed(d: Draft, id: string): void {
+  const task = taskOf(d, id);
+  task.failures.checks += 1;
+  const red = task.lastChecks.filter(isRed).map((r) => r.name);
+  const verdict = judgeFailure(task, "checks", d.state.settings, d.state.now);
+  if (verdict.kind === "give_up") {
+    giveUp(d, id, `red checks (${red.join(", ")}); ${verdict.why}`);
+    return;
+  }
+  task.fixOnly = true;
+  const block = blockOf(d.state, { fresh: false, takesSlot: false, agent: true });
+  if (block !== null) hold(d, id, block);
+  else startIteration(d, id, `fix iteration: ${red.join(", ")} red`);
+}
+
+/** A failed attempt of `id` for another reason than red checks: retry after a backoff, or give up. */
+export function onFailure(d: Draft, id: string, cls: Exclude<FailureClass, "checks">, why: string): void {
+  const task = taskOf(d, id);
+  task.failures[cls] += 1;
+  const verdict = judgeFailure(task, cls, d.state.settings, d.state.now);
+  // Only red checks get a fix verdict, so anything but a retry ends the task here.
+  if (verdict.kind !== "retry") {
+    giveUp(d, id, verdict.kind === "give_up" ? `${why}; ${verdict.why}` : why);
+    return;
+  }
+  setStatus(d, id, "failed", why);
+  task.permanent = false;
+  task.retryAt = verdict.at;
+  task.gate = null;
+  task.reason = why;
+  d.decisions.push({ kind: "retry_queued", task: id, class: cls, at: verdict.at });
+}
+
+/** Cancels `id`: anything in flight for it is dropped, and work already started on it is rolled back. */
+export function cancel(d: Draft, id: string, why: string): void {
+  const task = taskOf(d, id);
+  settle(d, id);
+  setStatus(d, id, "canceled", why);
+  task.retryAt = null;
+  task.gate = null;
+  task.reason = why;
+  if (task.attempts > 0) handOut(d, id, { kind: "rollback", task: id });
+}
