@@ -1,0 +1,13 @@
+/** Plan files for `reins run`: the native reins.plan.yaml, spec-kit and task-master importers, the JSON Schema. */
+export {
+  importSpecKit,
+  importTaskMaster,
+  loadPlan,
+  parsePlan,
+  type LoadedPlan,
+  type PlanFormat,
+  type PlanOptions,
+} from "./load-plan.js";
+export { planJsonSchema, PLAN_SCHEMA_FILE } from "./json-schema.js";
+export type { PlanSettings } from "./plan-settings.js";
+export { ID_PATTERN } from "./plan-schema.js";

@@ -1,0 +1,254 @@
+/**
+ * claude-task-master's `tasks.json`, either `{ "tasks": [...] }` or tagged `{ "master": { "tasks": [...] } }`:
+ * - each task is a task node with id `"<id>"`, each subtask a subtask node `"<task>.<subtask>"`;
+ * - a subtask's numeric dependency names a sibling subtask (task-master's rule), `"3.2"` any subtask, and a
+ *   number no sibling has a top-level task;
+ * - priority high/medium/low → 2/1/0 (critical → 3; none → medium), subtasks take their task's;
+ * - description, details and testStrategy become the acceptance text.
+ * A task marked `done` is not taken as done (reins proves done itself): it stays, and a note says so. A
+ * `cancelled` task is left out, with deps on it; each drop is noted.
+ */
+import * as z from "zod";
+import { firstIssue, formatPath, issueText, shorten } from "./issue-text.js";
+import type { DraftNode, Place } from "./plan-graph.js";
+import { ID_PATTERN } from "./plan-schema.js";
+import { planError, type PathSegment, type SourceData } from "./yaml-source.js";
+
+/** A tasks.json read into plan nodes, before the graph is checked; notes say what was dropped or kept. */
+export interface TaskMasterDraft {
+  name: string;
+  drafts: DraftNode[];
+  notes: string[];
+}
+
+const idValue = z.union([z.int().nonnegative(), z.string().regex(ID_PATTERN, "not a task id")], {
+  error: "expected a task id",
+});
+const text = z.string().nullish();
+const depList = z.array(idValue).nullish();
+
+const subtaskSchema = z.object({
+  id: idValue,
+  title: z.string().trim().min(1),
+  description: text,
+  details: text,
+  testStrategy: text,
+  status: text,
+  dependencies: depList,
+  priority: text,
+});
+
+const taskSchema = z.object({
+  id: idValue,
+  title: z.string().trim().min(1),
+  description: text,
+  details: text,
+  testStrategy: text,
+  status: text,
+  dependencies: depList,
+  priority: text,
+  subtasks: z.array(subtaskSchema).nullish(),
+});
+
+const tasksSchema = z.object({ tasks: z.array(taskSchema) });
+
+const PRIORITY = new Map([
+  ["critical", 3],
+  ["high", 2],
+  ["medium", 1],
+  ["low", 0],
+]);
+const CANCELLED = new Set(["cancelled", "canceled"]);
+const DONE = new Set(["done", "completed"]);
+
+/** True when parsed JSON looks like task-master's: a `tasks` list, or tags each holding one. */
+export function isTaskMasterShape(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  if ("version" in value || "$schema" in value) return false;
+  if (Array.isArray(value.tasks)) return true;
+  const tags = Object.values(value);
+  return tags.length > 0 && tags.every((tag) => isObject(tag) && Array.isArray(tag.tasks));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Reads task-master's tasks.json into plan nodes (not yet graph-checked). `tag` picks a tag's list. */
+export function readTaskMaster(source: SourceData, file: string, tag?: string): TaskMasterDraft {
+  const place = (path: readonly PathSegment[], key = false): Place => ({
+    file,
+    line: source.lineOf(path, key),
+    path: formatPath(path),
+  });
+  const root = source.value;
+  if (!isObject(root)) throw planError(file, 1, "(top level): expected task-master's { tasks: [...] }");
+  let base: PathSegment[] = [];
+  let tagName: string | null = null;
+  if (!Array.isArray(root.tasks)) {
+    const tags = Object.keys(root).filter((key) => isObject(root[key]) && Array.isArray(root[key].tasks));
+    const picked = tag ?? (tags.includes("master") ? "master" : tags.length === 1 ? tags[0] : undefined);
+    if (picked === undefined || !tags.includes(picked))
+      throw planError(
+        file,
+        1,
+        `(top level): ${tag === undefined ? "several tags" : `no tag "${tag}"`}; tags: ${tags.join(", ") || "none"}`,
+      );
+    base = [picked];
+    tagName = picked;
+  }
+  const parsed = tasksSchema.safeParse(base.length > 0 ? root[base[0]!] : root, {
+    reportInput: true,
+    jitless: true,
+  });
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const found = issueText(issue, []);
+      const path = [...base, ...found.path];
+      return { ...found, path, line: source.lineOf(path, found.atKey) };
+    });
+    const first = firstIssue(problems);
+    throw planError(file, first.line, `${formatPath(first.path)}: ${first.message}`);
+  }
+
+  const notes: string[] = [];
+  const tasks = parsed.data.tasks;
+  const cancelled = new Set<string>();
+  for (const task of tasks) {
+    const id = String(task.id);
+    if (CANCELLED.has(task.status ?? "")) cancelled.add(id);
+    for (const sub of task.subtasks ?? [])
+      if (cancelled.has(id) || CANCELLED.has(sub.status ?? "")) cancelled.add(`${id}.${sub.id}`);
+  }
+
+  const drafts: DraftNode[] = [];
+  tasks.forEach((task, t) => {
+    const id = String(task.id);
+    const at = [...base, "tasks", t];
+    const here = place(at);
+    if (cancelled.has(id)) {
+      notes.push(`${file}:${here.line}: task ${id} is cancelled in ${file}; left out of the plan`);
+      return;
+    }
+    if (DONE.has(task.status ?? ""))
+      notes.push(`${file}:${here.line}: task ${id} is done in ${file}; reins verifies it again`);
+    const priority = priorityOf(task.priority, 1, place([...at, "priority"]));
+    const subtasks = (task.subtasks ?? []).map((sub, s) => ({ sub, s }));
+    for (const { sub, s } of subtasks)
+      if (cancelled.has(`${id}.${sub.id}`))
+        notes.push(
+          `${file}:${place([...at, "subtasks", s]).line}: subtask ${id}.${sub.id} is cancelled; left out`,
+        );
+    const kept = subtasks.filter(({ sub }) => !cancelled.has(`${id}.${sub.id}`));
+    const deps = resolveDeps(
+      task.dependencies ?? [],
+      (dep) => String(dep),
+      [...at, "dependencies"],
+      id,
+      null,
+    );
+    drafts.push({
+      node: {
+        id,
+        kind: "task",
+        title: task.title,
+        deps: deps.ids,
+        priority,
+        acceptance: acceptanceOf(task),
+        checks: [],
+        parent: null,
+        children: kept.map(({ sub }) => `${id}.${sub.id}`),
+        at: `${file}:${here.line}`,
+      },
+      idPlace: place([...at, "id"]),
+      depPlaces: deps.places,
+      checkPlaces: [],
+    });
+    for (const { sub, s } of kept) {
+      const subId = `${id}.${sub.id}`;
+      const subAt = [...at, "subtasks", s];
+      const subHere = place(subAt);
+      if (DONE.has(sub.status ?? ""))
+        notes.push(`${file}:${subHere.line}: subtask ${subId} is done in ${file}; reins verifies it again`);
+      const siblings = new Set((task.subtasks ?? []).map((other) => String(other.id)));
+      const subDeps = resolveDeps(
+        sub.dependencies ?? [],
+        (dep) =>
+          String(dep).includes(".") ? String(dep) : siblings.has(String(dep)) ? `${id}.${dep}` : String(dep),
+        [...subAt, "dependencies"],
+        subId,
+        id,
+      );
+      drafts.push({
+        node: {
+          id: subId,
+          kind: "subtask",
+          title: sub.title,
+          deps: subDeps.ids,
+          priority: sub.priority
+            ? priorityOf(sub.priority, priority, place([...subAt, "priority"]))
+            : priority,
+          acceptance: acceptanceOf(sub),
+          checks: [],
+          parent: id,
+          children: [],
+          at: `${file}:${subHere.line}`,
+        },
+        idPlace: place([...subAt, "id"]),
+        depPlaces: subDeps.places,
+        checkPlaces: [],
+      });
+    }
+  });
+  for (const { node, idPlace } of drafts)
+    if (!ID_PATTERN.test(node.id))
+      throw planError(file, idPlace.line, `${idPlace.path}: "${shorten(node.id)}" is not a valid id`);
+  return { name: tagName && tagName !== "master" ? tagName : "tasks", drafts, notes };
+
+  /** Deps as plan ids with their places; deps on cancelled tasks, or a subtask's on its own task, dropped. */
+  function resolveDeps(
+    raw: readonly (string | number)[],
+    toId: (dep: string | number) => string,
+    path: PathSegment[],
+    owner: string,
+    parent: string | null,
+  ): { ids: string[]; places: Place[] } {
+    const ids: string[] = [];
+    const places: Place[] = [];
+    raw.forEach((dep, d) => {
+      const depId = toId(dep);
+      const at = place([...path, d]);
+      if (cancelled.has(depId))
+        notes.push(`${file}:${at.line}: ${owner}'s dependency on cancelled ${depId} dropped`);
+      else if (depId === parent)
+        notes.push(`${file}:${at.line}: ${owner}'s dependency on its own task ${depId} dropped`);
+      else {
+        ids.push(depId);
+        places.push(at);
+      }
+    });
+    return { ids, places };
+  }
+}
+
+function priorityOf(value: string | null | undefined, fallback: number, at: Place): number {
+  if (value === null || value === undefined) return fallback;
+  const priority = PRIORITY.get(value.toLowerCase());
+  if (priority === undefined)
+    throw planError(
+      at.file,
+      at.line,
+      `${at.path}: got "${value}"; expected one of critical, high, medium, low`,
+    );
+  return priority;
+}
+
+type Texts = "description" | "details" | "testStrategy";
+
+function acceptanceOf(task: Partial<Record<Texts, string | null | undefined>>): string[] {
+  return [
+    task.description?.trim(),
+    task.details?.trim() ? `Details: ${task.details.trim()}` : undefined,
+    task.testStrategy?.trim() ? `Test strategy: ${task.testStrategy.trim()}` : undefined,
+  ].filter((line): line is string => Boolean(line));
+}
