@@ -183,15 +183,28 @@ const FAILING_TESTS: RegExp[] = [
 ];
 
 /**
+ * The names of the failing tests an output lists (pytest, unittest, go, cargo, jest, vitest, rspec), each
+ * once, in the order the runner's patterns find them; empty when it lists none.
+ */
+export function failingTestNames(output: string): string[] {
+  return namesIn(plainText(output));
+}
+
+function namesIn(text: string): string[] {
+  const names = new Set<string>();
+  for (const pattern of FAILING_TESTS) for (const m of text.matchAll(pattern)) names.add((m[1] ?? "").trim());
+  names.delete("");
+  return [...names];
+}
+
+/**
  * Text that identifies which failure an output shows, for the caller to hash: the sorted names of the
  * failing tests when the output lists them, else its last 20 non-empty lines with `outputShape` applied.
  */
 export function failureFingerprint(output: string): string {
   const text = plainText(output);
-  const names = new Set<string>();
-  for (const pattern of FAILING_TESTS) for (const m of text.matchAll(pattern)) names.add((m[1] ?? "").trim());
-  names.delete("");
-  if (names.size > 0) return [...names].sort().join("\n");
+  const names = namesIn(text);
+  if (names.length > 0) return names.sort().join("\n");
   const lines = text.split("\n").filter((line) => line.trim() !== "");
   return outputShape(lines.slice(-20).join("\n"));
 }

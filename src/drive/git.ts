@@ -1,0 +1,420 @@
+import { execFile } from "node:child_process";
+import { createReadStream } from "node:fs";
+import { lstat } from "node:fs/promises";
+import { join } from "node:path";
+import pRetry from "p-retry";
+import { ReinsError } from "../core/errors.js";
+
+/**
+ * The git port of `reins run`, over the `git` CLI: stable English output (`LC_ALL=C`), never a prompt
+ * (`GIT_TERMINAL_PROMPT=0`, `GIT_EDITOR=true`), and a few quick retries when another git holds
+ * `index.lock`. reins' own state directory `.reins/` is never staged, cleaned or reported as a change.
+ *
+ * Identity: a repository without `user.name` / `user.email` (in any config git reads) still gets commits,
+ * as `reins <reins@localhost>` through `-c user.name=reins -c user.email=reins@localhost`; a configured
+ * identity (or `GIT_AUTHOR_*` / `GIT_COMMITTER_*` in the environment) wins.
+ */
+
+/** reins' state directory, relative to the working tree. */
+const STATE_DIR = ".reins";
+
+/** Pathspec for "everything but reins' state". */
+const ALL_BUT_STATE = [".", `:(exclude)${STATE_DIR}`];
+
+/** Default bound on `diff()` text. */
+export const MAX_DIFF_BYTES = 256 * 1024;
+
+/** Variables that would point git at another repository or index than this working tree's. */
+const REPO_OVERRIDES = [
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_OBJECT_DIRECTORY",
+  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+  "GIT_COMMON_DIR",
+  "GIT_PREFIX",
+  "GIT_NAMESPACE",
+];
+
+/** A git command that failed: the command, its exit code and the first line of its stderr. */
+export class GitError extends ReinsError {
+  constructor(
+    readonly command: string,
+    readonly exitCode: number | null,
+    readonly stderr: string,
+  ) {
+    super(
+      "git_failed",
+      `${command} failed${exitCode === null ? "" : ` (exit ${exitCode})`}: ${stderr || "no message"}`,
+    );
+    this.name = "GitError";
+  }
+
+  /** Whether the failure is another git holding the index lock: worth a retry. */
+  get lockedIndex(): boolean {
+    return /index\.lock/.test(this.stderr);
+  }
+}
+
+export interface GitOptions {
+  /** Added to git's environment (after the fixed `LC_ALL`, prompt and editor settings are applied under it). */
+  env?: Record<string, string>;
+  /** Retries while another git holds `index.lock`: the first after `minTimeoutMs`, doubling. @default { retries: 6, minTimeoutMs: 50 } */
+  lockRetry?: { retries: number; minTimeoutMs: number };
+  /** Longest one git command may take. @default 120000 */
+  timeoutMs?: number;
+}
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The result of a cherry-pick: the new commit, or a conflict (already aborted, the tree as before). */
+export type CherryPick = { ok: true; sha: string } | { ok: false; conflict: true; files: string[] };
+
+/**
+ * Git in one working tree. `cwd` must be the top of the repository or of a worktree: `.reins/` is found
+ * there, and the paths it returns are relative to it.
+ */
+export class Git {
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #retry: { retries: number; minTimeoutMs: number };
+  readonly #timeoutMs: number;
+  #identity: Promise<string[]> | undefined;
+
+  constructor(
+    readonly cwd: string,
+    options: GitOptions = {},
+  ) {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of REPO_OVERRIDES) delete env[name];
+    this.#env = {
+      ...env,
+      LC_ALL: "C",
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_EDITOR: "true",
+      GIT_SEQUENCE_EDITOR: "true",
+      GIT_MERGE_AUTOEDIT: "no",
+      GIT_PAGER: "cat",
+      ...options.env,
+    };
+    this.#retry = options.lockRetry ?? { retries: 6, minTimeoutMs: 50 };
+    this.#timeoutMs = options.timeoutMs ?? 120_000;
+  }
+
+  /** Whether `cwd` is inside a git working tree. */
+  async isRepo(): Promise<boolean> {
+    try {
+      const ran = await this.#git(["rev-parse", "--is-inside-work-tree"], { ok: [0, 128] });
+      return ran.code === 0 && ran.stdout.trim() === "true";
+    } catch {
+      return false; // no such directory, no git
+    }
+  }
+
+  /** Changed, staged and untracked files (not ignored ones, not `.reins/`); empty means a clean tree. */
+  async dirtyFiles(): Promise<string[]> {
+    const ran = await this.#git([
+      "status",
+      "--porcelain=v1",
+      "-z",
+      "--untracked-files=all",
+      "--",
+      ...ALL_BUT_STATE,
+    ]);
+    const files: string[] = [];
+    const entries = ran.stdout.split("\0");
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] ?? "";
+      if (entry.length < 4) continue;
+      files.push(entry.slice(3));
+      // A rename or copy is followed by its source path.
+      if (/[RC]/.test(entry.slice(0, 2))) files.push(entries[++i] ?? "");
+    }
+    return [...new Set(files.filter((f) => f !== "" && !isState(f)))];
+  }
+
+  /** The commit HEAD points at, or null in a repository without commits. */
+  async head(): Promise<string | null> {
+    const ran = await this.#git(["rev-parse", "-q", "--verify", "HEAD^{commit}"], { ok: [0, 1] });
+    return ran.code === 0 ? ran.stdout.trim() : null;
+  }
+
+  /** The checked-out branch's short name, or null on a detached HEAD. */
+  async currentBranch(): Promise<string | null> {
+    const ran = await this.#git(["symbolic-ref", "-q", "--short", "HEAD"], { ok: [0, 1] });
+    return ran.code === 0 ? ran.stdout.trim() : null;
+  }
+
+  async branchExists(name: string): Promise<boolean> {
+    const ran = await this.#git(["show-ref", "--verify", "--quiet", `refs/heads/${name}`], { ok: [0, 1] });
+    return ran.code === 0;
+  }
+
+  /** Creates branch `name` at `from` (a commit or ref) without checking it out. */
+  async createBranch(name: string, from: string): Promise<void> {
+    await this.#git(["branch", "--no-track", name, from]);
+  }
+
+  async checkout(name: string): Promise<void> {
+    await this.#git(["checkout", "-q", name]);
+  }
+
+  /**
+   * Stages every change but `.reins/` and commits it; returns the new commit, or null when there was nothing
+   * to commit (unless `allowEmpty`: a task proven with no change still gets its commit). The message is kept as given (trailers such as `Reins-Task: <run>/<task>` included); the
+   * repository's commit hooks run, so a hook that refuses fails the commit with a GitError.
+   */
+  async commitAll(message: string, options: { allowEmpty?: boolean } = {}): Promise<string | null> {
+    // `git add` fails when a pathspec names an ignored path, as the exclusion does when `.reins/` is
+    // ignored (the usual case): then the ignore rule keeps it out on its own.
+    const ignored = await this.#git(["check-ignore", "-q", STATE_DIR], { ok: [0, 1] });
+    await this.#git(["add", "-A", "--", ...(ignored.code === 0 ? ["."] : ALL_BUT_STATE)]);
+    const staged = await this.#git(["diff", "--cached", "--quiet"], { ok: [0, 1] });
+    if (staged.code === 0 && options.allowEmpty !== true) return null;
+    await this.#git([
+      ...(await this.#identityArgs()),
+      "commit",
+      "-q",
+      "--cleanup=whitespace",
+      ...(staged.code === 0 ? ["--allow-empty"] : []),
+      "-m",
+      message,
+    ]);
+    const head = await this.head();
+    if (head === null) throw new GitError("git commit", null, "no commit after committing");
+    return head;
+  }
+
+  /**
+   * Puts the tree back at `sha`: tracked files reset, untracked files removed (ignored files and `.reins/`
+   * are kept).
+   */
+  async resetHard(sha: string): Promise<void> {
+    await this.#git(["reset", "-q", "--hard", sha]);
+    await this.clean();
+  }
+
+  /** Removes untracked files and directories, never ignored ones and never `.reins/`. */
+  async clean(): Promise<void> {
+    await this.#git(["clean", "-q", "-f", "-d", "-e", `/${STATE_DIR}`, "--", ...ALL_BUT_STATE]);
+  }
+
+  /**
+   * The files changed against `base` (staged, unstaged and untracked, `.reins/` aside) and the lines changed:
+   * added plus deleted for tracked files, every line of an untracked text file. Binary files count no lines.
+   */
+  async diffStat(base: string): Promise<{ files: string[]; lines: number }> {
+    const numstat = await this.#git([
+      "diff",
+      "--numstat",
+      "-z",
+      "--no-renames",
+      base,
+      "--",
+      ...ALL_BUT_STATE,
+    ]);
+    const files: string[] = [];
+    let lines = 0;
+    for (const entry of numstat.stdout.split("\0")) {
+      const m = /^(\d+|-)\t(\d+|-)\t(.*)$/s.exec(entry);
+      if (m === null) continue;
+      files.push(m[3] ?? "");
+      lines += (m[1] === "-" ? 0 : Number(m[1])) + (m[2] === "-" ? 0 : Number(m[2]));
+    }
+    for (const file of await this.#untracked()) {
+      files.push(file);
+      lines += await countLines(join(this.cwd, file));
+    }
+    return { files: [...new Set(files)], lines };
+  }
+
+  /**
+   * The diff of the tree against `base` as text (untracked files as new files), cut at `maxBytes` with a
+   * closing line saying so.
+   */
+  async diff(base: string, maxBytes = MAX_DIFF_BYTES): Promise<string> {
+    const tracked = await this.#git(
+      ["diff", "--no-color", "--no-ext-diff", "--no-renames", base, "--", ...ALL_BUT_STATE],
+      {
+        maxBuffer: maxBytes,
+      },
+    );
+    let text = tracked.stdout;
+    for (const file of await this.#untracked()) {
+      if (Buffer.byteLength(text) >= maxBytes) break;
+      const added = await this.#git(
+        ["diff", "--no-color", "--no-ext-diff", "--no-index", "--", "/dev/null", file],
+        {
+          ok: [0, 1],
+          maxBuffer: maxBytes,
+        },
+      );
+      text += added.stdout;
+    }
+    const bytes = Buffer.from(text);
+    if (bytes.length <= maxBytes) return text;
+    return `${bytes.subarray(0, maxBytes).toString("utf8")}\n[… diff cut at ${maxBytes} bytes]\n`;
+  }
+
+  /**
+   * The newest commit reachable from HEAD whose message has `line` as one of its lines (exactly, after
+   * trimming), such as the trailer `Reins-Task: <run>/<task>`; null when none has.
+   */
+  async findCommit(line: string): Promise<string | null> {
+    if ((await this.head()) === null) return null;
+    const wanted = line.trim();
+    const ran = await this.#git([
+      "log",
+      "--format=%H%x00%B%x00",
+      "--fixed-strings",
+      `--grep=${wanted}`,
+      "HEAD",
+    ]);
+    const parts = ran.stdout.split("\0");
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const sha = (parts[i] ?? "").trim();
+      if ((parts[i + 1] ?? "").split("\n").some((l) => l.trim() === wanted)) return sha;
+    }
+    return null;
+  }
+
+  /** Adds a worktree at `path` checked out at `ref`: detached, or on a new branch `branch` when given. */
+  async worktreeAdd(path: string, ref: string, options: { branch?: string } = {}): Promise<void> {
+    const where = options.branch === undefined ? ["--detach"] : ["-b", options.branch];
+    await this.#git(["worktree", "add", "-q", ...where, path, ref]);
+  }
+
+  /** Removes the worktree at `path`, changes and all; a worktree whose directory is already gone is pruned. */
+  async worktreeRemove(path: string): Promise<void> {
+    const ran = await this.#git(["worktree", "remove", "--force", "--force", path], { ok: [0, 128] });
+    if (ran.code !== 0) {
+      const exists = await lstat(path).then(
+        () => true,
+        () => false,
+      );
+      if (exists) throw new GitError(`git worktree remove ${path}`, ran.code, firstLine(ran.stderr));
+      await this.#git(["worktree", "prune"]);
+    }
+  }
+
+  /**
+   * Applies commit `sha` on top of HEAD, keeping its message (and so its trailers). On a conflict the
+   * cherry-pick is aborted, leaving the tree as it was, and the conflicting files are returned. A commit
+   * whose change is already there still gets a (empty) commit, so its trailer is found on the branch.
+   */
+  async cherryPick(sha: string): Promise<CherryPick> {
+    const ran = await this.#git(
+      [...(await this.#identityArgs()), "cherry-pick", "--keep-redundant-commits", sha],
+      {
+        ok: [0, 1],
+      },
+    );
+    if (ran.code === 0) return { ok: true, sha: (await this.head()) ?? "" };
+    const unmerged = await this.#git(["diff", "--name-only", "-z", "--diff-filter=U"]);
+    const files = unmerged.stdout.split("\0").filter((f) => f !== "");
+    const picking = await this.#git(["rev-parse", "-q", "--verify", "CHERRY_PICK_HEAD"], { ok: [0, 1] });
+    if (picking.code !== 0) throw new GitError(`git cherry-pick ${sha}`, ran.code, firstLine(ran.stderr));
+    await this.#git(["cherry-pick", "--abort"]);
+    return { ok: false, conflict: true, files };
+  }
+
+  /** Untracked files, not ignored, outside `.reins/`. */
+  async #untracked(): Promise<string[]> {
+    const ran = await this.#git(["ls-files", "--others", "--exclude-standard", "-z", "--", ...ALL_BUT_STATE]);
+    return ran.stdout.split("\0").filter((f) => f !== "" && !isState(f));
+  }
+
+  /** `-c user.name=reins` / `-c user.email=reins@localhost` for whichever the configuration lacks. */
+  #identityArgs(): Promise<string[]> {
+    this.#identity ??= (async () => {
+      const args: string[] = [];
+      for (const [key, fallback] of [
+        ["user.name", "reins"],
+        ["user.email", "reins@localhost"],
+      ] as const) {
+        const ran = await this.#git(["config", "--get", key], { ok: [0, 1] });
+        if (ran.code !== 0 || ran.stdout.trim() === "") args.push("-c", `${key}=${fallback}`);
+      }
+      return args;
+    })();
+    return this.#identity;
+  }
+
+  /** Runs git, retrying while another git holds index.lock; exit codes outside `ok` throw a GitError. */
+  #git(args: string[], options: { ok?: number[]; maxBuffer?: number } = {}): Promise<Ran> {
+    return pRetry(() => this.#once(args, options), {
+      retries: this.#retry.retries,
+      minTimeout: this.#retry.minTimeoutMs,
+      factor: 2,
+      maxTimeout: 2_000,
+      randomize: false,
+      shouldRetry: ({ error }) => error instanceof GitError && error.lockedIndex,
+    });
+  }
+
+  #once(
+    args: string[],
+    { ok = [0], maxBuffer = 64 * 1024 * 1024 }: { ok?: number[]; maxBuffer?: number },
+  ): Promise<Ran> {
+    return new Promise((resolve, reject) => {
+      const child = execFile(
+        "git",
+        args,
+        { cwd: this.cwd, env: this.#env, encoding: "utf8", maxBuffer, timeout: this.#timeoutMs },
+        (error, stdout, stderr) => {
+          const code = error === null ? 0 : error.code;
+          // A bounded read (diff) that reached maxBuffer keeps what it got.
+          if (code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return resolve({ code: 0, stdout, stderr });
+          if (typeof code === "number" && ok.includes(code)) return resolve({ code, stdout, stderr });
+          const message = firstLine(stderr) || (error?.message ?? "");
+          reject(new GitError(describe(args), typeof code === "number" ? code : null, message));
+        },
+      );
+      child.stdin?.end();
+    });
+  }
+}
+
+/** Whether a path (relative to the tree) is reins' state. */
+const isState = (file: string) => file === STATE_DIR || file.startsWith(`${STATE_DIR}/`);
+
+function firstLine(text: string): string {
+  return (
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l !== "") ?? ""
+  );
+}
+
+/** The command for messages: `git` and its arguments, long ones (commit messages) cut. */
+function describe(args: string[]): string {
+  return [
+    "git",
+    ...args.map((a) => (a.length > 60 ? `${a.slice(0, 57).split("\n")[0]}…` : a.split("\n")[0])),
+  ].join(" ");
+}
+
+/**
+ * The lines of a file as git counts them: newlines, plus one for a last line without one; a binary file
+ * (a NUL in its first 8000 bytes) counts none, a symbolic link one.
+ */
+async function countLines(path: string): Promise<number> {
+  const stat = await lstat(path).catch(() => null);
+  if (stat === null) return 0;
+  if (stat.isSymbolicLink()) return 1;
+  if (!stat.isFile() || stat.size === 0) return 0;
+  let lines = 0;
+  let seen = 0;
+  let last = 0x0a;
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    if (seen < 8000 && chunk.subarray(0, 8000 - seen).includes(0)) return 0;
+    seen += chunk.length;
+    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
+    last = chunk[chunk.length - 1] ?? last;
+  }
+  return last === 0x0a ? lines : lines + 1;
+}
