@@ -106,7 +106,7 @@ export interface GeminiRun extends BoundedRun {
 }
 
 /** The settings the harness needs, merged section by section over what `<home>/.gemini/settings.json` holds. */
-function writeSettings(home: string, loopDetection: boolean): void {
+export function writeSettings(home: string, loopDetection: boolean): void {
   const dir = join(home, ".gemini");
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "settings.json");
