@@ -60,7 +60,8 @@ function withContext(reply: object | null, note: string): object {
 }
 
 /** The reins executable, for hook commands and the background daemon. */
-function binPath(): string {
+/** reins' own bin script, which agents' hooks run. */
+export function binPath(): string {
   return fileURLToPath(new URL("../../bin/reins.js", import.meta.url));
 }
 

@@ -8,6 +8,8 @@ export interface Io {
   color: boolean;
   /** Everything on standard input. */
   stdin(): Promise<Buffer>;
+  /** Whether standard output is a terminal (progress redraws in place) rather than a pipe or file. */
+  terminal?: boolean;
 }
 
 /** The real process's streams and environment. */
@@ -23,6 +25,7 @@ export function processIo(): Io {
     cwd: process.cwd(),
     env,
     color,
+    terminal: process.stdout.isTTY,
     stdin: async () => {
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

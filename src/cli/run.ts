@@ -4,9 +4,12 @@ import { describePolicy, loadPolicy } from "../shell/config.js";
 import { checkTrace, readTrace } from "../shell/trace.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../server/daemon.js";
 import { openStore } from "../store/open.js";
+import { join } from "node:path";
+import { demoPlanRun } from "../demo/plan-run.js";
 import { demo } from "./demo.js";
 import { registerAgentCommands } from "./agent-commands.js";
 import { registerEvaluateCommands } from "./evaluate-commands.js";
+import { registerRunCommands } from "./run-commands.js";
 import { registerStoreCommands } from "./store-commands.js";
 import { processIo, type Io } from "./io.js";
 import { table } from "./table.js";
@@ -62,6 +65,15 @@ function program(io: Io, result: { code: number }): Command {
             return answer;
           },
         });
+        if (result.code === 0 && opts.agent === undefined) {
+          // The other half: reins drives an agent over a plan, runs the checks itself, commits what is green.
+          io.stdout("\nreins run: a scripted agent driven over a three-task plan, one task red first\n\n");
+          const ran = await demoPlanRun(store, loaded.policy, (text) => io.stdout(`  ${text}`));
+          const done = Object.values(ran.state.tasks).filter((t) => t.status === "done").length;
+          io.stdout(
+            `\n  ${done} of ${Object.keys(ran.state.tasks).length} tasks done, one commit each, on branch ${ran.meta.branch} of ${ran.root}; report: ${join(ran.root, ran.report ?? "")}\n`,
+          );
+        }
         if (result.code === 0)
           io.stdout(
             opts.serve === true
@@ -134,6 +146,7 @@ function program(io: Io, result: { code: number }): Command {
   registerAgentCommands(root, { io, loaded: policyOf, result });
   registerStoreCommands(root, { io, loaded: policyOf });
   registerEvaluateCommands(root, { io, loaded: policyOf });
+  registerRunCommands(root, { io, loaded: policyOf, result });
   return root;
 }
 

@@ -1,0 +1,258 @@
+/** `reins run` and `reins report`: drive an agent over a plan until done is proven, and read the evidence. */
+import { existsSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import type { Command } from "commander";
+import { ReinsError } from "../core/errors.js";
+import { runnerFor } from "../drive/agents/index.js";
+import type { AgentRunner } from "../drive/agents/runner.js";
+import { claudeRunArgs } from "../drive/run-hooks.js";
+import { binPath } from "./agent-commands.js";
+import { checkpointFrom } from "../drive/checkpoint.js";
+import { progressWriter } from "../drive/progress.js";
+import { buildReport, reportMarkdown, writeReportFiles } from "../drive/report.js";
+import { readRunTrace } from "../drive/run-trace.js";
+import { Divergence } from "../drive/recorder.js";
+import { replayRun, resumeRun, runDir, startRun, type RunOutcome } from "../drive/run.js";
+import { loadPlan } from "../plan/index.js";
+import type { LoadedPolicy } from "../shell/config.js";
+import { openStore } from "../store/open.js";
+import type { Io } from "./io.js";
+import { table } from "./table.js";
+
+/** What the run commands need from the program. */
+export interface RunContext {
+  io: Io;
+  loaded(): LoadedPolicy & { storeSpec: string };
+  result: { code: number };
+}
+
+/** Plan files looked for, in order, when none is named. */
+const PLAN_FILES = ["reins.plan.yaml", "reins.plan.yml", "reins.plan.json", "tasks.md", "tasks.json"];
+
+function positiveInt(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1)
+    throw new ReinsError("usage", `${name} must be a positive whole number, got "${raw}"`);
+  return n;
+}
+
+function findPlan(root: string, cwd: string, named: string | undefined): string {
+  if (named !== undefined) {
+    const path = resolve(cwd, named);
+    if (!existsSync(path)) throw new ReinsError("usage", `no plan file ${named}`);
+    return path;
+  }
+  for (const name of PLAN_FILES) if (existsSync(join(root, name))) return join(root, name);
+  throw new ReinsError("usage", `no plan: name one, or write ${PLAN_FILES[0]} (see README "Run a plan")`);
+}
+
+/** The runner of an agent spec; a driven Claude Code gets reins' hooks for the run, and `--max-turns`. */
+function runnerOf(agent: string, root: string, maxTurns: number | undefined): AgentRunner {
+  if (agent !== "claude") {
+    if (maxTurns !== undefined)
+      throw new ReinsError("usage", `--max-turns applies to --agent claude only, not ${agent}`);
+    return runnerFor(agent);
+  }
+  return runnerFor(agent, {
+    args: claudeRunArgs(root, binPath()),
+    ...(maxTurns !== undefined ? { maxTurns } : {}),
+  });
+}
+
+/** The exit code of a run: 0 only when the done proof holds and no task failed. */
+function exitOf(outcome: RunOutcome): number {
+  if (outcome.finished === null || !outcome.finished.proven) return 1;
+  return Object.values(outcome.state.tasks).some((t) => t.status === "failed") ? 1 : 0;
+}
+
+function ending(outcome: RunOutcome, root: string): string {
+  const tasks = Object.values(outcome.state.tasks);
+  const done = tasks.filter((t) => t.status === "done").length;
+  const lines = [
+    `run ${outcome.run}: ${done} of ${tasks.length} task(s) done on branch ${outcome.meta.branch}`,
+  ];
+  if (outcome.finished === null) lines.push(`interrupted: go on with \`reins run --resume ${outcome.run}\``);
+  else if (exitOf(outcome) === 0) lines.push("done, proven: every clause of the done proof holds");
+  else if (outcome.state.paused !== null) lines.push(`paused: ${outcome.state.paused}`);
+  else lines.push("ended without proof: see the report");
+  if (outcome.report !== null) lines.push(`report: ${relative(root, resolve(root, outcome.report))}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** Registers `run` and `report`. */
+export function registerRunCommands(root: Command, ctx: RunContext): void {
+  const { io } = ctx;
+  root
+    .command("run")
+    .description("drive an agent over a plan, task by task, running the checks itself, until done is proven")
+    .argument("[plan]", `the plan (default: the first of ${PLAN_FILES.join(", ")})`)
+    .option("--agent <agent>", "claude, codex, gemini or cmd:<command>", "claude")
+    .option("--wip <n>", "tasks in flight at once (above 1, each works in its own git worktree)")
+    .option(
+      "--resume [run]",
+      "go on with a run from its last checkpoint (default: the newest unfinished one)",
+    )
+    .option(
+      "--replay <trace>",
+      "run the loop again on a recorded trace, with no agent and no commands; fail on the first divergence",
+    )
+    .option("--max-iterations <n>", "agent iterations of the whole run before it ends without proof")
+    .option("--agent-timeout <minutes>", "how long one agent iteration may take", "30")
+    .option("--max-turns <n>", "model round trips one Claude Code iteration may take (its --max-turns)")
+    .option("--json", "print the outcome as JSON instead of progress")
+    .action(
+      async (
+        planArg: string | undefined,
+        opts: {
+          agent: string;
+          wip?: string;
+          resume?: string | boolean;
+          replay?: string;
+          maxIterations?: string;
+          agentTimeout: string;
+          maxTurns?: string;
+          json?: boolean;
+        },
+      ) => {
+        const loaded = ctx.loaded();
+        const wip = positiveInt("--wip", opts.wip);
+        const maxIterations = positiveInt("--max-iterations", opts.maxIterations);
+        const maxTurns = positiveInt("--max-turns", opts.maxTurns);
+        const timeoutMin = Number(opts.agentTimeout);
+        if (!Number.isFinite(timeoutMin) || timeoutMin <= 0)
+          throw new ReinsError(
+            "usage",
+            `--agent-timeout must be a positive number of minutes, got "${opts.agentTimeout}"`,
+          );
+
+        if (opts.replay !== undefined) {
+          const read = readRunTrace(resolve(io.cwd, opts.replay));
+          const store = await openStore("memory", loaded.root);
+          let replayed: Awaited<ReturnType<typeof replayRun>>;
+          try {
+            replayed = await replayRun({
+              root: loaded.root,
+              store,
+              policy: loaded.policy,
+              trace: resolve(io.cwd, opts.replay),
+              runner: runnerFor(read.meta.agent),
+            });
+          } catch (error) {
+            if (!(error instanceof Divergence)) throw error;
+            io.stderr(`reins: divergence: ${error.message}\n`);
+            ctx.result.code = 1;
+            return;
+          }
+          const text = `replayed run ${replayed.run}: ${replayed.steps} steps, every event, decision and action as recorded\n`;
+          io.stdout(
+            opts.json === true
+              ? `${JSON.stringify({ run: replayed.run, steps: replayed.steps, same: true })}\n`
+              : text,
+          );
+          return;
+        }
+
+        const controller = new AbortController();
+        const stop = () => controller.abort();
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+        const store = await openStore(loaded.storeSpec, loaded.root);
+        try {
+          const progress =
+            opts.json === true ? undefined : progressWriter((text) => io.stdout(text), io.terminal === true);
+          const common = {
+            root: loaded.root,
+            store,
+            policy: loaded.policy,
+            signal: controller.signal,
+            agentTimeoutMs: timeoutMin * 60_000,
+            ...(progress !== undefined ? { progress } : {}),
+          };
+          let outcome: RunOutcome;
+          if (opts.resume !== undefined) {
+            const id = typeof opts.resume === "string" ? opts.resume : undefined;
+            const stored = id !== undefined ? await store.run(id) : null;
+            const agent = stored !== null ? checkpointFrom(stored).meta.agent : opts.agent;
+            outcome = await resumeRun({
+              ...common,
+              runner: runnerOf(agent, loaded.root, maxTurns),
+              ...(id !== undefined ? { run: id } : {}),
+            });
+          } else {
+            const file = findPlan(loaded.root, io.cwd, planArg);
+            const plan = loadPlan(file);
+            outcome = await startRun({
+              ...common,
+              runner: runnerOf(opts.agent, loaded.root, maxTurns),
+              plan: {
+                file: relative(loaded.root, file),
+                nodes: plan.nodes,
+                checks: plan.checks,
+                settings: plan.settings,
+              },
+              ...(wip !== undefined ? { wip } : {}),
+              ...(maxIterations !== undefined ? { maxIterations } : {}),
+            });
+          }
+          ctx.result.code = exitOf(outcome);
+          if (opts.json === true)
+            io.stdout(
+              `${JSON.stringify({ run: outcome.run, branch: outcome.meta.branch, proven: ctx.result.code === 0, finished: outcome.finished, report: outcome.report, paused: outcome.state.paused, tasks: Object.fromEntries(Object.entries(outcome.state.tasks).map(([id, t]) => [id, { status: t.status, attempts: t.attempts, commit: t.commit, noop: t.noop }])) })}\n`,
+            );
+          else io.stdout(ending(outcome, loaded.root));
+        } finally {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
+          await store.close();
+        }
+      },
+    );
+
+  root
+    .command("report")
+    .description(
+      "write and print a run's evidence report (.reins/runs/<run>/report.md); without a run, list the runs",
+    )
+    .argument("[run]", "the run's id")
+    .option("--json", "print report.json instead")
+    .action(async (id: string | undefined, opts: { json?: boolean }) => {
+      const loaded = ctx.loaded();
+      const store = await openStore(loaded.storeSpec, loaded.root);
+      try {
+        if (id === undefined) {
+          const runs = await store.runs();
+          if (opts.json === true) {
+            io.stdout(`${JSON.stringify(runs)}\n`);
+            return;
+          }
+          if (runs.length === 0) {
+            io.stdout("no runs yet: start one with `reins run`\n");
+            return;
+          }
+          io.stdout(
+            table(
+              ["run", "status", "updated", "plan", "tasks"],
+              runs.map((r) => [
+                r.id,
+                r.status,
+                new Date(r.updatedAt).toISOString(),
+                typeof r.summary.plan === "string" ? r.summary.plan : "",
+                JSON.stringify(r.summary.counts ?? {}),
+              ]),
+            ),
+          );
+          return;
+        }
+        const stored = await store.run(id);
+        if (stored === null) throw new ReinsError("usage", `no run ${id} in ${store.location}`);
+        const checkpoint = checkpointFrom(stored);
+        const dir = runDir(loaded.root, id);
+        const report = buildReport(checkpoint.meta, checkpoint.state, readRunTrace(join(dir, "trace.jsonl")));
+        writeReportFiles(dir, report);
+        io.stdout(opts.json === true ? `${JSON.stringify(report, null, 2)}\n` : reportMarkdown(report));
+      } finally {
+        await store.close();
+      }
+    });
+}

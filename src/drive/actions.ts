@@ -1,0 +1,318 @@
+/** How the driver carries out each action of the control core, every outside interaction through the recorder. */
+import { join } from "node:path";
+import type { CheckDef, CheckResult, RunAction, RunDecision, RunEvent, RunState } from "../control/types.js";
+import { ReinsError, assertNever } from "../core/errors.js";
+import type { Store } from "../core/store.js";
+import type { AgentRunner } from "./agents/runner.js";
+import { touchesBoundary } from "./boundaries.js";
+import { runChecks } from "./checks.js";
+import type { Git } from "./git.js";
+import type { Guard } from "./guard.js";
+import { buildPrompt } from "./prompt.js";
+import type { Recorder } from "./recorder.js";
+import type { ReadTrace, RunMeta, TraceWriter } from "./run-trace.js";
+import { readSpecSections } from "./spec.js";
+
+/** Everything the driver and its actions share for one run. */
+export interface DriveContext {
+  meta: RunMeta;
+  root: string;
+  /** `.reins/runs/<run>`. */
+  dir: string;
+  recorder: Recorder;
+  trace: TraceWriter | null;
+  replay: { steps: ReadTrace["steps"] } | null;
+  store: Store;
+  runner: AgentRunner;
+  guard: Guard;
+  /** A git port for a working tree (the project, or a task's worktree). */
+  git: (cwd: string) => Git;
+  keys: { next: number; step: number };
+  worktrees: Map<string, { path: string; base: string }>;
+  /** The latest state, for the report. */
+  state: RunState | null;
+  /** Each task's last diff (lines and files), to tell an iteration that changed something from one that did not. */
+  lastDiff: Map<string, string>;
+  /** Guards' corrective instructions for each task's next prompt. */
+  instructions: Map<string, string[]>;
+  signal: AbortSignal | undefined;
+  /** Settles with null when the signal aborts. */
+  aborted: Promise<null>;
+  agentTimeoutMs: number;
+  progress: (state: RunState, decisions: RunDecision[]) => void;
+  /** Builds a resumed run's `run.resumed` event (also used by replay when the recorded run resumed). */
+  resumeEvent: (key: string, state: RunState) => Promise<RunEvent>;
+  /** Writes the evidence report; returns the path of report.md. */
+  writeReport: (state: RunState) => Promise<string>;
+}
+
+function now(ctx: DriveContext, key: string): Promise<number> {
+  return ctx.recorder.io(key, "clock", () => Promise.resolve(Date.now()));
+}
+
+function state(ctx: DriveContext): RunState {
+  if (ctx.state === null) throw new Error("no run state yet");
+  return ctx.state;
+}
+
+/** The working tree a task works in: the project itself, or its own worktree when several run at once. */
+async function treeOf(ctx: DriveContext, key: string, task: string): Promise<{ cwd: string; base: string }> {
+  if (!ctx.meta.worktrees) return { cwd: ctx.root, base: "HEAD" };
+  const existing = ctx.worktrees.get(task);
+  if (existing !== undefined) return { cwd: existing.path, base: existing.base };
+  const path = join(ctx.dir, "worktrees", task);
+  const base = await ctx.recorder.io(key, "git.head", () => headOf(ctx.git(ctx.root)));
+  await ctx.recorder.io(key, "git.worktree_add", () => ctx.git(ctx.root).worktreeAdd(path, base));
+  const tree = { path, base };
+  ctx.worktrees.set(task, tree);
+  return { cwd: path, base };
+}
+
+async function dropTree(ctx: DriveContext, key: string, task: string): Promise<void> {
+  const tree = ctx.worktrees.get(task);
+  if (tree === undefined) return;
+  await ctx.recorder.io(key, "git.worktree_remove", () => ctx.git(ctx.root).worktreeRemove(tree.path));
+  ctx.worktrees.delete(task);
+}
+
+/** The commit checked out; a run always has one (it starts from a commit). */
+async function headOf(git: Git): Promise<string> {
+  const head = await git.head();
+  if (head === null) throw new ReinsError("usage", "the repository has no commit");
+  return head;
+}
+
+function defs(run: RunState, names: string[]): CheckDef[] {
+  return names.map((name) => {
+    const def = run.checks[name];
+    if (def === undefined) throw new Error(`unknown check ${name}`);
+    return def;
+  });
+}
+
+async function checks(ctx: DriveContext, key: string, task: string, names: string[]): Promise<CheckResult[]> {
+  const { cwd } = await treeOf(ctx, key, task);
+  const list = defs(state(ctx), names);
+  return ctx.recorder.io(key, "checks", () =>
+    runChecks(list, { cwd, ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}) }),
+  );
+}
+
+function ancestors(run: RunState, id: string) {
+  const out = [];
+  let parent = run.nodes[id]?.parent ?? null;
+  while (parent !== null) {
+    const node = run.nodes[parent];
+    if (node === undefined) break;
+    out.unshift(node);
+    parent = node.parent;
+  }
+  return out;
+}
+
+async function runAgent(
+  ctx: DriveContext,
+  key: string,
+  action: Extract<RunAction, { kind: "run_agent" }>,
+): Promise<RunEvent> {
+  const run = state(ctx);
+  const node = run.nodes[action.task];
+  if (node === undefined) throw new Error(`unknown task ${action.task}`);
+  const idle = {
+    kind: "agent.finished" as const,
+    ref: action.ref,
+    task: action.task,
+    attempt: action.attempt,
+    turns: 0,
+    tokens: 0,
+    costUsd: 0,
+    linesChanged: 0,
+    filesChanged: [],
+    boundaryTouched: false,
+  };
+  // A budget paused or a breaker open since the last call: no agent runs until a person acts.
+  const paused = await ctx.recorder.io(key, "guard.status", () => ctx.guard.paused());
+  if (paused !== null) return { ...idle, at: await now(ctx, key), outcome: "budget_paused", summary: paused };
+  if (action.attempt === 1)
+    await ctx.recorder.io(key, "guard.task", () => ctx.guard.taskStarted(action.task, node.type, Date.now()));
+
+  const tree = await treeOf(ctx, key, action.task);
+  const spec =
+    node.spec === undefined
+      ? []
+      : await ctx.recorder.io(key, "spec", () =>
+          readSpecSections(ctx.root, node.spec as { file: string; sections: string[] }),
+        );
+  const gate = [
+    ...new Set([
+      ...Object.values(run.checks)
+        .filter((c) => c.tier === "fast")
+        .map((c) => c.name),
+      ...ancestors(run, node.id).flatMap((a) => a.checks),
+      ...node.checks,
+    ]),
+  ];
+  const prompt = buildPrompt({
+    task: node,
+    ancestors: ancestors(run, node.id),
+    mode: action.mode,
+    attempt: action.attempt,
+    failing: action.failing,
+    checks: defs(run, gate).map((c) => ({ name: c.name, command: c.command })),
+    spec,
+    instructions: ctx.instructions.get(action.task) ?? [],
+  });
+  ctx.instructions.delete(action.task);
+  const output = await ctx.recorder.io(key, "agent", async () => {
+    const result = await ctx.runner.run({
+      run: ctx.meta.run,
+      task: action.task,
+      attempt: action.attempt,
+      mode: action.mode,
+      prompt,
+      cwd: tree.cwd,
+      env: {},
+      timeoutMs: ctx.agentTimeoutMs,
+      ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
+    });
+    return { raw: result.raw, exitCode: result.exitCode, stderr: result.stderr };
+  });
+  const parsed = ctx.runner.parse(output.raw, output.exitCode, output.stderr);
+  const diff = await ctx.recorder.io(key, "git.diff_stat", () => ctx.git(tree.cwd).diffStat(tree.base));
+  // The diff is everything since the last green commit; only a diff unlike the last one is a new edit.
+  const signature = `${diff.lines}:${diff.files.join("\0")}`;
+  const changed = ctx.lastDiff.get(action.task) !== signature;
+  ctx.lastDiff.set(action.task, signature);
+  const spent = await ctx.recorder.io(key, "guard.usage", () =>
+    ctx.guard.usage(
+      action.task,
+      {
+        attempt: action.attempt,
+        tokens: parsed.tokens,
+        costUsd: parsed.costUsd,
+        files: changed ? diff.files : [],
+        lines: diff.lines,
+      },
+      Date.now(),
+    ),
+  );
+  if (spent.advice.length > 0) ctx.instructions.set(action.task, spent.advice);
+  return {
+    ...idle,
+    at: await now(ctx, key),
+    outcome: spent.stop !== null ? "budget_paused" : parsed.outcome,
+    turns: parsed.turns,
+    tokens: parsed.tokens,
+    costUsd: parsed.costUsd,
+    summary: spent.stop ?? parsed.summary.slice(0, 2_000),
+    linesChanged: diff.lines,
+    filesChanged: diff.files.slice(0, 200),
+    boundaryTouched: touchesBoundary(diff.files, run.settings.boundaries),
+  };
+}
+
+function commitMessage(ctx: DriveContext, run: RunState, task: string): string {
+  const node = run.nodes[task];
+  const t = run.tasks[task];
+  const evidence = (t?.lastChecks ?? []).map(
+    (c) =>
+      `- ${c.name} (${c.tier}): ${c.skipped === true ? "skipped" : c.passed ? "passed" : "failed"}${c.tests !== undefined ? `, ${c.tests.passed} tests passed` : ""}`,
+  );
+  return [
+    `${task}: ${node?.title ?? task}`,
+    "",
+    `Done by ${ctx.meta.agent} in ${t?.attempts ?? 0} iteration(s), verified by reins:`,
+    ...(evidence.length > 0 ? evidence : ["- no checks named"]),
+    "",
+    `Reins-Task: ${ctx.meta.run}/${task}`,
+  ].join("\n");
+}
+
+async function commit(ctx: DriveContext, key: string, ref: number, task: string): Promise<RunEvent> {
+  const run = state(ctx);
+  const message = commitMessage(ctx, run, task);
+  const tree = await treeOf(ctx, key, task);
+  const made = await ctx.recorder.io(key, "git.commit", () =>
+    ctx.git(tree.cwd).commitAll(message, { allowEmpty: true }),
+  );
+  let sha = made ?? "";
+  if (ctx.meta.worktrees) {
+    const picked = await ctx.recorder.io(key, "git.cherry_pick", () => ctx.git(ctx.root).cherryPick(sha));
+    if (!picked.ok) {
+      await dropTree(ctx, key, task);
+      return {
+        kind: "commit.failed",
+        ref,
+        at: await now(ctx, key),
+        task,
+        reason: "its change conflicts with a task committed meanwhile",
+        conflict: true,
+      };
+    }
+    sha = picked.sha;
+    await dropTree(ctx, key, task);
+  }
+  await ctx.recorder.io(key, "guard.task_end", () => ctx.guard.taskEnded(task, "done", Date.now()));
+  return { kind: "task.committed", ref, at: await now(ctx, key), task, commit: sha };
+}
+
+async function rollback(ctx: DriveContext, key: string, ref: number, task: string): Promise<RunEvent> {
+  let to: string;
+  if (ctx.meta.worktrees) {
+    await dropTree(ctx, key, task);
+    to = await ctx.recorder.io(key, "git.head", () => headOf(ctx.git(ctx.root)));
+  } else {
+    to = await ctx.recorder.io(key, "git.head", () => headOf(ctx.git(ctx.root)));
+    await ctx.recorder.io(key, "git.reset", () => ctx.git(ctx.root).resetHard(to));
+  }
+  await ctx.recorder.io(key, "guard.task_end", () => ctx.guard.taskEnded(task, "failed", Date.now()));
+  return { kind: "task.rolled_back", ref, at: await now(ctx, key), task, to };
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, ms));
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** Carries out one action and returns the event that answers it. */
+export async function perform(ctx: DriveContext, key: string, action: RunAction): Promise<RunEvent> {
+  switch (action.kind) {
+    case "check_noop":
+      return {
+        kind: "noop.checked",
+        ref: action.ref,
+        task: action.task,
+        results: await checks(ctx, key, action.task, action.checks),
+        at: await now(ctx, key),
+      };
+    case "run_agent":
+      return runAgent(ctx, key, action);
+    case "run_checks": {
+      const results = await checks(ctx, key, action.task, action.checks);
+      await ctx.recorder.io(key, "guard.checks", () => ctx.guard.verified(action.task, results, Date.now()));
+      return { kind: "checks.ran", ref: action.ref, task: action.task, results, at: await now(ctx, key) };
+    }
+    case "commit":
+      return commit(ctx, key, action.ref, action.task);
+    case "rollback":
+      return rollback(ctx, key, action.ref, action.task);
+    case "wait": {
+      const at = await now(ctx, key);
+      if (!ctx.recorder.replaying) await sleep(action.until - at, ctx.signal);
+      return { kind: "clock.ticked", ref: action.ref, at: Math.max(action.until, await now(ctx, key)) };
+    }
+    case "write_report": {
+      const path = await ctx.recorder.io(key, "report", () => ctx.writeReport(state(ctx)));
+      return { kind: "report.written", ref: action.ref, path, at: await now(ctx, key) };
+    }
+    case "finish":
+      throw new Error("finish is not carried out");
+    default:
+      return assertNever(action);
+  }
+}

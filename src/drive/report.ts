@@ -1,0 +1,263 @@
+/** The evidence report of a run: what each task did and proved, and each clause of the done proof. */
+import { renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { doneProof } from "../control/index.js";
+import type { CheckResult, DoneProof, RunEvent, RunState, TaskStatus } from "../control/types.js";
+import type { GuardAnswer } from "./guard.js";
+import type { ReadTrace, RunMeta } from "./run-trace.js";
+
+/** One agent iteration of a task, as the report tells it. */
+export interface ReportAttempt {
+  attempt: number;
+  mode: "implement" | "fix";
+  outcome: string;
+  turns: number;
+  tokens: number;
+  costUsd: number;
+  linesChanged: number;
+  summary: string;
+  checks: { name: string; tier: string; passed: boolean; skipped: boolean; failedTests: string[] }[];
+}
+
+/** One task in the report. */
+export interface ReportTask {
+  id: string;
+  title: string;
+  kind: string;
+  status: TaskStatus;
+  permanent: boolean;
+  reason: string | null;
+  noop: boolean;
+  commit: string | null;
+  tokens: number;
+  costUsd: number;
+  attempts: ReportAttempt[];
+  /** The last checks, with their evidence. */
+  checks: {
+    name: string;
+    tier: string;
+    passed: boolean;
+    skipped: boolean;
+    exitCode: number | null;
+    failedTests: string[];
+    tests?: { passed: number; failed: number };
+  }[];
+  /** What the guards said while the task ran: stops and advice. */
+  interventions: string[];
+}
+
+/** The report as JSON (report.json); report.md says the same for a person. */
+export interface Report {
+  run: string;
+  plan: string;
+  agent: string;
+  branch: string;
+  base: string;
+  status: "proven" | "ended";
+  /** Why the run ended without proof, when it did. */
+  why: string | null;
+  iterations: number;
+  tokens: number;
+  costUsd: number;
+  tasks: ReportTask[];
+  proof: DoneProof;
+}
+
+function checksOf(results: CheckResult[]): ReportAttempt["checks"] {
+  return results.map((c) => ({
+    name: c.name,
+    tier: c.tier,
+    passed: c.passed,
+    skipped: c.skipped === true,
+    failedTests: c.failedTests.slice(0, 20),
+  }));
+}
+
+/**
+ * Builds the report from the run's state and its trace. The proof is the core's, taken as it holds once
+ * this report exists (its last clause is the report itself).
+ */
+export function buildReport(meta: RunMeta, state: RunState, trace: Pick<ReadTrace, "steps" | "io">): Report {
+  const attempts = new Map<string, ReportAttempt[]>();
+  const interventions = new Map<string, string[]>();
+  const taskOfKey = new Map<string, string>();
+  const modeOfKey = new Map<string, "implement" | "fix">();
+  for (const step of trace.steps) {
+    for (const { key, action } of step.actions) {
+      if ("task" in action) taskOfKey.set(key, action.task);
+      if (action.kind === "run_agent") modeOfKey.set(key, action.mode);
+    }
+    const event: RunEvent = step.event;
+    if (event.kind === "agent.finished") {
+      const list = attempts.get(event.task) ?? [];
+      list.push({
+        attempt: event.attempt,
+        mode: modeOfKey.get(step.key) ?? "implement",
+        outcome: event.outcome,
+        turns: event.turns,
+        tokens: event.tokens,
+        costUsd: event.costUsd,
+        linesChanged: event.linesChanged,
+        summary: event.summary.slice(0, 500),
+        checks: [],
+      });
+      attempts.set(event.task, list);
+    } else if (event.kind === "checks.ran") {
+      const last = attempts.get(event.task)?.at(-1);
+      last?.checks.push(...checksOf(event.results));
+    }
+  }
+  for (const [key, lines] of trace.io) {
+    const task = taskOfKey.get(key);
+    if (task === undefined) continue;
+    for (const line of lines) {
+      if (!line.op.startsWith("guard.") || line.op === "guard.status") continue;
+      const answer = line.result as Partial<GuardAnswer> | null;
+      const said = [
+        ...(answer?.stop != null ? [`stop: ${answer.stop}`] : []),
+        ...(answer?.advice ?? []).map((a) => `advice: ${a}`),
+      ];
+      if (said.length > 0) interventions.set(task, [...(interventions.get(task) ?? []), ...said]);
+    }
+  }
+
+  const tasks: ReportTask[] = state.order
+    .filter((id) => state.tasks[id] !== undefined)
+    .map((id) => {
+      const t = state.tasks[id];
+      const node = state.nodes[id];
+      if (t === undefined || node === undefined) throw new Error(`task ${id} missing from the state`);
+      return {
+        id,
+        title: node.title,
+        kind: node.kind,
+        status: t.status,
+        permanent: t.permanent,
+        reason: t.reason,
+        noop: t.noop,
+        commit: t.commit,
+        tokens: t.tokens,
+        costUsd: t.costUsd,
+        attempts: attempts.get(id) ?? [],
+        checks: t.lastChecks.map((c) => ({
+          name: c.name,
+          tier: c.tier,
+          passed: c.passed,
+          skipped: c.skipped === true,
+          exitCode: c.exitCode,
+          failedTests: c.failedTests.slice(0, 20),
+          ...(c.tests !== undefined ? { tests: c.tests } : {}),
+        })),
+        interventions: [...new Set(interventions.get(id) ?? [])].slice(0, 20),
+      };
+    });
+  const proof = doneProof({
+    ...state,
+    reportWritten: true,
+    inFlight: Object.fromEntries(
+      Object.entries(state.inFlight).filter(([, kind]) => kind !== "write_report"),
+    ),
+  });
+  const failed = tasks.filter((t) => t.status === "failed");
+  const proven = proof.holds && failed.length === 0;
+  const why = proven
+    ? null
+    : state.paused !== null
+      ? `paused: ${state.paused}`
+      : failed.length > 0
+        ? `${failed.length} task(s) failed: ${failed.map((t) => t.id).join(", ")}`
+        : !proof.holds
+          ? `the done proof does not hold: ${proof.clauses
+              .filter((c) => !c.holds)
+              .map((c) => `${c.name} (${c.evidence})`)
+              .join("; ")}`
+          : null;
+  return {
+    run: meta.run,
+    plan: meta.plan,
+    agent: meta.agent,
+    branch: meta.branch,
+    base: meta.base,
+    status: proven ? "proven" : "ended",
+    why,
+    iterations: state.iterations,
+    tokens: tasks.reduce((n, t) => n + t.tokens, 0),
+    costUsd: Math.round(tasks.reduce((n, t) => n + t.costUsd, 0) * 1e6) / 1e6,
+    tasks,
+    proof,
+  };
+}
+
+const mark = (ok: boolean) => (ok ? "✔" : "✘");
+
+/** The report for a person, in markdown. */
+export function reportMarkdown(report: Report): string {
+  const out: string[] = [
+    `# reins run ${report.run}`,
+    "",
+    report.status === "proven"
+      ? "**Done, proven.** Every clause of the done proof holds and every task is done."
+      : `**Ended without proof.** ${report.why ?? ""}`,
+    "",
+    `- plan: \`${report.plan}\``,
+    `- agent: ${report.agent}`,
+    `- branch: \`${report.branch}\` (from ${report.base.slice(0, 12)})`,
+    `- iterations: ${report.iterations}; tokens: ${report.tokens.toLocaleString("en")}; cost: $${report.costUsd.toFixed(4)}`,
+    "",
+    "## Done proof",
+    "",
+    "| clause | holds | evidence |",
+    "| --- | --- | --- |",
+    ...report.proof.clauses.map(
+      (c) => `| ${c.name} | ${mark(c.holds)} | ${c.evidence.replace(/\|/g, "\\|")} |`,
+    ),
+    "",
+    "## Tasks",
+  ];
+  for (const t of report.tasks) {
+    const status = t.status === "failed" ? `failed (${t.permanent ? "permanent" : "retryable"})` : t.status;
+    out.push(
+      "",
+      `### ${t.id}: ${t.title}`,
+      "",
+      `- status: **${status}**${t.noop ? " (its checks already passed: closed without calling the agent)" : ""}${t.reason !== null ? ` (${t.reason})` : ""}`,
+      `- commit: ${t.commit !== null ? `\`${t.commit.slice(0, 12)}\`` : "none"}`,
+      `- tokens: ${t.tokens.toLocaleString("en")}; cost: $${t.costUsd.toFixed(4)}`,
+    );
+    if (t.checks.length > 0) {
+      out.push(`- checks:`);
+      for (const c of t.checks)
+        out.push(
+          `  - ${mark(c.passed)} ${c.name} (${c.tier})${c.skipped ? " skipped: the run's slow-check budget was spent" : ""}${c.tests !== undefined ? `: ${c.tests.passed} passed, ${c.tests.failed} failed` : ""}${c.failedTests.length > 0 ? `; failing: ${c.failedTests.join(", ")}` : ""}`,
+        );
+    }
+    if (t.attempts.length > 0) {
+      out.push(`- attempts:`);
+      for (const a of t.attempts) {
+        const checks = a.checks
+          .map((c) => `${c.name} ${c.skipped ? "skipped" : c.passed ? "passed" : "failed"}`)
+          .join(", ");
+        out.push(
+          `  ${a.attempt}. ${a.mode}: ${a.outcome}, ${a.turns} turns, ${a.tokens.toLocaleString("en")} tokens, ${a.linesChanged} lines changed${checks !== "" ? `; checks: ${checks}` : ""}`,
+        );
+      }
+    }
+    if (t.interventions.length > 0) {
+      out.push(`- guard interventions:`);
+      for (const line of t.interventions) out.push(`  - ${line}`);
+    }
+  }
+  return `${out.join("\n")}\n`;
+}
+
+/** Writes report.json and report.md into the run's folder (each whole, by rename); returns report.md's path. */
+export function writeReportFiles(dir: string, report: Report): string {
+  const write = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(`${path}.partial`, text);
+    renameSync(`${path}.partial`, path);
+    return path;
+  };
+  write("report.json", `${JSON.stringify(report, null, 2)}\n`);
+  return write("report.md", reportMarkdown(report));
+}

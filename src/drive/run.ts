@@ -1,0 +1,285 @@
+/** Starting, resuming and replaying a run of `reins run`: the setup around the driver. */
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
+import { join, relative } from "node:path";
+import { resolveSettings } from "../control/index.js";
+import type { RunSettingsInput } from "../control/index.js";
+import type { CheckDef, PlanNode, RunDecision, RunEvent, RunState } from "../control/types.js";
+import { ReinsError } from "../core/errors.js";
+import type { Policy } from "../core/policy.js";
+import type { Store } from "../core/store.js";
+import { createGovernor } from "../governor.js";
+import { reinsDir } from "../shell/reins-dir.js";
+import { Spool } from "../store/spool.js";
+import type { DriveContext } from "./actions.js";
+import type { AgentRunner } from "./agents/runner.js";
+import { checkpointFrom } from "./checkpoint.js";
+import { drive, type DriveEnd } from "./drive.js";
+import { Git } from "./git.js";
+import { runGuard, type Guard } from "./guard.js";
+import { liveRecorder, replayRecorder, type Recorder } from "./recorder.js";
+import { buildReport, writeReportFiles } from "./report.js";
+import { readRunTrace, TraceWriter, type ReadTrace, type RunMeta } from "./run-trace.js";
+
+/** A loaded plan, as the driver needs it. */
+export interface PlanInput {
+  /** The plan file, relative to the project. */
+  file: string;
+  nodes: PlanNode[];
+  checks: CheckDef[];
+  settings: RunSettingsInput;
+}
+
+/** What every way of running shares. */
+export interface RunOptions {
+  root: string;
+  store: Store;
+  policy: Policy;
+  runner: AgentRunner;
+  /** @default 30 minutes */
+  agentTimeoutMs?: number;
+  signal?: AbortSignal;
+  progress?: (state: RunState, decisions: RunDecision[]) => void;
+}
+
+/** How a run came out. */
+export interface RunOutcome extends DriveEnd {
+  run: string;
+  /** The project the run worked in. */
+  root: string;
+  meta: RunMeta;
+  /** The report's path, once written. */
+  report: string | null;
+}
+
+/** `.reins/runs/<run>`: the run's trace, report and worktrees. */
+export function runDir(root: string, run: string): string {
+  return join(reinsDir(root), "runs", run);
+}
+
+function newRunId(now: number): string {
+  const stamp = new Date(now).toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");
+  return `${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+function aborted(signal: AbortSignal | undefined): Promise<null> {
+  return new Promise((resolve) => {
+    if (signal === undefined) return;
+    if (signal.aborted) resolve(null);
+    signal.addEventListener("abort", () => resolve(null), { once: true });
+  });
+}
+
+function context(
+  options: RunOptions,
+  meta: RunMeta,
+  recorder: Recorder,
+  trace: TraceWriter | null,
+  replay: ReadTrace | null,
+  guard: Guard,
+): DriveContext {
+  const dir = runDir(options.root, meta.run);
+  const ctx: DriveContext = {
+    meta,
+    root: options.root,
+    dir,
+    recorder,
+    trace,
+    replay: replay === null ? null : { steps: replay.steps },
+    store: options.store,
+    runner: options.runner,
+    guard,
+    git: (cwd) => new Git(cwd),
+    keys: { next: 0, step: 0 },
+    worktrees: new Map(),
+    state: null,
+    lastDiff: new Map(),
+    instructions: new Map(),
+    signal: options.signal,
+    aborted: aborted(options.signal),
+    agentTimeoutMs: options.agentTimeoutMs ?? 30 * 60_000,
+    progress: options.progress ?? (() => undefined),
+    resumeEvent: async (key, state) => {
+      const commits: Record<string, string> = {};
+      for (const task of Object.keys(state.tasks)) {
+        const t = state.tasks[task];
+        if (
+          t === undefined ||
+          t.status === "done" ||
+          t.status === "canceled" ||
+          (t.status === "failed" && t.permanent)
+        )
+          continue;
+        const sha = await recorder.io(key, "git.find_commit", () =>
+          new Git(options.root).findCommit(`Reins-Task: ${meta.run}/${task}`),
+        );
+        if (sha !== null) commits[task] = sha;
+      }
+      const at = await recorder.io(key, "clock", () => Promise.resolve(Date.now()));
+      return { kind: "run.resumed", at, commits };
+    },
+    writeReport: (state) => {
+      const read = readRunTrace(join(dir, "trace.jsonl"));
+      return Promise.resolve(relative(options.root, writeReportFiles(dir, buildReport(meta, state, read))));
+    },
+  };
+  return ctx;
+}
+
+function finish(ctx: DriveContext, end: DriveEnd): RunOutcome {
+  ctx.trace?.close();
+  const report = join(ctx.dir, "report.md");
+  return {
+    ...end,
+    run: ctx.meta.run,
+    root: ctx.root,
+    meta: ctx.meta,
+    report: existsSync(report) ? relative(ctx.root, report) : null,
+  };
+}
+
+/** Starts a new run of `plan`: refuses a dirty tree, works on a new branch `reins/<run>`. */
+export async function startRun(
+  options: RunOptions & { plan: PlanInput; wip?: number; maxIterations?: number },
+): Promise<RunOutcome> {
+  const git = new Git(options.root);
+  if (!(await git.isRepo()))
+    throw new ReinsError(
+      "usage",
+      `${options.root} is not a git repository: reins run commits each task it proves, so it needs one (git init)`,
+    );
+  const dirty = await git.dirtyFiles();
+  if (dirty.length > 0)
+    throw new ReinsError(
+      "usage",
+      `the working tree has uncommitted changes (${dirty.slice(0, 5).join(", ")}${dirty.length > 5 ? `, and ${dirty.length - 5} more` : ""}): commit or stash them first, so reins can tell the agent's changes from yours and roll back safely`,
+    );
+  const settings = resolveSettings(
+    {
+      ...options.plan.settings,
+      ...(options.wip !== undefined ? { wip: options.wip } : {}),
+      ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}),
+    },
+    options.plan.file,
+  );
+  const now = Date.now();
+  const run = newRunId(now);
+  const base = await git.head();
+  if (base === null)
+    throw new ReinsError(
+      "usage",
+      `${options.root} has no commit yet: commit the project first, so reins has a green point to start from`,
+    );
+  const branch = `reins/${run}`;
+  await git.createBranch(branch, base);
+  await git.checkout(branch);
+  const dir = runDir(options.root, run);
+  mkdirSync(dir, { recursive: true });
+  const meta: RunMeta = {
+    run,
+    plan: options.plan.file,
+    agent: options.runner.name,
+    branch,
+    base,
+    worktrees: settings.wip > 1,
+    version: 1,
+  };
+  const trace = new TraceWriter(join(dir, "trace.jsonl"));
+  trace.write({ t: "meta", meta });
+  const governor = createGovernor({
+    store: options.store,
+    policy: options.policy,
+    spool: new Spool(join(reinsDir(options.root), "spool")),
+  });
+  const guard = runGuard(governor, run);
+  await guard.started(meta.agent, now);
+  const ctx = context(options, meta, liveRecorder(trace), trace, null, guard);
+  const at = await ctx.recorder.io("begin", "clock", () => Promise.resolve(now));
+  const event: RunEvent = {
+    kind: "run.started",
+    at,
+    run,
+    nodes: options.plan.nodes,
+    checks: options.plan.checks,
+    settings,
+  };
+  return finish(ctx, await drive(ctx, { state: null, key: "begin", event }));
+}
+
+/** Resumes a run from its last checkpoint in the store (the newest unfinished run when `run` is omitted). */
+export async function resumeRun(options: RunOptions & { run?: string }): Promise<RunOutcome> {
+  let id = options.run;
+  if (id === undefined) {
+    const open = (await options.store.runs()).find((r) => r.status === "running" || r.status === "paused");
+    if (open === undefined)
+      throw new ReinsError(
+        "usage",
+        "no unfinished run to resume (see `reins report` for the runs there are)",
+      );
+    id = open.id;
+  }
+  const stored = await options.store.run(id);
+  if (stored === null) throw new ReinsError("usage", `no run ${id} in ${options.store.location}`);
+  const checkpoint = checkpointFrom(stored);
+  if (stored.status === "proven")
+    throw new ReinsError(
+      "usage",
+      `run ${id} is done, proven; nothing to resume (its report: reins report ${id})`,
+    );
+  const { meta } = checkpoint;
+  const git = new Git(options.root);
+  if ((await git.currentBranch()) !== meta.branch) {
+    const dirty = await git.dirtyFiles();
+    if (dirty.length > 0)
+      throw new ReinsError(
+        "usage",
+        `the working tree has uncommitted changes and is not on the run's branch ${meta.branch}: commit or stash them first`,
+      );
+    await git.checkout(meta.branch);
+  }
+  const dir = runDir(options.root, meta.run);
+  const trace = new TraceWriter(join(dir, "trace.jsonl"), checkpoint.traceBytes);
+  const governor = createGovernor({
+    store: options.store,
+    policy: options.policy,
+    spool: new Spool(join(reinsDir(options.root), "spool")),
+  });
+  const ctx = context(options, meta, liveRecorder(trace), trace, null, runGuard(governor, meta.run));
+  ctx.keys = { ...checkpoint.keys };
+  for (const [task, tree] of Object.entries(checkpoint.worktrees)) ctx.worktrees.set(task, tree);
+  // A paused run goes on only when the person has acted; the first agent call checks again.
+  const state: RunState = { ...checkpoint.state, paused: null };
+  const key = `r${state.seq}`;
+  const event = await ctx.resumeEvent(key, state);
+  return finish(ctx, await drive(ctx, { state, key, event }));
+}
+
+/** Replays a recorded run with no agent, no commands and no store, and checks every step against the record. */
+export async function replayRun(
+  options: Omit<RunOptions, "runner"> & { trace: string; runner: AgentRunner },
+): Promise<RunOutcome & { steps: number }> {
+  const read = readRunTrace(options.trace);
+  const first = read.steps[0];
+  if (first?.event.kind !== "run.started")
+    throw new ReinsError("invalid_trace", `${options.trace}: the trace does not start with run.started`);
+  const noGuard: Guard = {
+    scope: `run:${read.meta.run}`,
+    paused: () => Promise.resolve(null),
+    started: () => Promise.resolve(),
+    taskStarted: () => Promise.resolve({ stop: null, advice: [] }),
+    usage: () => Promise.resolve({ stop: null, advice: [] }),
+    verified: () => Promise.resolve({ stop: null, advice: [] }),
+    taskEnded: () => Promise.resolve({ stop: null, advice: [] }),
+  };
+  const ctx = context(options, read.meta, replayRecorder(read), null, read, noGuard);
+  ctx.writeReport = () => Promise.reject(new ReinsError("invalid_trace", "a replay never writes"));
+  const end = await drive(ctx, { state: null, key: first.key, event: first.event });
+  return {
+    ...end,
+    run: read.meta.run,
+    root: options.root,
+    meta: read.meta,
+    report: null,
+    steps: ctx.keys.step,
+  };
+}

@@ -1,0 +1,360 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { reinsBin } from "./support/processes.js";
+import { git, reinsIn, runProject } from "./support/run-project.js";
+
+/** The plan of most scenarios: each task's own check is medium (it runs at the task's completion). */
+function plan(tasks: string, extra = ""): string {
+  return `version: 1
+name: scenario
+checks:
+  lint: { command: "true", tier: fast }
+  a: { command: "grep -qx ok a.txt", tier: medium }
+  b: { command: "grep -qx ok b.txt", tier: medium }
+${extra}
+tasks:
+${tasks}
+`;
+}
+
+const twoTasks = (deps: string) => `  - id: a
+    title: Write a
+    checks: [a]
+  - id: b
+    title: Write b
+    checks: [b]${deps}`;
+
+interface Report {
+  status: string;
+  tasks: {
+    id: string;
+    status: string;
+    permanent: boolean;
+    noop: boolean;
+    commit: string | null;
+    attempts: { attempt: number; mode: string; outcome: string }[];
+  }[];
+  proof: { holds: boolean; clauses: { name: string; holds: boolean }[] };
+}
+
+function report(dir: string, out: string): Report {
+  const run = /run (\S+):/.exec(out)?.[1];
+  if (run === undefined) throw new Error(`no run id in ${out}`);
+  return JSON.parse(readFileSync(join(dir, ".reins", "runs", run, "report.json"), "utf8")) as Report;
+}
+
+function runId(out: string): string {
+  return /run (\S+):/.exec(out)?.[1] ?? "";
+}
+
+/** Replays a finished run's trace and expects every step to match. */
+async function replays(dir: string, out: string) {
+  const trace = join(dir, ".reins", "runs", runId(out), "trace.jsonl");
+  const replay = await reinsIn(dir, ["run", "--replay", trace]);
+  expect(replay.err).toBe("");
+  expect(replay.code).toBe(0);
+  expect(replay.out).toMatch(/replayed run .*: \d+ steps/);
+}
+
+describe("reins run with a scripted agent", () => {
+  it("drives a plan to a proven end: one commit per task, naming the task and its evidence", async () => {
+    const { dir, agent } = runProject({}, 'echo ok > "$REINS_TASK.txt"');
+    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const { code, out, err } = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(out).toContain("done, proven");
+    const r = report(dir, out);
+    expect(r.status).toBe("proven");
+    expect(r.proof.clauses.map((c) => c.holds)).toEqual([true, true, true, true, true, true]);
+    expect(r.tasks.map((t) => [t.id, t.status, t.attempts.length])).toEqual([
+      ["a", "done", 1],
+      ["b", "done", 1],
+    ]);
+    const log = git(dir, "log", "--format=%s", "main..HEAD").split("\n");
+    expect(log).toEqual(["b: Write b", "a: Write a"]);
+    expect(git(dir, "log", "-1", "--format=%B")).toContain(`Reins-Task: ${runId(out)}/b`);
+    expect(git(dir, "log", "-1", "--format=%B")).toMatch(/- b \(medium\): passed/);
+    expect(git(dir, "status", "--porcelain")).toBe("");
+    await replays(dir, out);
+  });
+
+  it("gives a red task a fix-only iteration with the failing output, then commits it", async () => {
+    const { dir, agent } = runProject(
+      {},
+      `cat > "$REINS_PROMPT_FILE.$REINS_ATTEMPT"; if [ "$REINS_ATTEMPT" = 1 ]; then echo bad > a.txt; else echo ok > a.txt; fi`,
+    );
+    const prompts = join(mkdtempSync(join(tmpdir(), "reins-prompts-")), "prompt");
+    process.env.REINS_PROMPT_FILE = prompts;
+    writeFileSync(join(dir, "reins.plan.yaml"), plan(`  - id: a\n    title: Write a\n    checks: [a]`));
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const { code, out } = await reinsIn(dir, ["run", "--agent", agent]).finally(
+      () => delete process.env.REINS_PROMPT_FILE,
+    );
+    expect(code).toBe(0);
+    const r = report(dir, out);
+    expect(r.tasks[0]?.attempts.map((a) => [a.attempt, a.mode])).toEqual([
+      [1, "implement"],
+      [2, "fix"],
+    ]);
+    expect(readFileSync(`${prompts}.1`, "utf8")).not.toContain("FIX ONLY");
+    const fix = readFileSync(`${prompts}.2`, "utf8");
+    expect(fix).toContain("FIX ONLY");
+    expect(fix).toContain("Failing check: a");
+    expect(fix).toContain("grep -qx ok a.txt");
+    expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("a: Write a");
+    await replays(dir, out);
+  });
+
+  it("runs B only after A when B depends on A", async () => {
+    // b's agent fails unless a.txt exists: it would go red if run first.
+    const { dir, agent } = runProject(
+      {},
+      'if [ "$REINS_TASK" = b ] && [ ! -f a.txt ]; then exit 1; fi; echo ok > "$REINS_TASK.txt"',
+    );
+    writeFileSync(
+      join(dir, "reins.plan.yaml"),
+      plan(
+        `  - id: b\n    title: Write b\n    checks: [b]\n    deps: [a]\n  - id: a\n    title: Write a\n    checks: [a]`,
+      ),
+    );
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const { code, out } = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(code).toBe(0);
+    expect(git(dir, "log", "--format=%s", "main..HEAD").split("\n")).toEqual(["b: Write b", "a: Write a"]);
+    await replays(dir, out);
+  });
+
+  it("works on two independent tasks at once under WIP 2, each in its own worktree", async () => {
+    // Each agent waits for the other to have started, so the run only ends if both were in flight at once.
+    const { dir, agent } = runProject(
+      {},
+      'touch "$REINS_MARK/$REINS_TASK"; i=0; while [ ! -f "$REINS_MARK/a" ] || [ ! -f "$REINS_MARK/b" ]; do i=$((i+1)); [ $i -gt 100 ] && exit 1; sleep 0.05; done; echo ok > "$REINS_TASK.txt"',
+    );
+    const mark = join(dir, ".reins-mark");
+    writeFileSync(join(dir, ".gitignore"), ".reins/\n.reins-mark/\n");
+    git(dir, "add", "-A");
+    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    mkdirSync(mark);
+    process.env.REINS_MARK = mark;
+    try {
+      const { code, out, err } = await reinsIn(dir, ["run", "--agent", agent, "--wip", "2"]);
+      expect(err).toBe("");
+      expect(code).toBe(0);
+      const r = report(dir, out);
+      expect(r.tasks.map((t) => [t.status, t.attempts.length])).toEqual([
+        ["done", 1],
+        ["done", 1],
+      ]);
+      expect(git(dir, "log", "--format=%s", "main..HEAD").split("\n").sort()).toEqual([
+        "a: Write a",
+        "b: Write b",
+      ]);
+      expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe("ok\n");
+      expect(readFileSync(join(dir, "b.txt"), "utf8")).toBe("ok\n");
+      await replays(dir, out);
+    } finally {
+      delete process.env.REINS_MARK;
+    }
+  });
+
+  it("retries a task after a transient failure of the agent", async () => {
+    const { dir, agent } = runProject({}, 'if [ "$REINS_ATTEMPT" = 1 ]; then exit 75; fi; echo ok > a.txt');
+    writeFileSync(
+      join(dir, "reins.plan.yaml"),
+      plan(
+        `  - id: a\n    title: Write a\n    checks: [a]`,
+        "settings:\n  backoff: { baseMs: 50, maxMs: 200 }",
+      ),
+    );
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const { code, out } = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(code).toBe(0);
+    const r = report(dir, out);
+    expect(r.tasks[0]?.attempts.map((a) => a.outcome)).toEqual(["transient", "ok"]);
+    await replays(dir, out);
+  });
+
+  it("closes a task whose checks already pass without calling the agent", async () => {
+    const { dir, agent } = runProject(
+      { "a.txt": "ok\n" },
+      'echo called >> "$REINS_TASK.called"; echo ok > "$REINS_TASK.txt"',
+    );
+    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const { code, out } = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(code).toBe(0);
+    const r = report(dir, out);
+    expect(r.tasks.map((t) => [t.id, t.noop, t.attempts.length])).toEqual([
+      ["a", true, 0],
+      ["b", false, 1],
+    ]);
+    expect(existsSync(join(dir, "a.called"))).toBe(false);
+    await replays(dir, out);
+  });
+
+  it("fails a task that never goes green for good, and rolls the tree back to the last green commit", async () => {
+    const { dir, agent } = runProject(
+      {},
+      'echo ok > "$REINS_TASK.txt"; [ "$REINS_TASK" = b ] && echo bad > b.txt && echo junk > junk.txt; exit 0',
+    );
+    writeFileSync(
+      join(dir, "reins.plan.yaml"),
+      plan(twoTasks("\n    deps: [a]"), "settings:\n  maxAttempts: 3"),
+    );
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const { code, out } = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(code).toBe(1);
+    const r = report(dir, out);
+    expect(r.status).toBe("ended");
+    expect(r.tasks.map((t) => [t.id, t.status, t.permanent])).toEqual([
+      ["a", "done", false],
+      ["b", "failed", true],
+    ]);
+    expect(r.tasks[1]?.attempts).toHaveLength(3);
+    // The tree is a's commit, clean: b's red change and its stray file are gone.
+    expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("a: Write a");
+    expect(git(dir, "status", "--porcelain")).toBe("");
+    expect(existsSync(join(dir, "junk.txt"))).toBe(false);
+    await replays(dir, out);
+  });
+
+  it("refuses to start on a dirty tree, with one clear line", async () => {
+    const { dir, agent } = runProject({}, "true");
+    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
+    const { code, err } = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(code).toBe(2);
+    expect(err.trim().split("\n")).toHaveLength(1);
+    expect(err).toContain("uncommitted changes (reins.plan.yaml)");
+  });
+
+  it("goes on after SIGKILL with --resume and never redoes a task whose commit exists", async () => {
+    // Task a finishes; task b's agent hangs on its first attempt until the run is killed.
+    const { dir, agent } = runProject(
+      {},
+      'echo "$REINS_TASK $REINS_ATTEMPT" >> "$REINS_LOG"; if [ "$REINS_TASK" = b ] && [ ! -f "$REINS_LOG.resumed" ]; then echo $$ > "$REINS_LOG.pid"; exec sleep 60; fi; echo ok > "$REINS_TASK.txt"',
+    );
+    const log = join(mkdtempSync(join(tmpdir(), "reins-log-")), "agent.log");
+    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("\n    deps: [a]")));
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent], {
+      cwd: dir,
+      env: { ...process.env, REINS_LOG: log },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let printed = "";
+    child.stdout.on("data", (chunk: Buffer) => (printed += chunk.toString()));
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(`${log}.pid`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(readFileSync(log, "utf8")).toContain("b 1");
+    process.kill(child.pid ?? 0, "SIGKILL");
+    await new Promise((r) => child.on("close", r));
+    // The killed run's agent lives on as an orphan, as it would after a crash; end it as a person would.
+    process.kill(Number(readFileSync(`${log}.pid`, "utf8")), "SIGKILL");
+    writeFileSync(`${log}.resumed`, "");
+    process.env.REINS_LOG = log;
+    const resumed = await reinsIn(dir, ["run", "--resume", "--agent", agent]).finally(
+      () => delete process.env.REINS_LOG,
+    );
+    expect(resumed.err).toBe("");
+    expect(resumed.code).toBe(0);
+    // a ran once, before the kill; b's interrupted iteration was verified (red) and fixed after it.
+    expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(["a 1", "b 1", "b 2"]);
+    expect(git(dir, "log", "--format=%s", "main..HEAD").split("\n")).toEqual(["b: Write b", "a: Write a"]);
+    expect(printed).toContain("a:");
+    await replays(dir, resumed.out);
+  }, 60_000);
+});
+
+describe("reins run under the guards", () => {
+  it("stops cleanly when the run's budget pauses, says how to go on, and resumes once a person extends it", async () => {
+    const { dir, agent } = runProject(
+      { "reins.config.json": JSON.stringify({ budget: { session: { tokens: 1000 } } }) },
+      'if [ "$REINS_ATTEMPT" = 1 ]; then echo bad > a.txt; else echo ok > a.txt; fi; echo \'{"reins":{"tokens":800}}\'',
+    );
+    writeFileSync(join(dir, "reins.plan.yaml"), plan(`  - id: a\n    title: Write a\n    checks: [a]`));
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const paused = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(paused.code).toBe(1);
+    const run = runId(paused.out);
+    expect(paused.out).toContain(`paused: The session has used 160% of its token budget`);
+    expect(paused.out).toContain(`reins budget extend run:${run}`);
+    expect(paused.out).toContain("reins run --resume");
+    // Nothing is committed while paused.
+    expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("");
+
+    const extended = await reinsIn(dir, ["budget", "extend", `run:${run}`, "5000", "--reason", "worth it"]);
+    expect(extended.code).toBe(0);
+    const resumed = await reinsIn(dir, ["run", "--resume", "--agent", agent]);
+    expect(resumed.err).toBe("");
+    expect(resumed.code).toBe(0);
+    expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("a: Write a");
+    await replays(dir, resumed.out);
+  });
+});
+
+describe("reins run --replay", () => {
+  it("fails on the first step that differs from the recorded run, naming it", async () => {
+    const { dir, agent } = runProject({}, 'echo ok > "$REINS_TASK.txt"');
+    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const { out } = await reinsIn(dir, ["run", "--agent", agent]);
+    const trace = join(dir, ".reins", "runs", runId(out), "trace.jsonl");
+    // Doctor the recorded output of task b's check: the replay now sees it red and decides otherwise.
+    const lines = readFileSync(trace, "utf8").split("\n");
+    const i = lines.findLastIndex((l) => l.includes('"op":"checks"') && l.includes('"name":"b"'));
+    lines[i] = lines[i]!.replace(
+      /"name":"b","tier":"medium","exitCode":0,"durationMs":[\d.]+,"passed":true/,
+      (m) => m.replace('"exitCode":0', '"exitCode":1').replace('"passed":true', '"passed":false'),
+    );
+    writeFileSync(trace, lines.join("\n"));
+    const replay = await reinsIn(dir, ["run", "--replay", trace]);
+    expect(replay.code).toBe(1);
+    expect(replay.err.trim().split("\n")).toHaveLength(1);
+    expect(replay.err).toMatch(/step \d+ \(checks\.ran\): recorded event/);
+  });
+
+  it("rejects a file that is not a run trace with one line", async () => {
+    const { dir } = runProject({}, "true");
+    writeFileSync(join(dir, "bad.jsonl"), '{"t":"step"\n');
+    const replay = await reinsIn(dir, ["run", "--replay", "bad.jsonl"]);
+    expect(replay.code).toBe(2);
+    expect(replay.err).toBe(`reins: ${join(dir, "bad.jsonl")}:1: not JSON\n`);
+  });
+});
+
+describe("reins report", () => {
+  it("lists the runs and writes a run's report on demand", async () => {
+    const { dir, agent } = runProject({}, 'echo ok > "$REINS_TASK.txt"');
+    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const { out } = await reinsIn(dir, ["run", "--agent", agent]);
+    const run = runId(out);
+    const list = await reinsIn(dir, ["report"]);
+    expect(list.out).toMatch(new RegExp(`${run}\\s+proven`));
+    const one = await reinsIn(dir, ["report", run]);
+    expect(one.code).toBe(0);
+    expect(one.out).toContain("**Done, proven.**");
+    expect(one.out).toMatch(/\| every_task_terminal \| ✔ \|/);
+    expect(one.out).toContain("### a: Write a");
+    const missing = await reinsIn(dir, ["report", "nope"]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain("no run nope");
+  });
+});

@@ -1,0 +1,45 @@
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { memoryIo } from "../../src/cli/io.js";
+import { run } from "../../src/cli/run.js";
+
+/** Runs git in `cwd`, for a test's own setup and assertions. */
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, LC_ALL: "C", GIT_TERMINAL_PROMPT: "0" },
+  }).trim();
+}
+
+/**
+ * A small git project for `reins run`: the given files committed on `main`, `.reins/` ignored, and a
+ * scripted agent (`agent.sh`, outside the tree) that acts on `$REINS_TASK` and `$REINS_ATTEMPT`.
+ */
+export function runProject(
+  files: Record<string, string>,
+  agentScript: string,
+): { dir: string; agent: string } {
+  const dir = mkdtempSync(join(tmpdir(), "reins-run-"));
+  const agentDir = mkdtempSync(join(tmpdir(), "reins-agent-"));
+  git(dir, "init", "-q", "-b", "main");
+  git(dir, "config", "user.email", "test@example.com");
+  git(dir, "config", "user.name", "Test");
+  writeFileSync(join(dir, ".gitignore"), ".reins/\n");
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  git(dir, "add", "-A");
+  git(dir, "commit", "-q", "-m", "start");
+  const agent = join(agentDir, "agent.sh");
+  writeFileSync(agent, `#!/bin/sh\n${agentScript}\n`);
+  chmodSync(agent, 0o755);
+  return { dir, agent: `cmd:sh ${agent}` };
+}
+
+/** Runs the reins CLI in-process in `cwd` with a memory store per call unless one is named. */
+export async function reinsIn(cwd: string, argv: string[]) {
+  const io = memoryIo({ cwd, env: {} });
+  const code = await run(argv, io);
+  return { code, out: io.out.join(""), err: io.err.join("") };
+}
