@@ -358,3 +358,50 @@ describe("reins report", () => {
     expect(missing.err).toContain("no run nope");
   });
 });
+
+describe("reins run interrupted", () => {
+  it("stops on Ctrl-C (SIGINT): the agent is killed, the run says how to go on, and --resume finishes it", async () => {
+    const { dir, agent } = runProject(
+      {},
+      'if [ ! -f "$REINS_LOG.go" ]; then echo $$ > "$REINS_LOG.pid"; exec sleep 60; fi; echo ok > "$REINS_TASK.txt"',
+    );
+    const log = join(mkdtempSync(join(tmpdir(), "reins-log-")), "agent");
+    writeFileSync(join(dir, "reins.plan.yaml"), plan(`  - id: a\n    title: Write a\n    checks: [a]`));
+    git(dir, "add", "-A");
+    git(dir, "commit", "-q", "-m", "plan");
+    const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent], {
+      cwd: dir,
+      env: { ...process.env, REINS_LOG: log },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let printed = "";
+    child.stdout.on("data", (chunk: Buffer) => (printed += chunk.toString()));
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(`${log}.pid`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const agentPid = Number(readFileSync(`${log}.pid`, "utf8"));
+    child.kill("SIGINT");
+    const code = await new Promise((r) => child.on("close", r));
+    expect(code).toBe(1);
+    expect(printed).toMatch(/interrupted: go on with `reins run --resume \S+`/);
+    // The agent's process group was ended with the run (gone, or a zombie nobody has reaped yet).
+    const status = () => {
+      try {
+        return /^State:\s+(\S)/m.exec(readFileSync(`/proc/${agentPid}/status`, "utf8"))?.[1] ?? "gone";
+      } catch {
+        return "gone";
+      }
+    };
+    const until = Date.now() + 5_000;
+    while (!["gone", "Z"].includes(status()) && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(["gone", "Z"]).toContain(status());
+
+    writeFileSync(`${log}.go`, "");
+    process.env.REINS_LOG = log;
+    const resumed = await reinsIn(dir, ["run", "--resume", "--agent", agent]).finally(
+      () => delete process.env.REINS_LOG,
+    );
+    expect(resumed.code).toBe(0);
+    expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("a: Write a");
+  }, 60_000);
+});
