@@ -1,5 +1,7 @@
 import type * as z from "zod";
-import type { PathSegment } from "./yaml-source.js";
+
+/** A segment of a path into parsed data: a map key or a list index. */
+export type PathSegment = string | number;
 
 /** A key or value cut to a length a message can show. */
 export function shorten(text: string, max = 60): string {

@@ -1,6 +1,6 @@
 import { isAlias, isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { ReinsError } from "../core/errors.js";
-import { formatPath, shorten } from "./issue-text.js";
+import { formatPath, shorten, type PathSegment } from "./issue-text.js";
 
 /** Plans larger than this are refused before parsing: a real plan is a few hundred kilobytes at most. */
 export const MAX_PLAN_BYTES = 4 * 1024 * 1024;
@@ -11,8 +11,7 @@ export const MAX_PLAN_BYTES = 4 * 1024 * 1024;
  */
 const MAX_ALIAS_COUNT = 64;
 
-/** A segment of a path into parsed data: a map key or a list index. */
-export type PathSegment = string | number;
+export type { PathSegment } from "./issue-text.js";
 
 /** Parsed YAML or JSON with a way back from a path to the line it came from. */
 export interface SourceData {
