@@ -6,10 +6,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SPEND_POINTS, SPEND_SCOPES } from "../src/server/web.js";
 import { scripted, startApi, type ApiServer } from "./support/api-server.js";
+import { pausedRun } from "./support/runs.js";
 
 /**
  * What `reins serve` adds for the dashboard: the built app at `/` (public, even off loopback, while /api
- * and /metrics keep needing the token) and its two bounded read-only endpoints, /api/overview and /api/spend.
+ * and /metrics keep needing the token) and its bounded read-only endpoints, /api/overview, /api/spend and
+ * /api/runs/:id/view.
  */
 
 let api: ApiServer;
@@ -145,6 +147,46 @@ describe("GET /api/spend", () => {
     expect(points.length).toBe(SPEND_POINTS);
     expect(points.at(-1)?.[1]).toBe(1_000);
     expect(points[0]?.[1]).toBe(1);
+  });
+});
+
+describe("GET /api/runs/:id/view", () => {
+  it("builds a run's tree, checks and proof from a checkpoint saved through the API, __proto__ ids included", async () => {
+    const run = pausedRun(start);
+    const saved = await api.call("PUT", "/api/runs/run-paused", undefined, {
+      raw: JSON.stringify({ ...run, id: undefined }),
+    });
+    expect(saved.status).toBe(200);
+    const r = await api.call("GET", "/api/runs/run-paused/view");
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ id: "run-paused", status: "paused", problem: null });
+    expect((r.json.nodes as { id: string }[]).map((n) => n.id)).toEqual([
+      "m-web",
+      "t-list",
+      "__proto__",
+      "t-drop",
+    ]);
+    expect(r.json.proof.holds).toBe(false);
+    // No guard scope yet: only the resume. Once its budget is over, the extend comes first.
+    expect(r.json.paused.commands).toEqual(["reins run --resume run-paused"]);
+    await api.call("POST", "/api/events", {
+      events: scripted("run:run-paused", (t) => t.started("claude").usage({ inputTokens: 2_000 }), start),
+    });
+    const after = await api.call("GET", "/api/runs/run-paused/view");
+    expect(after.json.paused.commands).toEqual([
+      'reins budget extend run:run-paused <tokens> --reason "..."',
+      "reins run --resume run-paused",
+    ]);
+  });
+
+  it("needs the token off loopback, names a bad id, and says when there is no such run", async () => {
+    expect((await api.call("GET", "/api/runs/run-paused/view", undefined, { token: null })).status).toBe(401);
+    const bad = await api.call("GET", `/api/runs/${encodeURIComponent("a b")}/view`);
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toContain("params.id");
+    const none = await api.call("GET", "/api/runs/run-none/view");
+    expect(none.status).toBe(404);
+    expect(none.json).toMatchObject({ error: "not_found" });
   });
 });
 

@@ -7,7 +7,10 @@ import * as z from "zod";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
+import { runIdSchema } from "../core/stored-run.js";
 import { summarize } from "../core/summary.js";
+import { summaryAt } from "../shell/control.js";
+import { runView } from "./run-view.js";
 import type { StateScan } from "./scan.js";
 
 /** Where `vite build` puts the dashboard: `dist/web`, the same path from `src/server` and `dist/server`. */
@@ -50,10 +53,11 @@ const spendQuery = z.object({
     z.array(z.string().min(1).max(1024)).min(1).max(SPEND_SCOPES),
   ]),
 });
+const runParams = z.object({ id: runIdSchema });
 
-function badRequest(reply: FastifyReply, error: z.ZodError) {
+function badRequest(reply: FastifyReply, error: z.ZodError, part = "querystring") {
   const issue = error.issues[0];
-  const where = ["querystring", ...(issue?.path ?? []).map(String)].join(".");
+  const where = [part, ...(issue?.path ?? []).map(String)].join(".");
   return reply.code(400).send({ error: "bad_request", message: `${where}: ${issue?.message ?? "invalid"}` });
 }
 
@@ -128,9 +132,10 @@ class SpendCache {
 
 /**
  * The dashboard: the web app built into `dist/web`, served at `/` (its files are public; its data comes
- * from the API, which keeps its own rules), plus two bounded read-only endpoints it needs that the API
- * does not have: `GET /api/overview` (the summary cards, one pass over the scopes' states) and
- * `GET /api/spend?scope=…` (cumulative token spend over time of up to 20 sessions).
+ * from the API, which keeps its own rules), plus three bounded read-only endpoints it needs that the API
+ * does not have: `GET /api/overview` (the summary cards, one pass over the scopes' states),
+ * `GET /api/spend?scope=…` (cumulative token spend over time of up to 20 sessions) and
+ * `GET /api/runs/:id/view` (a run's tree, checks, pause and done proof, see run-view.ts).
  */
 export async function registerWeb(
   app: FastifyInstance,
@@ -173,6 +178,18 @@ export async function registerWeb(
     const series: SpendSeries[] = [];
     for (const scope of scopes) series.push(await spend.series(scope));
     return { series };
+  });
+
+  app.get("/api/runs/:id/view", { schema: { hide: true } }, async (request, reply) => {
+    const params = runParams.safeParse(request.params);
+    if (!params.success) return badRequest(reply, params.error, "params");
+    const { id } = params.data;
+    const run = await store.run(id);
+    if (run === null)
+      return reply.code(404).send({ error: "not_found", message: `no run "${id}" in the store` });
+    // The run's guard scope says what holds it now (a paused budget, an open breaker): what a person acts on.
+    const guard = await store.state(`run:${id}`);
+    return runView(run, guard === null ? null : summaryAt(guard, policy, Date.now()));
   });
 
   if (!existsSync(root)) {

@@ -4,24 +4,31 @@ import { askForToken } from "./actions.js";
 import { onTokenNeeded, storeToken, storedToken } from "./api.js";
 import { useLiveStatus } from "./live.js";
 import { Overview } from "./overview.js";
+import { Run } from "./run.js";
+import { Runs } from "./runs.js";
 import { Session } from "./session.js";
 import "./styles.css";
 import { DialogHost, Notices, refreshAll } from "./ui.js";
 
-/** The dashboard's shell: header, hash routes (`#/`, `#/session/<id>`), notices and dialogs. */
+/**
+ * The dashboard's shell: header with the navigation, hash routes (`#/`, `#/session/<id>`, `#/runs`,
+ * `#/runs/<id>`), notices and dialogs.
+ */
 
-type Route = { page: "overview" } | { page: "session"; scope: string };
+type Route =
+  { page: "overview" } | { page: "session"; scope: string } | { page: "runs" } | { page: "run"; id: string };
 
 function routeOf(hash: string): Route {
-  const m = /^#\/session\/(.+)$/.exec(hash);
-  if (m !== null) {
-    try {
-      return { page: "session", scope: decodeURIComponent(m[1]!) };
-    } catch {
-      return { page: "overview" };
-    }
+  if (hash === "#/runs") return { page: "runs" };
+  const m = /^#\/(session|runs)\/(.+)$/.exec(hash);
+  if (m === null) return { page: "overview" };
+  let id: string;
+  try {
+    id = decodeURIComponent(m[2]!);
+  } catch {
+    return { page: "overview" };
   }
-  return { page: "overview" };
+  return m[1] === "runs" ? { page: "run", id } : { page: "session", scope: id };
 }
 
 function useRoute(): Route {
@@ -34,7 +41,21 @@ function useRoute(): Route {
   return route;
 }
 
-function Header() {
+function Nav(props: { route: Route }) {
+  const runs = props.route.page === "runs" || props.route.page === "run";
+  return (
+    <nav aria-label="Pages">
+      <a href="#/" aria-current={runs ? undefined : "page"}>
+        Overview
+      </a>
+      <a href="#/runs" aria-current={runs ? "page" : undefined}>
+        Runs
+      </a>
+    </nav>
+  );
+}
+
+function Header(props: { route: Route }) {
   const live = useLiveStatus();
   const [hasToken, setHasToken] = useState(storedToken() !== null);
   return (
@@ -42,6 +63,7 @@ function Header() {
       <h1>
         <a href="#/">reins</a> <span class="muted">dashboard</span>
       </h1>
+      <Nav route={props.route} />
       <span class={`live ${live}`} data-testid="live-status" title="the server's event stream">
         {live === "live" ? "● live" : live === "connecting" ? "○ connecting" : "○ reconnecting"}
       </span>
@@ -75,9 +97,17 @@ function App() {
   useEffect(() => onTokenNeeded(askForToken), []);
   return (
     <>
-      <Header />
+      <Header route={route} />
       <Notices />
-      {route.page === "session" ? <Session key={route.scope} scope={route.scope} /> : <Overview />}
+      {route.page === "session" ? (
+        <Session key={route.scope} scope={route.scope} />
+      ) : route.page === "runs" ? (
+        <Runs />
+      ) : route.page === "run" ? (
+        <Run key={route.id} id={route.id} />
+      ) : (
+        <Overview />
+      )}
       <DialogHost />
     </>
   );

@@ -5,7 +5,7 @@ import { SpendChart } from "./chart.js";
 import { ago, count, startOfToday, time, usd } from "./format.js";
 import { useLive } from "./live.js";
 import type { Circuit, Overview as OverviewData, Page, ScopeView, StoredAlert } from "./types.js";
-import { Badge, Bars, refreshSoon, reportError, useLoad } from "./ui.js";
+import { Badge, Bars, Pager, refreshSoon, reportError, useLoad } from "./ui.js";
 
 /** The overview: summary cards, sessions and budgets, breakers, alerts and token spend. */
 
@@ -68,28 +68,6 @@ function SortHeader(props: {
         {active ? (props.order === "asc" ? " ▲" : " ▼") : ""}
       </button>
     </th>
-  );
-}
-
-function Pager(props: {
-  total: number;
-  offset: number;
-  limit: number;
-  onPage: (offset: number) => void;
-  label: string;
-}) {
-  const { total, offset, limit } = props;
-  const last = Math.min(total, offset + limit);
-  return (
-    <div class="pager" aria-label={`${props.label} pages`}>
-      <button type="button" disabled={offset === 0} onClick={() => props.onPage(Math.max(0, offset - limit))}>
-        ‹ Previous
-      </button>
-      <span>{total === 0 ? "none" : `${offset + 1}–${last} of ${total}`}</span>
-      <button type="button" disabled={last >= total} onClick={() => props.onPage(offset + limit)}>
-        Next ›
-      </button>
-    </div>
   );
 }
 

@@ -4,6 +4,9 @@ export type { Decision } from "../../src/core/engine.js";
 export type { ReinsEvent } from "../../src/core/events.js";
 export type { BudgetLine, BudgetStatus, ScopeSummary } from "../../src/core/summary.js";
 export type { Overview, SpendSeries } from "../../src/server/web.js";
+export type { StoredRun } from "../../src/core/store.js";
+export type { ProofClause, TaskStatus } from "../../src/control/types.js";
+export type { RunCheckView, RunNodeView, RunView } from "../../src/server/run-view.js";
 
 import type { ScopeSummary } from "../../src/core/summary.js";
 

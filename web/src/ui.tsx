@@ -86,6 +86,21 @@ export function useTick(): number {
   return value;
 }
 
+/**
+ * A counter that moves every `ms` while the page is visible: put it in `useLoad`'s deps for data the event
+ * stream does not announce (runs saved by a driver straight into the store).
+ */
+export function usePoll(ms: number): number {
+  const [value, setValue] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible") setValue((n) => n + 1);
+    }, ms);
+    return () => clearInterval(timer);
+  }, [ms]);
+  return value;
+}
+
 /** Loads `load()` whenever `deps` or the refresh tick change; keeps the last good value on errors. */
 export function useLoad<T>(
   load: () => Promise<T>,
@@ -212,6 +227,29 @@ export function Bars(props: { lines: BudgetLine[] }) {
       {props.lines.map((l) => (
         <Bar key={l.resource} line={l} />
       ))}
+    </div>
+  );
+}
+
+/** Previous and next buttons over a list the server pages. */
+export function Pager(props: {
+  total: number;
+  offset: number;
+  limit: number;
+  onPage: (offset: number) => void;
+  label: string;
+}) {
+  const { total, offset, limit } = props;
+  const last = Math.min(total, offset + limit);
+  return (
+    <div class="pager" aria-label={`${props.label} pages`}>
+      <button type="button" disabled={offset === 0} onClick={() => props.onPage(Math.max(0, offset - limit))}>
+        ‹ Previous
+      </button>
+      <span>{total === 0 ? "none" : `${offset + 1}–${last} of ${total}`}</span>
+      <button type="button" disabled={last >= total} onClick={() => props.onPage(offset + limit)}>
+        Next ›
+      </button>
     </div>
   );
 }
