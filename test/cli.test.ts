@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,8 +8,11 @@ import { run } from "../src/cli/run.js";
 
 const root = join(import.meta.dirname, "..");
 
+/** A new project folder; its own `.reins` makes it the root, whatever folders above it hold. */
 function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), "reins-cli-"));
+  const dir = mkdtempSync(join(tmpdir(), "reins-cli-"));
+  mkdirSync(join(dir, ".reins"));
+  return dir;
 }
 
 async function reins(argv: string[], options: Parameters<typeof memoryIo>[0] = {}) {

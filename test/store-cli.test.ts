@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -7,8 +7,12 @@ import { run } from "../src/cli/run.js";
 import { resolvePolicy } from "../src/core/index.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 
-/** One project folder with the demo's sessions in its SQLite store, shared by the tests below. */
+/**
+ * One project folder with the demo's sessions in its SQLite store, shared by the tests below. Its own
+ * `.reins` makes it the project root, whatever folders above it hold.
+ */
 const project = mkdtempSync(join(tmpdir(), "reins-store-cli-"));
+mkdirSync(join(project, ".reins"));
 
 async function reins(...argv: string[]) {
   const io = memoryIo({ cwd: project });
