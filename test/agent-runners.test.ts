@@ -1,13 +1,13 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { claudeRunner } from "../src/drive/agents/claude.js";
 import { codexRunner } from "../src/drive/agents/codex.js";
 import { geminiRunner } from "../src/drive/agents/gemini.js";
 import type { AgentRequest, AgentResult } from "../src/drive/agents/runner.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
 import { codexBinary, codexConfigArgs, codexUnavailableReason } from "./support/codex-cli.js";
-import { e2eProject, removeE2eProject } from "./support/e2e-project.js";
+import { e2eEach } from "./support/e2e-project.js";
 import { startFakeAnthropic, userTexts } from "./support/fake-anthropic.js";
 import { startFakeGemini, shellCommand } from "./support/fake-gemini.js";
 import { execCommand, startFakeOpenAi } from "./support/fake-openai.js";
@@ -23,20 +23,7 @@ import { cleanEnv } from "./support/processes.js";
  */
 
 const PROMPT = "-- Write hi into out.txt, then say so.";
-let root: string;
-let project: string;
-let home: string;
-let fake: FakeModel<unknown> | undefined;
-
-beforeEach(() => {
-  ({ root, project, home } = e2eProject("agent-runner"));
-});
-
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  await removeE2eProject(root);
-});
+const e2e = e2eEach<FakeModel<unknown>>("agent-runner");
 
 const request = (): AgentRequest => ({
   run: "run-1",
@@ -44,15 +31,20 @@ const request = (): AgentRequest => ({
   attempt: 1,
   mode: "implement",
   prompt: PROMPT,
-  cwd: project,
+  cwd: e2e.project,
   env: {},
   timeoutMs: 25_000,
 });
 
-/** What every runner must have done in the project: the tool call ran for real. */
-function expectWrote(result: AgentResult): void {
+/**
+ * What every runner must have done: the tool call ran for real in the project, and the run parsed as the
+ * two turns of the script (tool call, then text), ended ok, with `tokens` and a session id.
+ */
+function expectRanTheScript(result: AgentResult, tokens: number): void {
   expect(result.exitCode, result.stderr).toBe(0);
-  expect(readFileSync(join(project, "out.txt"), "utf8")).toBe("hi\n");
+  expect(readFileSync(join(e2e.project, "out.txt"), "utf8")).toBe("hi\n");
+  expect(result).toMatchObject({ outcome: "ok", turns: 2, tokens, summary: "Wrote out.txt." });
+  expect(result.sessionId).toMatch(/^[0-9a-f-]{36}$/);
 }
 
 describe.skipIf(claudeUnavailableReason() !== null)("the Claude Code runner", () => {
@@ -64,11 +56,11 @@ describe.skipIf(claudeUnavailableReason() !== null)("the Claude Code runner", ()
         { toolUses: [{ name: "Bash", input: { command: "echo hi > out.txt" } }] },
         { text: "Wrote out.txt." },
       ]);
-      fake = anthropic;
+      e2e.fake = anthropic;
       const runner = claudeRunner({
         bin: claudeBinary,
         maxTurns: 4,
-        baseEnv: cleanEnv(home, {
+        baseEnv: cleanEnv(e2e.home, {
           ANTHROPIC_BASE_URL: anthropic.url,
           ANTHROPIC_API_KEY: "test",
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
@@ -76,11 +68,9 @@ describe.skipIf(claudeUnavailableReason() !== null)("the Claude Code runner", ()
       });
       const result = await runner.run(request());
 
-      expectWrote(result);
       // The fake's default usage per reply: 10 input, 5 output.
-      expect(result).toMatchObject({ outcome: "ok", turns: 2, tokens: 30, summary: "Wrote out.txt." });
+      expectRanTheScript(result, 30);
       expect(result.costUsd).toBeGreaterThan(0);
-      expect(result.sessionId).toMatch(/^[0-9a-f-]{36}$/);
       expect(userTexts(anthropic.mainRequests()[0]!).join("\n")).toContain(PROMPT);
       expect(runner.parse(result.raw, result.exitCode, result.stderr)).toEqual({
         outcome: result.outcome,
@@ -100,24 +90,17 @@ describe.skipIf(codexUnavailableReason() !== null)("the Codex runner", () => {
     { timeout: 30_000 },
     async () => {
       const openai = await startFakeOpenAi([execCommand("echo hi > out.txt"), { text: "Wrote out.txt." }]);
-      fake = openai;
-      mkdirSync(join(home, ".codex"));
+      e2e.fake = openai;
+      mkdirSync(join(e2e.home, ".codex"));
       const runner = codexRunner({
         bin: codexBinary,
         args: codexConfigArgs({ baseUrl: openai.url, model: "fake-model" }),
-        baseEnv: cleanEnv(home, { CODEX_HOME: join(home, ".codex"), REINS_FAKE_OPENAI_KEY: "test" }),
+        baseEnv: cleanEnv(e2e.home, { CODEX_HOME: join(e2e.home, ".codex"), REINS_FAKE_OPENAI_KEY: "test" }),
       });
       const result = await runner.run(request());
 
-      expectWrote(result);
-      expect(result).toMatchObject({
-        outcome: "ok",
-        turns: 2,
-        tokens: 30,
-        costUsd: 0,
-        summary: "Wrote out.txt.",
-      });
-      expect(result.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      expectRanTheScript(result, 30);
+      expect(result.costUsd).toBe(0);
       expect(JSON.stringify(openai.mainRequests()[0]!.body?.input)).toContain(PROMPT);
     },
   );
@@ -126,25 +109,18 @@ describe.skipIf(codexUnavailableReason() !== null)("the Codex runner", () => {
 describe.skipIf(geminiUnavailableReason() !== null)("the Gemini CLI runner", () => {
   it("runs one shell command then text in yolo mode, and parses the usage", { timeout: 30_000 }, async () => {
     const gemini = await startFakeGemini([shellCommand("echo hi > out.txt"), { text: "Wrote out.txt." }]);
-    fake = gemini;
-    writeSettings(home, false);
+    e2e.fake = gemini;
+    writeSettings(e2e.home, false);
     const runner = geminiRunner({
       bin: geminiBinary,
       model: "gemini-2.5-flash",
-      baseEnv: cleanEnv(home, { GOOGLE_GEMINI_BASE_URL: gemini.url, GEMINI_API_KEY: "test" }),
+      baseEnv: cleanEnv(e2e.home, { GOOGLE_GEMINI_BASE_URL: gemini.url, GEMINI_API_KEY: "test" }),
     });
     const result = await runner.run(request());
 
-    expectWrote(result);
     // The fake's default usage per reply: 100 prompt, 10 candidates.
-    expect(result).toMatchObject({
-      outcome: "ok",
-      turns: 2,
-      tokens: 220,
-      costUsd: 0,
-      summary: "Wrote out.txt.",
-    });
-    expect(result.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expectRanTheScript(result, 220);
+    expect(result.costUsd).toBe(0);
     expect(JSON.stringify(gemini.mainRequests()[0]!.body?.contents)).toContain(PROMPT);
     // Nothing but the scripted turns (no router call: the model was fixed).
     expect(gemini.requests.filter((r) => r.kind !== "main")).toEqual([]);

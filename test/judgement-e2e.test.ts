@@ -1,20 +1,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { replayRun } from "../src/evaluate/replay.js";
 import { readLog } from "../src/logs/load.js";
 import { loadPolicy } from "../src/shell/config.js";
 import { claudeUnavailableReason, findTranscript, runClaude } from "./support/claude-code.js";
-import {
-  e2eProject,
-  failJs,
-  initReins,
-  npmTestPackage,
-  recorded,
-  removeE2eProject,
-} from "./support/e2e-project.js";
+import { e2eEach, failJs, initReins, npmTestPackage, recorded } from "./support/e2e-project.js";
 import {
   lastToolResults,
   startFakeAnthropic,
@@ -33,41 +26,32 @@ import { freePort } from "./support/redis-server.js";
  * to test/traces/ (see test/traces.test.ts).
  */
 
-let root: string;
-let project: string;
-let home: string;
-let fake: FakeAnthropic | undefined;
-
-beforeEach(async () => {
-  ({ root, project, home } = e2eProject("judgement", {
-    "package.json": npmTestPackage({ name: "calc", type: "module" }),
-    // Three bugs; the test prints Jest's summary line and exits 1 while any case fails.
-    "calc.js":
-      "export const add = (a, b) => a - b;\nexport const mul = (a, b) => a + b;\nexport const neg = (a) => a;\n",
-    "test.js": [
-      'import { add, mul, neg } from "./calc.js";',
-      "const cases = [[add(2, 3), 5], [mul(2, 3), 6], [neg(4), -4]];",
-      "const failed = cases.filter(([got, want]) => got !== want).length;",
-      "console.log(`Tests: ${failed} failed, ${cases.length - failed} passed, ${cases.length} total`);",
-      "process.exit(failed > 0 ? 1 : 0);",
-      "",
-    ].join("\n"),
-    "fail.js": failJs,
-  }));
-  await initReins({ project, home }, ["claude", "--port", String(await freePort())]);
+const e2e = e2eEach<FakeAnthropic>("judgement", {
+  "package.json": npmTestPackage({ name: "calc", type: "module" }),
+  // Three bugs; the test prints Jest's summary line and exits 1 while any case fails.
+  "calc.js":
+    "export const add = (a, b) => a - b;\nexport const mul = (a, b) => a + b;\nexport const neg = (a) => a;\n",
+  "test.js": [
+    'import { add, mul, neg } from "./calc.js";',
+    "const cases = [[add(2, 3), 5], [mul(2, 3), 6], [neg(4), -4]];",
+    "const failed = cases.filter(([got, want]) => got !== want).length;",
+    "console.log(`Tests: ${failed} failed, ${cases.length - failed} passed, ${cases.length} total`);",
+    "process.exit(failed > 0 ? 1 : 0);",
+    "",
+  ].join("\n"),
+  "fail.js": failJs,
 });
 
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  await removeE2eProject(root);
+beforeEach(async () => {
+  await initReins(e2e, ["claude", "--port", String(await freePort())]);
 });
 
 async function drive(script: Script, maxTurns: number) {
-  fake = await startFakeAnthropic(script);
+  const fake = await startFakeAnthropic(script);
+  e2e.fake = fake;
   const result = await runClaude({
-    cwd: project,
-    home,
+    cwd: e2e.project,
+    home: e2e.home,
     prompt: "Fix the calculator.",
     baseUrl: fake.url,
     maxTurns,
@@ -76,22 +60,24 @@ async function drive(script: Script, maxTurns: number) {
   expect(result.timedOut, result.stderr).toBe(false);
   expect(fake.errors).toEqual([]);
   const sessionId = result.json?.session_id ?? "";
-  return { result, sessionId, ...(await recorded(project, sessionId)) };
+  return { result, sessionId, ...(await recorded(e2e.project, sessionId)) };
 }
 
 const bash = (command: string): ScriptedReply => ({
   toolUses: [{ name: "Bash", input: { command, description: "run" } }],
 });
 const edit = (file: string, from: string, to: string): ScriptedReply => ({
-  toolUses: [{ name: "Edit", input: { file_path: join(project, file), old_string: from, new_string: to } }],
+  toolUses: [
+    { name: "Edit", input: { file_path: join(e2e.project, file), old_string: from, new_string: to } },
+  ],
 });
 
 /** The session's trace, as `reins export` writes it; kept under test/traces/ when asked to record. */
 async function keepTrace(sessionId: string, name: string): Promise<string> {
-  const out = join(root, `${name}.jsonl`);
-  const io = memoryIo({ cwd: project, env: { HOME: home } });
+  const out = join(e2e.root, `${name}.jsonl`);
+  const io = memoryIo({ cwd: e2e.project, env: { HOME: e2e.home } });
   expect(await run(["export", `session:${sessionId}`, "--out", out], io), io.err.join("")).toBe(0);
-  const check = memoryIo({ cwd: project, env: { HOME: home } });
+  const check = memoryIo({ cwd: e2e.project, env: { HOME: e2e.home } });
   expect(await run(["check", out], check), check.out.join("")).toBe(0);
   if (process.env.REINS_RECORD_TRACES === "1") {
     const traces = join(import.meta.dirname, "traces");
@@ -103,12 +89,12 @@ async function keepTrace(sessionId: string, name: string): Promise<string> {
 
 /** The transcript read back and replayed gives the event kinds, tools and outcomes the live hooks recorded. */
 function expectReplayMatches(sessionId: string, log: Awaited<ReturnType<typeof drive>>["log"]) {
-  const transcript = findTranscript(home, sessionId);
+  const transcript = findTranscript(e2e.home, sessionId);
   expect(transcript).toBeDefined();
   const gist = (e: { kind: string; tool?: string; outcome?: string; passed?: boolean }) =>
     `${e.kind}${e.tool !== undefined ? ` ${e.tool}` : ""}${e.outcome !== undefined ? ` ${e.outcome}` : ""}${e.passed !== undefined ? ` ${String(e.passed)}` : ""}`;
   const wanted = new Set(["tool.requested", "tool.completed", "verification.ran", "completion.claimed"]);
-  const replayed = replayRun(readLog(transcript!), loadPolicy({ cwd: project }).policy);
+  const replayed = replayRun(readLog(transcript!), loadPolicy({ cwd: e2e.project }).policy);
   const events = replayed.calls.flatMap((c) => c.records.map((r) => r.event));
   expect(events.filter((e) => wanted.has(e.kind)).map(gist)).toEqual(
     log
@@ -122,7 +108,7 @@ function expectReplayMatches(sessionId: string, log: Awaited<ReturnType<typeof d
 describe.skipIf(claudeUnavailableReason() !== null)("reins' judgement with the real Claude Code CLI", () => {
   it("never stops a session that re-runs the failing tests after each real change", async () => {
     const script: Script = [
-      { toolUses: [{ name: "Read", input: { file_path: join(project, "calc.js") } }] },
+      { toolUses: [{ name: "Read", input: { file_path: join(e2e.project, "calc.js") } }] },
       bash("npm test"), // 3 failed
       edit("calc.js", "(a) => a;", "(a) => a * 1;"), // a change that fixes nothing
       bash("npm test"), // 3 failed again, after a real change
@@ -136,7 +122,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins' judgement with the r
     ];
     const { result, sessionId, log, state } = await drive(script, 14);
 
-    const main = fake!.mainRequests();
+    const main = e2e.fake!.mainRequests();
     expect(main).toHaveLength(11);
     const outputs = main.map((r) => lastToolResults(r)[0]?.text ?? "");
     expect(outputs.filter((t) => t.includes("Tests: "))).toEqual([
@@ -170,7 +156,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins' judgement with the r
       turn < 7 ? bash(`ATTEMPT=${turn + 1} node fail.js # try ${turn + 1}`) : { text: "I am stuck." };
     const { sessionId, log, state } = await drive(script, 10);
 
-    const results = fake!.mainRequests().map((r) => lastToolResults(r)[0]);
+    const results = e2e.fake!.mainRequests().map((r) => lastToolResults(r)[0]);
     for (let i = 1; i <= 5; i++) expect(results[i]?.text).toContain("ECONNREFUSED");
     // The 6th call never ran: Claude Code gave the model reins' reason as the tool's result.
     expect(results[6]?.isError).toBe(true);

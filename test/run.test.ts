@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { reinsBin } from "./support/processes.js";
+import { exits, reinsBin } from "./support/processes.js";
 import { git, reinsIn, runProject } from "./support/run-project.js";
 
 /** The plan of most scenarios: each task's own check is medium (it runs at the task's completion). */
@@ -19,6 +19,8 @@ tasks:
 ${tasks}
 `;
 }
+
+const taskA = `  - id: a\n    title: Write a\n    checks: [a]`;
 
 const twoTasks = (deps: string) => `  - id: a
     title: Write a
@@ -50,6 +52,34 @@ function runId(out: string): string {
   return /run (\S+):/.exec(out)?.[1] ?? "";
 }
 
+/**
+ * `reins run --agent <agent>` as a process of its own, `REINS_LOG=<log>` set for the agent, once the agent
+ * wrote its pid to `<log>.pid` (where it waits for the test): the process, the agent's pid, and what the run
+ * has printed so far.
+ */
+async function runUntilTheAgentWaits(dir: string, agent: string, log: string) {
+  const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent], {
+    cwd: dir,
+    env: { ...process.env, REINS_LOG: log },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let printed = "";
+  child.stdout.on("data", (chunk: Buffer) => (printed += chunk.toString()));
+  const deadline = Date.now() + 20_000;
+  while (!existsSync(`${log}.pid`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  return { child, agentPid: Number(readFileSync(`${log}.pid`, "utf8")), printed: () => printed };
+}
+
+/** `reins run --resume --agent <agent>` in-process, `REINS_LOG=<log>` set for the agent. */
+async function resumeWithLog(dir: string, agent: string, log: string) {
+  process.env.REINS_LOG = log;
+  try {
+    return await reinsIn(dir, ["run", "--resume", "--agent", agent]);
+  } finally {
+    delete process.env.REINS_LOG;
+  }
+}
+
 /** Replays a finished run's trace and expects every step to match. */
 async function replays(dir: string, out: string) {
   const trace = join(dir, ".reins", "runs", runId(out), "trace.jsonl");
@@ -61,10 +91,10 @@ async function replays(dir: string, out: string) {
 
 describe("reins run with a scripted agent", () => {
   it("drives a plan to a proven end: one commit per task, naming the task and its evidence", async () => {
-    const { dir, agent } = runProject({}, 'echo ok > "$REINS_TASK.txt"');
-    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
+    const { dir, agent } = runProject(
+      { "reins.plan.yaml": plan(twoTasks("")) },
+      'echo ok > "$REINS_TASK.txt"',
+    );
     const { code, out, err } = await reinsIn(dir, ["run", "--agent", agent]);
     expect(err).toBe("");
     expect(code).toBe(0);
@@ -86,14 +116,11 @@ describe("reins run with a scripted agent", () => {
 
   it("gives a red task a fix-only iteration with the failing output, then commits it", async () => {
     const { dir, agent } = runProject(
-      {},
+      { "reins.plan.yaml": plan(taskA) },
       `cat > "$REINS_PROMPT_FILE.$REINS_ATTEMPT"; if [ "$REINS_ATTEMPT" = 1 ]; then echo bad > a.txt; else echo ok > a.txt; fi`,
     );
     const prompts = join(mkdtempSync(join(tmpdir(), "reins-prompts-")), "prompt");
     process.env.REINS_PROMPT_FILE = prompts;
-    writeFileSync(join(dir, "reins.plan.yaml"), plan(`  - id: a\n    title: Write a\n    checks: [a]`));
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
     const { code, out } = await reinsIn(dir, ["run", "--agent", agent]).finally(
       () => delete process.env.REINS_PROMPT_FILE,
     );
@@ -115,17 +142,13 @@ describe("reins run with a scripted agent", () => {
   it("runs B only after A when B depends on A", async () => {
     // b's agent fails unless a.txt exists: it would go red if run first.
     const { dir, agent } = runProject(
-      {},
+      {
+        "reins.plan.yaml": plan(
+          `  - id: b\n    title: Write b\n    checks: [b]\n    deps: [a]\n  - id: a\n    title: Write a\n    checks: [a]`,
+        ),
+      },
       'if [ "$REINS_TASK" = b ] && [ ! -f a.txt ]; then exit 1; fi; echo ok > "$REINS_TASK.txt"',
     );
-    writeFileSync(
-      join(dir, "reins.plan.yaml"),
-      plan(
-        `  - id: b\n    title: Write b\n    checks: [b]\n    deps: [a]\n  - id: a\n    title: Write a\n    checks: [a]`,
-      ),
-    );
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
     const { code, out } = await reinsIn(dir, ["run", "--agent", agent]);
     expect(code).toBe(0);
     expect(git(dir, "log", "--format=%s", "main..HEAD").split("\n")).toEqual(["b: Write b", "a: Write a"]);
@@ -135,15 +158,10 @@ describe("reins run with a scripted agent", () => {
   it("works on two independent tasks at once under WIP 2, each in its own worktree", async () => {
     // Each agent waits for the other to have started, so the run only ends if both were in flight at once.
     const { dir, agent } = runProject(
-      {},
+      { ".gitignore": ".reins/\n.reins-mark/\n", "reins.plan.yaml": plan(twoTasks("")) },
       'touch "$REINS_MARK/$REINS_TASK"; i=0; while [ ! -f "$REINS_MARK/a" ] || [ ! -f "$REINS_MARK/b" ]; do i=$((i+1)); [ $i -gt 100 ] && exit 1; sleep 0.05; done; echo ok > "$REINS_TASK.txt"',
     );
     const mark = join(dir, ".reins-mark");
-    writeFileSync(join(dir, ".gitignore"), ".reins/\n.reins-mark/\n");
-    git(dir, "add", "-A");
-    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
     mkdirSync(mark);
     process.env.REINS_MARK = mark;
     try {
@@ -168,16 +186,12 @@ describe("reins run with a scripted agent", () => {
   });
 
   it("retries a task after a transient failure of the agent", async () => {
-    const { dir, agent } = runProject({}, 'if [ "$REINS_ATTEMPT" = 1 ]; then exit 75; fi; echo ok > a.txt');
-    writeFileSync(
-      join(dir, "reins.plan.yaml"),
-      plan(
-        `  - id: a\n    title: Write a\n    checks: [a]`,
-        "settings:\n  backoff: { baseMs: 50, maxMs: 200 }",
-      ),
+    const { dir, agent } = runProject(
+      {
+        "reins.plan.yaml": plan(taskA, "settings:\n  backoff: { baseMs: 50, maxMs: 200 }"),
+      },
+      'if [ "$REINS_ATTEMPT" = 1 ]; then exit 75; fi; echo ok > a.txt',
     );
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
     const { code, out } = await reinsIn(dir, ["run", "--agent", agent]);
     expect(code).toBe(0);
     const r = report(dir, out);
@@ -187,12 +201,9 @@ describe("reins run with a scripted agent", () => {
 
   it("closes a task whose checks already pass without calling the agent", async () => {
     const { dir, agent } = runProject(
-      { "a.txt": "ok\n" },
+      { "a.txt": "ok\n", "reins.plan.yaml": plan(twoTasks("")) },
       'echo called >> "$REINS_TASK.called"; echo ok > "$REINS_TASK.txt"',
     );
-    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
     const { code, out } = await reinsIn(dir, ["run", "--agent", agent]);
     expect(code).toBe(0);
     const r = report(dir, out);
@@ -206,15 +217,9 @@ describe("reins run with a scripted agent", () => {
 
   it("fails a task that never goes green for good, and rolls the tree back to the last green commit", async () => {
     const { dir, agent } = runProject(
-      {},
+      { "reins.plan.yaml": plan(twoTasks("\n    deps: [a]"), "settings:\n  maxAttempts: 3") },
       'echo ok > "$REINS_TASK.txt"; [ "$REINS_TASK" = b ] && echo bad > b.txt && echo junk > junk.txt; exit 0',
     );
-    writeFileSync(
-      join(dir, "reins.plan.yaml"),
-      plan(twoTasks("\n    deps: [a]"), "settings:\n  maxAttempts: 3"),
-    );
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
     const { code, out } = await reinsIn(dir, ["run", "--agent", agent]);
     expect(code).toBe(1);
     const r = report(dir, out);
@@ -243,38 +248,24 @@ describe("reins run with a scripted agent", () => {
   it("goes on after SIGKILL with --resume and never redoes a task whose commit exists", async () => {
     // Task a finishes; task b's agent hangs on its first attempt until the run is killed.
     const { dir, agent } = runProject(
-      {},
+      { "reins.plan.yaml": plan(twoTasks("\n    deps: [a]")) },
       'echo "$REINS_TASK $REINS_ATTEMPT" >> "$REINS_LOG"; if [ "$REINS_TASK" = b ] && [ ! -f "$REINS_LOG.resumed" ]; then echo $$ > "$REINS_LOG.pid"; exec sleep 60; fi; echo ok > "$REINS_TASK.txt"',
     );
     const log = join(mkdtempSync(join(tmpdir(), "reins-log-")), "agent.log");
-    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("\n    deps: [a]")));
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
-    const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent], {
-      cwd: dir,
-      env: { ...process.env, REINS_LOG: log },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let printed = "";
-    child.stdout.on("data", (chunk: Buffer) => (printed += chunk.toString()));
-    const deadline = Date.now() + 20_000;
-    while (!existsSync(`${log}.pid`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const { child, agentPid, printed } = await runUntilTheAgentWaits(dir, agent, log);
     expect(readFileSync(log, "utf8")).toContain("b 1");
     process.kill(child.pid ?? 0, "SIGKILL");
     await new Promise((r) => child.on("close", r));
     // The killed run's agent lives on as an orphan, as it would after a crash; end it as a person would.
-    process.kill(Number(readFileSync(`${log}.pid`, "utf8")), "SIGKILL");
+    process.kill(agentPid, "SIGKILL");
     writeFileSync(`${log}.resumed`, "");
-    process.env.REINS_LOG = log;
-    const resumed = await reinsIn(dir, ["run", "--resume", "--agent", agent]).finally(
-      () => delete process.env.REINS_LOG,
-    );
+    const resumed = await resumeWithLog(dir, agent, log);
     expect(resumed.err).toBe("");
     expect(resumed.code).toBe(0);
     // a ran once, before the kill; b's interrupted iteration was verified (red) and fixed after it.
     expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(["a 1", "b 1", "b 2"]);
     expect(git(dir, "log", "--format=%s", "main..HEAD").split("\n")).toEqual(["b: Write b", "a: Write a"]);
-    expect(printed).toContain("a:");
+    expect(printed()).toContain("a:");
     await replays(dir, resumed.out);
   }, 60_000);
 });
@@ -282,12 +273,12 @@ describe("reins run with a scripted agent", () => {
 describe("reins run under the guards", () => {
   it("stops cleanly when the run's budget pauses, says how to go on, and resumes once a person extends it", async () => {
     const { dir, agent } = runProject(
-      { "reins.config.json": JSON.stringify({ budget: { session: { tokens: 1000 } } }) },
+      {
+        "reins.config.json": JSON.stringify({ budget: { session: { tokens: 1000 } } }),
+        "reins.plan.yaml": plan(taskA),
+      },
       'if [ "$REINS_ATTEMPT" = 1 ]; then echo bad > a.txt; else echo ok > a.txt; fi; echo \'{"reins":{"tokens":800}}\'',
     );
-    writeFileSync(join(dir, "reins.plan.yaml"), plan(`  - id: a\n    title: Write a\n    checks: [a]`));
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
     const paused = await reinsIn(dir, ["run", "--agent", agent]);
     expect(paused.code).toBe(1);
     const run = runId(paused.out);
@@ -309,10 +300,10 @@ describe("reins run under the guards", () => {
 
 describe("reins run --replay", () => {
   it("fails on the first step that differs from the recorded run, naming it", async () => {
-    const { dir, agent } = runProject({}, 'echo ok > "$REINS_TASK.txt"');
-    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
+    const { dir, agent } = runProject(
+      { "reins.plan.yaml": plan(twoTasks("")) },
+      'echo ok > "$REINS_TASK.txt"',
+    );
     const { out } = await reinsIn(dir, ["run", "--agent", agent]);
     const trace = join(dir, ".reins", "runs", runId(out), "trace.jsonl");
     // Doctor the recorded output of task b's check: the replay now sees it red and decides otherwise.
@@ -340,10 +331,10 @@ describe("reins run --replay", () => {
 
 describe("reins report", () => {
   it("lists the runs and writes a run's report on demand", async () => {
-    const { dir, agent } = runProject({}, 'echo ok > "$REINS_TASK.txt"');
-    writeFileSync(join(dir, "reins.plan.yaml"), plan(twoTasks("")));
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
+    const { dir, agent } = runProject(
+      { "reins.plan.yaml": plan(twoTasks("")) },
+      'echo ok > "$REINS_TASK.txt"',
+    );
     const { out } = await reinsIn(dir, ["run", "--agent", agent]);
     const run = runId(out);
     const list = await reinsIn(dir, ["report"]);
@@ -362,45 +353,20 @@ describe("reins report", () => {
 describe("reins run interrupted", () => {
   it("stops on Ctrl-C (SIGINT): the agent is killed, the run says how to go on, and --resume finishes it", async () => {
     const { dir, agent } = runProject(
-      {},
+      { "reins.plan.yaml": plan(taskA) },
       'if [ ! -f "$REINS_LOG.go" ]; then echo $$ > "$REINS_LOG.pid"; exec sleep 60; fi; echo ok > "$REINS_TASK.txt"',
     );
     const log = join(mkdtempSync(join(tmpdir(), "reins-log-")), "agent");
-    writeFileSync(join(dir, "reins.plan.yaml"), plan(`  - id: a\n    title: Write a\n    checks: [a]`));
-    git(dir, "add", "-A");
-    git(dir, "commit", "-q", "-m", "plan");
-    const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent], {
-      cwd: dir,
-      env: { ...process.env, REINS_LOG: log },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let printed = "";
-    child.stdout.on("data", (chunk: Buffer) => (printed += chunk.toString()));
-    const deadline = Date.now() + 20_000;
-    while (!existsSync(`${log}.pid`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const agentPid = Number(readFileSync(`${log}.pid`, "utf8"));
+    const { child, agentPid, printed } = await runUntilTheAgentWaits(dir, agent, log);
     child.kill("SIGINT");
     const code = await new Promise((r) => child.on("close", r));
     expect(code).toBe(1);
-    expect(printed).toMatch(/interrupted: go on with `reins run --resume \S+`/);
+    expect(printed()).toMatch(/interrupted: go on with `reins run --resume \S+`/);
     // The agent's process group was ended with the run (gone, or a zombie nobody has reaped yet).
-    const status = () => {
-      try {
-        return /^State:\s+(\S)/m.exec(readFileSync(`/proc/${agentPid}/status`, "utf8"))?.[1] ?? "gone";
-      } catch {
-        return "gone";
-      }
-    };
-    const until = Date.now() + 5_000;
-    while (!["gone", "Z"].includes(status()) && Date.now() < until)
-      await new Promise((r) => setTimeout(r, 50));
-    expect(["gone", "Z"]).toContain(status());
+    expect(await exits(agentPid, 5_000)).toBe(true);
 
     writeFileSync(`${log}.go`, "");
-    process.env.REINS_LOG = log;
-    const resumed = await reinsIn(dir, ["run", "--resume", "--agent", agent]).finally(
-      () => delete process.env.REINS_LOG,
-    );
+    const resumed = await resumeWithLog(dir, agent, log);
     expect(resumed.code).toBe(0);
     expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("a: Write a");
   }, 60_000);

@@ -1,39 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { aggregates, statusOfCounts, type StatusCounts } from "./aggregate.js";
+import { linked, planNode } from "../../test/support/plans.js";
+import { aggregates, noCounts, statusOfCounts, type StatusCounts } from "./aggregate.js";
 import { initialTask } from "./task-state.js";
-import type { PlanNode, RunState, TaskStatus } from "./types.js";
+import type { RunState, TaskStatus } from "./types.js";
 
-const counts = (over: Partial<StatusCounts>): StatusCounts => ({
-  pending: 0,
-  in_progress: 0,
-  verifying: 0,
-  done: 0,
-  failed: 0,
-  canceled: 0,
-  ...over,
-});
-
-const node = (id: string, parent: string | null, children: string[] = []): PlanNode => ({
-  id,
-  kind: parent === null ? "module" : "task",
-  title: id,
-  deps: [],
-  priority: 0,
-  acceptance: [],
-  checks: [],
-  parent,
-  children,
-});
+const counts = (over: Partial<StatusCounts>): StatusCounts => ({ ...noCounts(), ...over });
 
 /** A module m with component c (leaves a, b) and leaf d. */
 function state(statuses: Record<"a" | "b" | "d", TaskStatus>): Pick<RunState, "nodes" | "order" | "tasks"> {
-  const nodes = [
-    node("m", null, ["c", "d"]),
-    node("c", "m", ["a", "b"]),
-    node("a", "c"),
-    node("b", "c"),
-    node("d", "m"),
-  ];
+  const nodes = linked([
+    planNode("m", { kind: "module" }),
+    planNode("c", { parent: "m" }),
+    planNode("a", { parent: "c" }),
+    planNode("b", { parent: "c" }),
+    planNode("d", { parent: "m" }),
+  ]);
   return {
     nodes: Object.fromEntries(nodes.map((n) => [n.id, n])),
     order: ["m", "c", "a", "b", "d"],

@@ -4,7 +4,8 @@ import type { RunState, TaskStatus } from "./types.js";
 /** How many leaves under a node are in each status. */
 export type StatusCounts = Record<TaskStatus, number>;
 
-const zero = (): StatusCounts => ({
+/** Counts of no leaves: 0 in every status. */
+export const noCounts = (): StatusCounts => ({
   pending: 0,
   in_progress: 0,
   verifying: 0,
@@ -39,7 +40,7 @@ export function aggregates(state: Pick<RunState, "nodes" | "order" | "tasks">): 
   for (let i = state.order.length - 1; i >= 0; i--) {
     const id = state.order[i]!;
     const node = state.nodes[id]!;
-    const c = zero();
+    const c = noCounts();
     if (node.children.length === 0) {
       const task = state.tasks[id];
       if (task !== undefined) c[task.status] += 1;

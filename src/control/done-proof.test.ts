@@ -1,21 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { planNode } from "../../test/support/plans.js";
 import { doneProof } from "./done-proof.js";
 import { resolveSettings } from "./settings.js";
 import { startRun } from "./step.js";
-import type { PlanNode, ProofClause, RunState, TaskRun } from "./types.js";
-
-const node = (id: string, over: Partial<PlanNode> = {}): PlanNode => ({
-  id,
-  kind: "task",
-  title: id,
-  deps: [],
-  priority: 0,
-  acceptance: [],
-  checks: [],
-  parent: null,
-  children: [],
-  ...over,
-});
+import type { ProofClause, RunState, TaskRun } from "./types.js";
 
 /** A run of a, b (needs a) and c, every task done and the report written: the proof holds. */
 function finished(): RunState {
@@ -23,7 +11,7 @@ function finished(): RunState {
     kind: "run.started",
     at: 0,
     run: "r",
-    nodes: [node("a"), node("b", { deps: ["a"] }), node("c")],
+    nodes: [planNode("a"), planNode("b", { deps: ["a"] }), planNode("c")],
     checks: [],
     settings: resolveSettings(),
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { planNode } from "../../test/support/plans.js";
 import {
   completedAncestors,
   completionGate,
@@ -10,20 +11,7 @@ import {
 } from "./gates.js";
 import { resolveSettings } from "./settings.js";
 import { startRun } from "./step.js";
-import type { CheckDef, CheckTier, PlanNode, RunState } from "./types.js";
-
-const node = (id: string, over: Partial<PlanNode> = {}): PlanNode => ({
-  id,
-  kind: "task",
-  title: id,
-  deps: [],
-  priority: 0,
-  acceptance: [],
-  checks: [],
-  parent: null,
-  children: [],
-  ...over,
-});
+import type { CheckDef, CheckTier, RunState } from "./types.js";
 
 const check = (name: string, tier: CheckTier): CheckDef => ({
   name,
@@ -36,11 +24,11 @@ const check = (name: string, tier: CheckTier): CheckDef => ({
 /** Module m (names e2e) > component c (names api, perf) > leaves x (names smoke) and y; plus z outside. */
 function plan(slowCheckRuns = 10): RunState {
   const nodes = [
-    node("m", { kind: "module", checks: ["e2e"], children: ["c"] }),
-    node("c", { kind: "component", parent: "m", checks: ["api", "perf"], children: ["x", "y"] }),
-    node("x", { parent: "c", checks: ["smoke"] }),
-    node("y", { parent: "c" }),
-    node("z", { checks: ["lint"] }),
+    planNode("m", { kind: "module", checks: ["e2e"], children: ["c"] }),
+    planNode("c", { kind: "component", parent: "m", checks: ["api", "perf"], children: ["x", "y"] }),
+    planNode("x", { parent: "c", checks: ["smoke"] }),
+    planNode("y", { parent: "c" }),
+    planNode("z", { checks: ["lint"] }),
   ];
   const checks = [
     check("lint", "fast"),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { linked, planNode } from "../../test/support/plans.js";
 import { aggregates } from "./aggregate.js";
 import {
   ancestorsOf,
@@ -12,22 +13,9 @@ import {
 import { initialTask } from "./task-state.js";
 import type { PlanNode, RunState, TaskStatus } from "./types.js";
 
-const node = (id: string, over: Partial<PlanNode> = {}): PlanNode => ({
-  id,
-  kind: "task",
-  title: id,
-  deps: [],
-  priority: 0,
-  acceptance: [],
-  checks: [],
-  parent: null,
-  children: [],
-  ...over,
-});
-
 /** Indexes nodes, filling in `children` from each node's `parent`. */
 function index(list: PlanNode[]) {
-  for (const n of list) if (n.parent !== null) list.find((p) => p.id === n.parent)!.children.push(n.id);
+  linked(list);
   return { nodes: Object.fromEntries(list.map((n) => [n.id, n])), order: planOrder(list) };
 }
 
@@ -39,13 +27,13 @@ const cycleOf = (list: PlanNode[]) => {
 
 describe("the plan's hierarchy", () => {
   const { nodes, order } = index([
-    node("m", { kind: "module", deps: ["x"] }),
-    node("c", { kind: "component", parent: "m", deps: ["y"] }),
-    node("t", { parent: "c", deps: ["z", "y"] }),
-    node("u", { parent: "c" }),
-    node("x"),
-    node("y"),
-    node("z"),
+    planNode("m", { kind: "module", deps: ["x"] }),
+    planNode("c", { kind: "component", parent: "m", deps: ["y"] }),
+    planNode("t", { parent: "c", deps: ["z", "y"] }),
+    planNode("u", { parent: "c" }),
+    planNode("x"),
+    planNode("y"),
+    planNode("z"),
   ]);
 
   it("lists nodes depth first from the roots, in the order the plan gives them", () => {
@@ -72,45 +60,47 @@ describe("the plan's hierarchy", () => {
 
 describe("dependency cycles", () => {
   it("names a direct cycle from the node first in plan order: a → b → a", () => {
-    expect(cycleOf([node("a", { deps: ["b"] }), node("b", { deps: ["a"] })])).toBe("a → b → a");
+    expect(cycleOf([planNode("a", { deps: ["b"] }), planNode("b", { deps: ["a"] })])).toBe("a → b → a");
   });
 
   it("names a longer cycle with every step", () => {
     const list = [
-      node("a", { deps: ["c"] }),
-      node("b", { deps: ["a"] }),
-      node("c", { deps: ["b"] }),
-      node("d"),
+      planNode("a", { deps: ["c"] }),
+      planNode("b", { deps: ["a"] }),
+      planNode("c", { deps: ["b"] }),
+      planNode("d"),
     ];
     expect(cycleOf(list)).toBe("a → c → b → a");
   });
 
   it("names a node that depends on itself", () => {
-    expect(cycleOf([node("a", { deps: ["a"] })])).toBe("a → a");
+    expect(cycleOf([planNode("a", { deps: ["a"] })])).toBe("a → a");
   });
 
   it("finds a task depending on its own subtask, and a subtask on its parent", () => {
-    expect(cycleOf([node("t", { deps: ["s"] }), node("s", { parent: "t", kind: "subtask" })])).toBe(
+    expect(cycleOf([planNode("t", { deps: ["s"] }), planNode("s", { parent: "t", kind: "subtask" })])).toBe(
       "t → s → t",
     );
-    expect(cycleOf([node("t"), node("s", { parent: "t", kind: "subtask", deps: ["t"] })])).toBe("t → s → t");
+    expect(cycleOf([planNode("t"), planNode("s", { parent: "t", kind: "subtask", deps: ["t"] })])).toBe(
+      "t → s → t",
+    );
   });
 
   it("finds a cycle through the hierarchy: a leaf needs a component that contains a leaf that needs it", () => {
     const list = [
-      node("c", { kind: "component" }),
-      node("x", { parent: "c", deps: ["y"] }),
-      node("y", { deps: ["c"] }),
+      planNode("c", { kind: "component" }),
+      planNode("x", { parent: "c", deps: ["y"] }),
+      planNode("y", { deps: ["c"] }),
     ];
     expect(cycleOf(list)).toBe("c → x → y → c");
   });
 
   it("accepts a plan whose deps form a DAG, diamonds included", () => {
     const list = [
-      node("a"),
-      node("b", { deps: ["a"] }),
-      node("c", { deps: ["a"] }),
-      node("d", { deps: ["b", "c"] }),
+      planNode("a"),
+      planNode("b", { deps: ["a"] }),
+      planNode("c", { deps: ["a"] }),
+      planNode("d", { deps: ["b", "c"] }),
     ];
     expect(cycleOf(list)).toBeNull();
   });
@@ -118,10 +108,10 @@ describe("dependency cycles", () => {
 
 describe("readiness", () => {
   const { nodes, order } = index([
-    node("c", { kind: "component" }),
-    node("x", { parent: "c" }),
-    node("y", { parent: "c" }),
-    node("t", { deps: ["c"] }),
+    planNode("c", { kind: "component" }),
+    planNode("x", { parent: "c" }),
+    planNode("y", { parent: "c" }),
+    planNode("t", { deps: ["c"] }),
   ]);
   const at = (x: TaskStatus, y: TaskStatus, permanent = false) => {
     const s: Pick<RunState, "nodes" | "order" | "tasks"> = {

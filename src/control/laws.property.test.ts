@@ -15,6 +15,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { linked, planNode } from "../../test/support/plans.js";
 import { ReinsError } from "../core/errors.js";
 import { aggregates } from "./aggregate.js";
 import { doneProof } from "./done-proof.js";
@@ -82,19 +83,14 @@ const planArb: fc.Arbitrary<Plan> = fc
     const ids = specs.map((_, i) => `t${i}`);
     const nodes: PlanNode[] = specs.map((s, i) => {
       const parent = s.parent === null || i === 0 ? null : ids[s.parent % i]!;
-      return {
-        id: ids[i]!,
+      return planNode(ids[i]!, {
         kind: parent === null ? "task" : "subtask",
-        title: ids[i]!,
-        deps: [],
         priority: s.priority,
-        acceptance: [],
         checks: s.checks.filter((name) => checks.some((c) => c.name === name)),
         parent,
-        children: [],
-      };
+      });
     });
-    for (const n of nodes) if (n.parent !== null) nodes.find((p) => p.id === n.parent)!.children.push(n.id);
+    linked(nodes);
     specs.forEach((s, i) => {
       const ancestors = ancestorsIn(nodes, ids[i]!);
       if (i === 0) return;
@@ -713,17 +709,7 @@ describe("metamorphic laws", () => {
           // One slot, only red checks (fixed at once) and unlimited budgets that the newcomer could spend.
           const settings = { ...s, wip: 1, slowCheckRuns: 1000, maxIterations: 1000 };
           const extra = json(plan);
-          extra.nodes.push({
-            id: "newcomer",
-            kind: "task",
-            title: "newcomer",
-            deps: [],
-            priority,
-            acceptance: [],
-            checks: [],
-            parent: null,
-            children: [],
-          });
+          extra.nodes.push(planNode("newcomer", { priority }));
           const order = (t: Trace) =>
             [...t.tally.firstStart.entries()]
               .sort((a, b) => a[1] - b[1])

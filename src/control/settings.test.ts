@@ -1,20 +1,20 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ReinsError } from "../core/errors.js";
 import { DEFAULT_SETTINGS, resolveSettings } from "./settings.js";
 import type { RunSettings } from "./types.js";
 
 describe("run settings", () => {
-  it("fills in the documented defaults", () => {
-    expect(resolveSettings()).toEqual({
-      wip: 1,
-      maxUnverifiedLines: 2000,
-      maxAttempts: 5,
-      retries: { checks: 4, agent: 2, transient: 3, conflict: 2 },
-      backoff: { baseMs: 2000, maxMs: 60_000 },
-      slowCheckRuns: 10,
-      boundaries: [],
-      maxIterations: 100,
-    });
+  it("fills in the documented defaults: the `@default` of each field of RunSettings", () => {
+    const declared = /export interface RunSettings \{\n([\s\S]*?)\n\}/.exec(
+      readFileSync(new URL("types.ts", import.meta.url), "utf8"),
+    )?.[1];
+    // `@default { checks: 4 }` is JSON once its keys are quoted.
+    const documented = [...(declared ?? "").matchAll(/@default (.+?)\n?\s*\*\/\n\s+(\w+):/g)].map(
+      ([, value, field]) => [field, JSON.parse(value!.replace(/(\w+):/g, '"$1":')) as unknown],
+    );
+    expect(documented.map(([field]) => field)).toEqual(Object.keys(DEFAULT_SETTINGS));
+    expect(resolveSettings()).toEqual(Object.fromEntries(documented));
     expect(resolveSettings()).toEqual(DEFAULT_SETTINGS);
   });
 

@@ -1,6 +1,6 @@
 /** The loop's settings: their defaults, written out once, and the one function that validates a user's. */
 import * as z from "zod";
-import { ReinsError } from "../core/errors.js";
+import { invalidPolicy } from "../core/invalid-policy.js";
 import type { RunSettings } from "./types.js";
 
 /** Every setting a user may leave out, filled in: see the `@default` of each field of `RunSettings`. */
@@ -51,13 +51,6 @@ let schema: ReturnType<typeof buildSchema> | undefined;
 /** Settings as a user writes them (a plan file's `settings:`): every field optional, at any depth. */
 export type RunSettingsInput = z.input<ReturnType<typeof buildSchema>>;
 
-/** Describes a rejected value in a few words: `"abc"`, `-1`, `nothing`. */
-function describe(value: unknown): string {
-  if (value === undefined) return "nothing";
-  const text = JSON.stringify(value) ?? typeof value;
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
-
 /**
  * Validates settings and fills in every default. A bad value throws ReinsError("invalid_policy") whose
  * message names each bad field and the value given, e.g. `retries.checks: got -1; Too small: ...`.
@@ -67,10 +60,5 @@ export function resolveSettings(partial: RunSettingsInput = {}, source = "run se
   // jitless: settings are parsed once per run, and compiling zod's fast path costs more than the parse.
   const parsed = schema.safeParse(partial, { reportInput: true, jitless: true });
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
-    const field = issue.path.length > 0 ? issue.path.join(".") : "(top level)";
-    const got = "input" in issue ? `got ${describe(issue.input)}; ` : "";
-    return `${field}: ${got}${issue.message}`;
-  });
-  throw new ReinsError("invalid_policy", `invalid ${source}: ${problems.join("; ")}`);
+  throw invalidPolicy(source, parsed.error);
 }

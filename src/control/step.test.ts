@@ -1,28 +1,10 @@
 /** The control loop, event by event: the flows of /tmp/drive-design.md "Semantics", driven by hand. */
 import { describe, expect, it } from "vitest";
+import { linked, planNode } from "../../test/support/plans.js";
 import { ReinsError } from "../core/errors.js";
 import { resolveSettings, type RunSettingsInput } from "./settings.js";
 import { begin, startRun, step, type StepResult } from "./step.js";
 import type { CheckDef, CheckResult, CheckTier, PlanNode, RunAction, RunEvent, RunState } from "./types.js";
-
-const node = (id: string, over: Partial<PlanNode> = {}): PlanNode => ({
-  id,
-  kind: "task",
-  title: id,
-  deps: [],
-  priority: 0,
-  acceptance: [],
-  checks: [],
-  parent: null,
-  children: [],
-  ...over,
-});
-
-/** Fills in `children` from each node's `parent`. */
-const linked = (nodes: PlanNode[]): PlanNode[] => {
-  for (const n of nodes) if (n.parent !== null) nodes.find((p) => p.id === n.parent)!.children.push(n.id);
-  return nodes;
-};
 
 const check = (name: string, tier: CheckTier = "fast"): CheckDef => ({
   name,
@@ -184,7 +166,7 @@ const transitions = (r: StepResult) =>
 
 describe("a run's happy path", () => {
   it("runs a leaf without checks straight through the agent to its commit, and proves the run done", () => {
-    const run = new Run([node("a")]);
+    const run = new Run([planNode("a")]);
     expect(run.handed).toEqual(["run_agent:a"]);
     expect(run.action("a")).toMatchObject({ attempt: 1, mode: "implement", failing: [] });
     expect(run.agent("a").actions).toEqual([{ kind: "commit", task: "a", ref: run.state.seq }]);
@@ -199,7 +181,7 @@ describe("a run's happy path", () => {
   });
 
   it("closes a task whose checks already pass as a no-op, without the agent and without a commit", () => {
-    const run = new Run([node("a", { checks: ["unit"] })], [check("lint"), check("unit", "medium")]);
+    const run = new Run([planNode("a", { checks: ["unit"] })], [check("lint"), check("unit", "medium")]);
     expect(run.action("a")).toMatchObject({ kind: "check_noop", checks: ["lint", "unit"] });
     const r = run.noop("a", [pass("lint"), pass("unit", "medium")]);
     expect(transitions(r)).toEqual(["a:pending>done"]);
@@ -208,7 +190,7 @@ describe("a run's happy path", () => {
   });
 
   it("starts the first iteration in the same slot when the no-op check is red", () => {
-    const run = new Run([node("a")], [check("unit")]);
+    const run = new Run([planNode("a")], [check("unit")]);
     const r = run.noop("a", [fail("unit")]);
     expect(run.handed).toEqual(["run_agent:a"]);
     expect(transitions(r)).toEqual(["a:pending>in_progress"]);
@@ -216,7 +198,7 @@ describe("a run's happy path", () => {
   });
 
   it("starts a dependent only once its dependency is committed", () => {
-    const run = new Run([node("a"), node("b", { deps: ["a"] })], [], { wip: 3 });
+    const run = new Run([planNode("a"), planNode("b", { deps: ["a"] })], [], { wip: 3 });
     expect(run.handed).toEqual(["run_agent:a"]);
     run.agent("a");
     expect(run.handed).toEqual(["commit:a"]);
@@ -226,12 +208,12 @@ describe("a run's happy path", () => {
 
   it("treats a parent's deps as its subtasks' and a non-leaf dep as met when all its leaves are done", () => {
     const nodes = linked([
-      node("c1", { kind: "component" }),
-      node("x", { parent: "c1" }),
-      node("y", { parent: "c1" }),
-      node("t", { deps: ["c1"] }),
-      node("p", { deps: ["x"] }),
-      node("s", { parent: "p", kind: "subtask" }),
+      planNode("c1", { kind: "component" }),
+      planNode("x", { parent: "c1" }),
+      planNode("y", { parent: "c1" }),
+      planNode("t", { deps: ["c1"] }),
+      planNode("p", { deps: ["x"] }),
+      planNode("s", { parent: "p", kind: "subtask" }),
     ]);
     const run = new Run(nodes, [], { wip: 5 });
     expect(run.handed).toEqual(["run_agent:x", "run_agent:y"]);
@@ -246,7 +228,7 @@ describe("verification gates", () => {
   const checks = [check("lint"), check("contract", "medium"), check("e2e", "slow"), check("perf", "slow")];
 
   it("a task with a red check gets a fix-only iteration with the failing output", () => {
-    const run = new Run([node("a")], [check("unit")]);
+    const run = new Run([planNode("a")], [check("unit")]);
     run.noop("a", [fail("unit")]);
     run.agent("a");
     const red = fail("unit", "AssertionError: expected 2, got 3");
@@ -259,9 +241,11 @@ describe("verification gates", () => {
   });
 
   it("runs medium checks after an iteration only when it touched a boundary, else in the completion gate", () => {
-    const run = new Run([node("a", { checks: ["contract"] }), node("b", { checks: ["contract"] })], checks, {
-      wip: 2,
-    });
+    const run = new Run(
+      [planNode("a", { checks: ["contract"] }), planNode("b", { checks: ["contract"] })],
+      checks,
+      { wip: 2 },
+    );
     run.noop("a", [fail("lint")]);
     run.noop("b", [fail("lint")]);
     run.agent("a", { boundaryTouched: true });
@@ -276,9 +260,9 @@ describe("verification gates", () => {
 
   it("runs a component's slow checks in the completion gate of the leaf that completes it", () => {
     const nodes = linked([
-      node("c", { kind: "component", checks: ["e2e"] }),
-      node("x", { parent: "c" }),
-      node("y", { parent: "c", checks: ["perf"] }),
+      planNode("c", { kind: "component", checks: ["e2e"] }),
+      planNode("x", { parent: "c" }),
+      planNode("y", { parent: "c", checks: ["perf"] }),
     ]);
     const run = new Run(nodes, checks, { wip: 1 });
     expect(run.action("x")).toMatchObject({ kind: "check_noop", checks: ["lint"] });
@@ -296,7 +280,7 @@ describe("verification gates", () => {
   });
 
   it("skips slow checks past the run's slow-check budget and keeps the skip as evidence", () => {
-    const run = new Run([node("a", { checks: ["e2e", "perf"] })], checks, { slowCheckRuns: 1 });
+    const run = new Run([planNode("a", { checks: ["e2e", "perf"] })], checks, { slowCheckRuns: 1 });
     expect(run.action("a")).toMatchObject({ kind: "check_noop", checks: ["lint", "e2e"] });
     const held = run.log[0]!.decisions.find((d) => d.kind === "held");
     expect(held).toEqual({ kind: "held", task: "a", why: "skipped: slow-check budget spent (perf)" });
@@ -317,7 +301,7 @@ describe("verification gates", () => {
   });
 
   it("never closes a leaf without checks as a no-op", () => {
-    const run = new Run([node("a")], [check("e2e", "slow")]);
+    const run = new Run([planNode("a")], [check("e2e", "slow")]);
     expect(run.handed).toEqual(["run_agent:a"]);
   });
 });
@@ -325,7 +309,7 @@ describe("verification gates", () => {
 describe("failures and retries", () => {
   it("fails a task for good once its checks budget is spent, rolls it back and cancels its dependents", () => {
     const run = new Run(
-      [node("a"), node("b", { deps: ["a"] }), node("c", { deps: ["b"] })],
+      [planNode("a"), planNode("b", { deps: ["a"] }), planNode("c", { deps: ["b"] })],
       [check("unit")],
       {
         retries: { checks: 1 },
@@ -350,7 +334,7 @@ describe("failures and retries", () => {
   });
 
   it("fails a task for good when its attempts are spent, whatever the class budgets", () => {
-    const run = new Run([node("a")], [check("unit")], { maxAttempts: 2 });
+    const run = new Run([planNode("a")], [check("unit")], { maxAttempts: 2 });
     run.noop("a", [fail("unit")]);
     run.agent("a");
     run.checks("a", [fail("unit")]);
@@ -360,7 +344,7 @@ describe("failures and retries", () => {
   });
 
   it("retries a transient failure after the backoff: the run waits, and the tick starts the retry", () => {
-    const run = new Run([node("a")], [], { backoff: { baseMs: 2000, maxMs: 5000 } });
+    const run = new Run([planNode("a")], [], { backoff: { baseMs: 2000, maxMs: 5000 } });
     const r = run.agent("a", { outcome: "transient", summary: "rate limited" });
     expect(r.decisions).toContainEqual({ kind: "retry_queued", task: "a", class: "transient", at: 3000 });
     expect(run.handed).toEqual(["wait"]);
@@ -376,7 +360,7 @@ describe("failures and retries", () => {
   });
 
   it("keeps a red task in fix mode across an agent retry", () => {
-    const run = new Run([node("a")], [check("unit")]);
+    const run = new Run([planNode("a")], [check("unit")]);
     run.noop("a", [fail("unit")]);
     run.agent("a");
     run.checks("a", [fail("unit")]);
@@ -391,7 +375,7 @@ describe("failures and retries", () => {
   });
 
   it("retries a commit conflict and fails a commit without conflict for good", () => {
-    const run = new Run([node("a"), node("b")], [], { wip: 2 });
+    const run = new Run([planNode("a"), planNode("b")], [], { wip: 2 });
     run.agent("a");
     run.agent("b");
     const r = run.commitFailed("a", true);
@@ -408,7 +392,7 @@ describe("failures and retries", () => {
   });
 
   it("ignores a repeated answer and leaves the state exactly as it was", () => {
-    const run = new Run([node("a")], [check("unit")]);
+    const run = new Run([planNode("a")], [check("unit")]);
     const answer: RunEvent = {
       kind: "noop.checked",
       at: 5,
@@ -427,7 +411,7 @@ describe("failures and retries", () => {
   });
 
   it("ignores an answer whose ref is not the action's in flight", () => {
-    const run = new Run([node("a")], [check("unit")]);
+    const run = new Run([planNode("a")], [check("unit")]);
     run.noop("a", [fail("unit")]);
     run.agent("a");
     const stale: RunEvent = { kind: "checks.ran", at: 9_000, ref: 1, task: "a", results: [pass("unit")] };
@@ -440,7 +424,7 @@ describe("failures and retries", () => {
 
 describe("backpressure", () => {
   it("holds new work while a task is red and says why; only the red task's fix proceeds", () => {
-    const run = new Run([node("a"), node("b"), node("c")], [check("unit")], { wip: 2 });
+    const run = new Run([planNode("a"), planNode("b"), planNode("c")], [check("unit")], { wip: 2 });
     expect(run.handed).toEqual(["check_noop:a", "check_noop:b"]);
     run.noop("a", [fail("unit")]);
     run.agent("a");
@@ -455,7 +439,7 @@ describe("backpressure", () => {
   });
 
   it("never has more leaves in flight than wip", () => {
-    const run = new Run([node("a"), node("b"), node("c")], [], { wip: 2 });
+    const run = new Run([planNode("a"), planNode("b"), planNode("c")], [], { wip: 2 });
     expect(run.handed).toEqual(["run_agent:a", "run_agent:b"]);
     expect(run.last.decisions).toContainEqual({
       kind: "held",
@@ -465,7 +449,7 @@ describe("backpressure", () => {
   });
 
   it("holds new work while too many changed lines wait for verification", () => {
-    const run = new Run([node("a"), node("b")], [check("unit")], { wip: 2, maxUnverifiedLines: 100 });
+    const run = new Run([planNode("a"), planNode("b")], [check("unit")], { wip: 2, maxUnverifiedLines: 100 });
     run.noop("a", [fail("unit")]);
     run.agent("a", { linesChanged: 150 });
     const r = run.noop("b", [fail("unit")]);
@@ -475,7 +459,7 @@ describe("backpressure", () => {
   });
 
   it("hands out no run_agent past the iteration cap and ends the run without proof", () => {
-    const run = new Run([node("a"), node("b")], [], { maxIterations: 1 });
+    const run = new Run([planNode("a"), planNode("b")], [], { maxIterations: 1 });
     run.complete("a");
     expect(run.handed).toEqual(["write_report"]);
     expect(run.last.decisions).toContainEqual({
@@ -488,7 +472,7 @@ describe("backpressure", () => {
   });
 
   it("pauses on an agent's budget pause: nothing new starts, the report is written, the run ends unproven", () => {
-    const run = new Run([node("a"), node("b")], [], { wip: 2 });
+    const run = new Run([planNode("a"), planNode("b")], [], { wip: 2 });
     run.agent("a", { outcome: "budget_paused", summary: "session budget spent" });
     expect(run.state.paused).toBe("session budget spent");
     expect(run.handed).toEqual([]);
@@ -503,7 +487,7 @@ describe("backpressure", () => {
   });
 
   it("drops a wait when a guard pauses the run, and winds down", () => {
-    const run = new Run([node("a")]);
+    const run = new Run([planNode("a")]);
     run.agent("a", { outcome: "transient" });
     expect(run.handed).toEqual(["wait"]);
     run.feed({ kind: "run.paused", at: run.at(), reason: "breaker open" });
@@ -514,7 +498,7 @@ describe("backpressure", () => {
 
 describe("resume, cancel and the end", () => {
   it("resumes after a crash: a committed task is done, an interrupted one is verified as its tree is", () => {
-    const nodes = [node("a"), node("b", { checks: ["api"] }), node("c"), node("d")];
+    const nodes = [planNode("a"), planNode("b", { checks: ["api"] }), planNode("c"), planNode("d")];
     const run = new Run(nodes, [check("lint"), check("api", "medium")], {
       wip: 4,
       retries: { checks: 0 },
@@ -536,14 +520,14 @@ describe("resume, cancel and the end", () => {
   });
 
   it("checks again a task whose no-op check was interrupted", () => {
-    const run = new Run([node("a")], [check("lint")]);
+    const run = new Run([planNode("a")], [check("lint")]);
     const r = run.feed({ kind: "run.resumed", at: run.at(), commits: {} });
     expect(run.state.tasks.a!.status).toBe("pending");
     expect(r.actions).toEqual([{ kind: "check_noop", task: "a", checks: ["lint"], ref: run.state.seq }]);
   });
 
   it("goes on when a run that ended without proof is resumed", () => {
-    const run = new Run([node("a")]);
+    const run = new Run([planNode("a")]);
     run.agent("a", { outcome: "budget_paused" });
     run.report();
     expect(run.state.finished).toEqual({ proven: false });
@@ -553,7 +537,7 @@ describe("resume, cancel and the end", () => {
   });
 
   it("hands out nothing after finish and ignores every event but a resume of an unproven run", () => {
-    const run = new Run([node("a")]);
+    const run = new Run([planNode("a")]);
     run.complete("a");
     run.report();
     const before = run.state;
@@ -570,11 +554,11 @@ describe("resume, cancel and the end", () => {
 
   it("cancels every open leaf under a node a person cancels, rolling back work already started", () => {
     const nodes = linked([
-      node("m", { kind: "module" }),
-      node("a", { parent: "m" }),
-      node("b", { parent: "m" }),
+      planNode("m", { kind: "module" }),
+      planNode("a", { parent: "m" }),
+      planNode("b", { parent: "m" }),
     ]);
-    const run = new Run([...nodes, node("z", { deps: ["m"] })], []);
+    const run = new Run([...nodes, planNode("z", { deps: ["m"] })], []);
     const r = run.feed({ kind: "task.canceled", at: run.at(), task: "m", by: "ana", reason: "out of scope" });
     expect(transitions(r)).toEqual(["a:in_progress>canceled", "b:pending>canceled", "z:pending>canceled"]);
     expect(run.handed).toEqual(["rollback:a"]);
@@ -583,8 +567,8 @@ describe("resume, cancel and the end", () => {
   });
 
   it("ignores another run.started and an agent answer for another attempt", () => {
-    const run = new Run([node("a")]);
-    const e = started([node("a")]);
+    const run = new Run([planNode("a")]);
+    const e = started([planNode("a")]);
     expect(run.feed(e).decisions).toEqual([
       { kind: "ignored", event: "run.started", why: "the run has already started" },
     ]);
@@ -601,7 +585,10 @@ describe("begin", () => {
   });
 
   it("waits afresh when the task it waited for is canceled", () => {
-    const run = new Run([node("a"), node("b")], [], { wip: 2, backoff: { baseMs: 50_000, maxMs: 60_000 } });
+    const run = new Run([planNode("a"), planNode("b")], [], {
+      wip: 2,
+      backoff: { baseMs: 50_000, maxMs: 60_000 },
+    });
     run.agent("a", { outcome: "transient" });
     run.agent("b", { outcome: "transient" });
     expect(run.last.actions).toEqual([
@@ -622,7 +609,7 @@ describe("begin", () => {
 
 describe("startRun", () => {
   it("rejects a plan with a dependency cycle, naming it", () => {
-    const e = started([node("a", { deps: ["b"] }), node("b", { deps: ["a"] })]);
+    const e = started([planNode("a", { deps: ["b"] }), planNode("b", { deps: ["a"] })]);
     expect(() => startRun(e)).toThrow("dependency cycle: a → b → a");
     try {
       startRun(e);
@@ -632,12 +619,12 @@ describe("startRun", () => {
   });
 
   it("rejects settings out of range, naming the field", () => {
-    const e = { ...started([node("a")]), settings: { ...resolveSettings(), wip: 0 } };
+    const e = { ...started([planNode("a")]), settings: { ...resolveSettings(), wip: 0 } };
     expect(() => startRun(e)).toThrow(/wip: got 0/);
   });
 
   it("starts with every leaf pending and nothing in flight", () => {
-    const nodes = linked([node("t"), node("s1", { parent: "t" }), node("s2", { parent: "t" })]);
+    const nodes = linked([planNode("t"), planNode("s1", { parent: "t" }), planNode("s2", { parent: "t" })]);
     const state = startRun(started(nodes));
     expect(Object.keys(state.tasks)).toEqual(["s1", "s2"]);
     expect(state).toMatchObject({ seq: 1, now: 0, inFlight: {}, iterations: 0, finished: null });

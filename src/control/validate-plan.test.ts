@@ -1,20 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ReinsError } from "../core/errors.js";
+import { invalidPlan, planNode } from "../../test/support/plans.js";
 import type { CheckDef, PlanNode } from "./types.js";
 import { validatePlan } from "./validate-plan.js";
-
-const node = (id: string, over: Partial<PlanNode> = {}): PlanNode => ({
-  id,
-  kind: "task",
-  title: id,
-  deps: [],
-  priority: 0,
-  acceptance: [],
-  checks: [],
-  parent: null,
-  children: [],
-  ...over,
-});
 
 const lint: CheckDef = {
   name: "lint",
@@ -25,23 +12,16 @@ const lint: CheckDef = {
 };
 
 /** The message of the invalid_plan error `validatePlan` throws. */
-function problem(nodes: PlanNode[], checks: CheckDef[] = [lint]): string {
-  try {
-    validatePlan(nodes, checks);
-  } catch (error) {
-    if (!ReinsError.is(error) || error.code !== "invalid_plan") throw error;
-    return error.message;
-  }
-  throw new Error("the plan was accepted");
-}
+const problem = (nodes: PlanNode[], checks: CheckDef[] = [lint]) =>
+  invalidPlan(() => validatePlan(nodes, checks));
 
 describe("plan validation", () => {
   it("indexes a valid plan: nodes and checks by id, plan order depth first", () => {
     const plan = validatePlan(
       [
-        node("t", { children: ["s"] }),
-        node("u", { deps: ["t"] }),
-        node("s", { parent: "t", checks: ["lint"] }),
+        planNode("t", { children: ["s"] }),
+        planNode("u", { deps: ["t"] }),
+        planNode("s", { parent: "t", checks: ["lint"] }),
       ],
       [lint],
     );
@@ -51,46 +31,49 @@ describe("plan validation", () => {
   });
 
   it("names a duplicate id with where it was declared", () => {
-    expect(problem([node("a"), node("a", { at: "plan.yaml:9" })])).toBe(
+    expect(problem([planNode("a"), planNode("a", { at: "plan.yaml:9" })])).toBe(
       "invalid plan: plan.yaml:9: node id a is used twice",
     );
   });
 
   it("names unknown deps and checks, every one of them", () => {
-    expect(problem([node("a", { deps: ["b"], checks: ["e2e"] })])).toBe(
+    expect(problem([planNode("a", { deps: ["b"], checks: ["e2e"] })])).toBe(
       "invalid plan: a depends on unknown node b; a names unknown check e2e",
     );
   });
 
   it("names a parent and child that do not agree", () => {
-    expect(problem([node("t", { children: ["s"] }), node("s")])).toContain(
+    expect(problem([planNode("t", { children: ["s"] }), planNode("s")])).toContain(
       "t lists s as a child, not its parent",
     );
-    expect(problem([node("t"), node("s", { parent: "t" })])).toContain(
+    expect(problem([planNode("t"), planNode("s", { parent: "t" })])).toContain(
       "s's parent t does not list it as a child",
     );
-    expect(problem([node("s", { parent: "p" })])).toContain("s's parent p is not in the plan");
+    expect(problem([planNode("s", { parent: "p" })])).toContain("s's parent p is not in the plan");
   });
 
   it("names a hierarchy that loops on itself", () => {
-    const list = [node("a", { parent: "b", children: ["b"] }), node("b", { parent: "a", children: ["a"] })];
+    const list = [
+      planNode("a", { parent: "b", children: ["b"] }),
+      planNode("b", { parent: "a", children: ["a"] }),
+    ];
     expect(problem(list)).toBe(
       "invalid plan: the hierarchy loops: a, b cannot be reached from a top-level node",
     );
   });
 
   it("names a dependency cycle as a → b → a", () => {
-    expect(problem([node("a", { deps: ["b"] }), node("b", { deps: ["a"] })])).toBe(
+    expect(problem([planNode("a", { deps: ["b"] }), planNode("b", { deps: ["a"] })])).toBe(
       "invalid plan: dependency cycle: a → b → a",
     );
   });
 
   it("rejects ids and check names that would corrupt the run's records", () => {
-    expect(problem([node("__proto__")])).toContain('"__proto__" is not a node id');
-    expect(problem([node("a")], [lint, lint])).toContain("check lint is defined twice");
+    expect(problem([planNode("__proto__")])).toContain('"__proto__" is not a node id');
+    expect(problem([planNode("a")], [lint, lint])).toContain("check lint is defined twice");
   });
 
   it("accepts a dep on an id like toString only when the plan has it", () => {
-    expect(problem([node("a", { deps: ["toString"] })])).toContain("a depends on unknown node toString");
+    expect(problem([planNode("a", { deps: ["toString"] })])).toContain("a depends on unknown node toString");
   });
 });

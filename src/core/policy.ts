@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { DEFAULT_CHECK_PATTERNS } from "./check-patterns.js";
-import { ReinsError } from "./errors.js";
+import { invalidPolicy } from "./invalid-policy.js";
 
 /**
  * The default policy (DESIGN.md, "Guards and their default policy"), written out once: the schema below
@@ -367,13 +367,6 @@ export type PolicyInput = z.input<typeof policySchema>;
 /** The default policy: what the schema fills in for `{}` (policy.test.ts checks that the two agree). */
 export const defaultPolicy: Policy = DEFAULTS;
 
-/** Describes a rejected value in a few words: `"abc" (a string)`. */
-function describe(value: unknown): string {
-  if (value === undefined) return "nothing";
-  const text = JSON.stringify(value) ?? typeof value;
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
-
 /**
  * Validates a user's policy and fills in every default. A bad value throws a ReinsError whose message names
  * each bad field, the value given and what is allowed, e.g. `budget.warnAt: got 2 — Too big: expected ...`.
@@ -383,10 +376,5 @@ export function resolvePolicy(input: unknown, source = "policy"): Policy {
   // more than the parse.
   const parsed = policySchema.safeParse(input ?? {}, { reportInput: true, jitless: true });
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
-    const field = issue.path.length > 0 ? issue.path.join(".") : "(top level)";
-    const got = "input" in issue ? `got ${describe(issue.input)}; ` : "";
-    return `${field}: ${got}${issue.message}`;
-  });
-  throw new ReinsError("invalid_policy", `invalid ${source}: ${problems.join("; ")}`);
+  throw invalidPolicy(source, parsed.error);
 }

@@ -1,6 +1,7 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import type { CheckDef, CheckResult } from "../control/types.js";
 import { failingTestNames, testSummary } from "../hooks/test-summary.js";
+import { firstLine } from "./first-line.js";
 
 /**
  * Reads what one check run proves: from its exit code and output, a JUnit XML report or vitest's JSON
@@ -107,7 +108,7 @@ function parseReport(def: CheckDef, run: CheckRun): Parsed {
   return parsed.ok ? parsed : fail(`${what} ${parsed.reason}`);
 }
 
-const fail = (reason: string): Parsed => ({ ok: false, reason: oneLine(reason) });
+const fail = (reason: string): Parsed => ({ ok: false, reason: firstLine(reason) });
 
 // ---- JUnit XML ----
 
@@ -178,7 +179,7 @@ function parseJunit(text: string): Parsed {
     for (const testcase of nodes(suite.testcase)) {
       if (testcase.failure !== undefined || testcase.error !== undefined) {
         const problem = nodes(testcase.failure)[0] ?? nodes(testcase.error)[0];
-        reading.failed.push({ name: junitName(testcase), message: firstLine(problem) });
+        reading.failed.push({ name: junitName(testcase), message: failureLine(problem) });
       } else if (testcase.skipped === undefined) reading.passed++;
     }
     nodes(suite.testsuite).forEach(walk);
@@ -206,10 +207,10 @@ function junitName(testcase: XmlNode): string {
 }
 
 /** The first line of a failure's message attribute, or of its text. */
-function firstLine(problem: XmlNode | undefined): string {
+function failureLine(problem: XmlNode | undefined): string {
   if (problem === undefined) return "";
   const text = attr(problem, "message") || attr(problem, "#text");
-  return oneLine(text).slice(0, MAX_NAME);
+  return firstLine(text).slice(0, MAX_NAME);
 }
 
 // ---- vitest JSON ----
@@ -235,13 +236,13 @@ function parseVitestJson(text: string): Parsed {
         failedHere++;
         reading.failed.push({
           name,
-          message: oneLine(strings(a.failureMessages)[0] ?? "").slice(0, MAX_NAME),
+          message: firstLine(strings(a.failureMessages)[0] ?? "").slice(0, MAX_NAME),
         });
       }
     }
     // A file that failed with no failed test did not load (syntax error, missing import): name the file.
     if (file.status === "failed" && failedHere === 0)
-      reading.failed.push({ name: str(file.name) || "(a test file)", message: oneLine(str(file.message)) });
+      reading.failed.push({ name: str(file.name) || "(a test file)", message: firstLine(str(file.message)) });
   }
   if (doc.success === false && reading.failed.length === 0) reading.extraFailed = 1; // unhandled errors
   return { ok: true, reading };
@@ -251,16 +252,6 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "");
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === "string") : []);
 
 // ---- output ----
-
-/** The first non-empty line of a text, trimmed. */
-function oneLine(text: string): string {
-  return (
-    text
-      .split("\n")
-      .map((l) => l.trim())
-      .find((l) => l !== "") ?? ""
-  );
-}
 
 /** Names bounded in count and length, each once. */
 function bounded(names: string[]): string[] {

@@ -2,27 +2,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { exits } from "../../test/support/processes.js";
 import { MAX_COMMAND_OUTPUT, runCommand } from "./command.js";
 
 const dir = mkdtempSync(join(tmpdir(), "reins-command-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Whether a process runs (a zombie waiting for its reaper counts as gone). */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-}
-
-async function eventually(check: () => boolean, ms = 3_000): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end;) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return check();
-}
 
 describe("runCommand", () => {
   it("runs with sh -c in cwd, interleaving stdout and stderr in order", async () => {
@@ -90,7 +74,7 @@ describe("runCommand", () => {
     expect(result).toMatchObject({ exitCode: null, timedOut: true, aborted: false });
     expect(result.output).not.toContain("never");
     const pid = Number(readFileSync(pidFile, "utf8"));
-    expect(await eventually(() => !alive(pid))).toBe(true);
+    expect(await exits(pid)).toBe(true);
   });
 
   it("kills a grandchild that ignores SIGTERM", async () => {
@@ -101,7 +85,7 @@ describe("runCommand", () => {
     });
     expect(result.timedOut).toBe(true);
     const pid = Number(readFileSync(pidFile, "utf8"));
-    expect(await eventually(() => !alive(pid))).toBe(true);
+    expect(await exits(pid)).toBe(true);
   });
 
   it("on abort kills the group and says it was aborted", async () => {
@@ -136,7 +120,7 @@ describe("runCommand", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: "done\n" });
     const pid = Number(readFileSync(pidFile, "utf8"));
-    expect(await eventually(() => !alive(pid))).toBe(true);
+    expect(await exits(pid)).toBe(true);
   });
 
   it("resolves with the reason when the command cannot start", async () => {

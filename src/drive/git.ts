@@ -4,6 +4,7 @@ import { lstat } from "node:fs/promises";
 import { join } from "node:path";
 import pRetry from "p-retry";
 import { ReinsError } from "../core/errors.js";
+import { firstLine } from "./first-line.js";
 
 /**
  * The git port of `reins run`, over the `git` CLI: stable English output (`LC_ALL=C`), never a prompt
@@ -380,15 +381,6 @@ export class Git {
 
 /** Whether a path (relative to the tree) is reins' state. */
 const isState = (file: string) => file === STATE_DIR || file.startsWith(`${STATE_DIR}/`);
-
-function firstLine(text: string): string {
-  return (
-    text
-      .split("\n")
-      .map((l) => l.trim())
-      .find((l) => l !== "") ?? ""
-  );
-}
 
 /** The command for messages: `git` and its arguments, long ones (commit messages) cut. */
 function describe(args: string[]): string {

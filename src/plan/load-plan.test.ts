@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ReinsError } from "../core/errors.js";
+import { invalidPlan } from "../../test/support/plans.js";
 import { loadPlan, parsePlan } from "./load-plan.js";
 
 const dir = mkdtempSync(join(tmpdir(), "reins-plan-"));
@@ -14,17 +14,6 @@ function write(name: string, text: string): string {
   mkdirSync(join(file, ".."), { recursive: true });
   writeFileSync(file, text);
   return file;
-}
-
-function errorOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(ReinsError.is(error)).toBe(true);
-    expect((error as ReinsError).code).toBe("invalid_plan");
-    return (error as ReinsError).message;
-  }
-  throw new Error("the plan was accepted");
 }
 
 const SMALL = "version: 1\nname: small\ntasks:\n  - { id: a, title: A }\n";
@@ -98,31 +87,31 @@ describe("loadPlan", () => {
     cpSync("test/fixtures/plans/tasks.json", join(dir, "imp2/tasks.json"));
     const plan = (importLines: string[]) =>
       write("imp2/reins.plan.yaml", ["version: 1", "name: x", ...importLines, ""].join("\n"));
-    expect(errorOf(() => loadPlan(plan(["import: { file: tasks.json, checks: [e2e] }"])))).toBe(
+    expect(invalidPlan(() => loadPlan(plan(["import: { file: tasks.json, checks: [e2e] }"])))).toBe(
       `${join(dir, "imp2/reins.plan.yaml")}:3: import.checks[0]: unknown check "e2e" (the plan defines no checks)`,
     );
-    expect(errorOf(() => loadPlan(plan(["import: missing.md"])))).toBe(
+    expect(invalidPlan(() => loadPlan(plan(["import: missing.md"])))).toBe(
       `${join(dir, "imp2/reins.plan.yaml")}:3: import: ${join(dir, "imp2/missing.md")}: cannot read it: no such file`,
     );
     write("imp2/other.yaml", SMALL);
-    expect(errorOf(() => loadPlan(plan(["import:", "  file: other.yaml"])))).toBe(
+    expect(invalidPlan(() => loadPlan(plan(["import:", "  file: other.yaml"])))).toBe(
       `${join(dir, "imp2/reins.plan.yaml")}:4: import.file: ${join(dir, "imp2/other.yaml")} is neither a spec-kit tasks.md nor a task-master tasks.json`,
     );
-    expect(errorOf(() => parsePlan("version: 1\nname: x\nimport: tasks.md\n", "reins.plan.yaml"))).toBe(
+    expect(invalidPlan(() => parsePlan("version: 1\nname: x\nimport: tasks.md\n", "reins.plan.yaml"))).toBe(
       "reins.plan.yaml:3: import: imports are read by loadPlan",
     );
   });
 
   it("says when the file is missing or a folder", () => {
-    expect(errorOf(() => loadPlan(join(dir, "nope.yaml")))).toBe(
+    expect(invalidPlan(() => loadPlan(join(dir, "nope.yaml")))).toBe(
       `${join(dir, "nope.yaml")}: cannot read it: no such file`,
     );
-    expect(errorOf(() => loadPlan(dir))).toBe(`${dir}: cannot read it: it is a folder`);
+    expect(invalidPlan(() => loadPlan(dir))).toBe(`${dir}: cannot read it: it is a folder`);
   });
 
   it("refuses a 10 MB file from its size, without reading it", () => {
     const file = write("huge.yaml", "");
     truncateSync(file, 10 * 1024 * 1024);
-    expect(errorOf(() => loadPlan(file))).toBe(`${file}: 10.0 MB is too large for a plan (at most 4 MB)`);
+    expect(invalidPlan(() => loadPlan(file))).toBe(`${file}: 10.0 MB is too large for a plan (at most 4 MB)`);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ReinsError } from "../core/errors.js";
+import { invalidPlan, planNode } from "../../test/support/plans.js";
 import { parsePlan } from "./load-plan.js";
 
 const FILE = "reins.plan.yaml";
@@ -10,18 +10,7 @@ function yaml(...lines: string[]): string {
 }
 
 /** The one-line message parsePlan throws for `text`. */
-function errorOf(text: string, file = FILE): string {
-  try {
-    parsePlan(text, file);
-  } catch (error) {
-    expect(ReinsError.is(error)).toBe(true);
-    expect((error as ReinsError).code).toBe("invalid_plan");
-    const message = (error as ReinsError).message;
-    expect(message).not.toContain("\n");
-    return message;
-  }
-  throw new Error("the plan was accepted");
-}
+const errorOf = (text: string, file = FILE) => invalidPlan(() => parsePlan(text, file));
 
 const HEAD = ["version: 1", "name: demo"];
 
@@ -53,43 +42,16 @@ describe("parsePlan: the native format", () => {
       { name: "unit", command: "npm test", tier: "fast", format: "exit", timeoutMs: 600_000 },
     ]);
     expect(plan.settings).toEqual({});
+    // Every field not given takes its default: a top-level task of priority 0, no deps, checks or acceptance.
     expect(plan.nodes).toEqual([
-      {
-        id: "api",
-        kind: "task",
-        title: "Add the /health endpoint",
-        deps: [],
-        priority: 0,
-        acceptance: [],
-        checks: [],
-        parent: null,
-        children: [],
-        at: "reins.plan.yaml:6",
-      },
-      {
-        id: "ui",
-        kind: "task",
+      planNode("api", { title: "Add the /health endpoint", at: "reins.plan.yaml:6" }),
+      planNode("ui", {
         title: "Show the health badge",
         deps: ["api"],
-        priority: 0,
         acceptance: ["The badge is green when /health answers 200"],
-        checks: [],
-        parent: null,
-        children: [],
         at: "reins.plan.yaml:8",
-      },
-      {
-        id: "docs",
-        kind: "task",
-        title: "Document /health",
-        deps: [],
-        priority: -1,
-        acceptance: [],
-        checks: [],
-        parent: null,
-        children: [],
-        at: "reins.plan.yaml:12",
-      },
+      }),
+      planNode("docs", { title: "Document /health", priority: -1, at: "reins.plan.yaml:12" }),
     ]);
   });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ReinsError } from "../core/errors.js";
+import { invalidPlan } from "../../test/support/plans.js";
 import { importSpecKit } from "./load-plan.js";
 
 const FIXTURE = "test/fixtures/plans/tasks.md";
@@ -9,15 +9,8 @@ function md(...lines: string[]): string {
   return lines.join("\n") + "\n";
 }
 
-function errorOf(text: string): string {
-  try {
-    importSpecKit(text, "tasks.md");
-  } catch (error) {
-    expect(ReinsError.is(error)).toBe(true);
-    return (error as ReinsError).message;
-  }
-  throw new Error("the tasks were accepted");
-}
+/** The one-line message importSpecKit throws for `text`. */
+const errorOf = (text: string) => invalidPlan(() => importSpecKit(text, "tasks.md"));
 
 describe("importSpecKit on a realistic tasks.md", () => {
   const plan = importSpecKit(readFileSync(FIXTURE, "utf8"), FIXTURE);

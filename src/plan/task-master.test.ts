@@ -1,19 +1,13 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ReinsError } from "../core/errors.js";
+import { invalidPlan } from "../../test/support/plans.js";
 import { importTaskMaster, parsePlan } from "./load-plan.js";
 
 const FIXTURE = "test/fixtures/plans/tasks.json";
 
-function errorOf(text: string, tag?: string): string {
-  try {
-    importTaskMaster(text, "tasks.json", tag === undefined ? {} : { tag });
-  } catch (error) {
-    expect(ReinsError.is(error)).toBe(true);
-    return (error as ReinsError).message;
-  }
-  throw new Error("the tasks were accepted");
-}
+/** The one-line message importTaskMaster throws for `text`. */
+const errorOf = (text: string, tag?: string) =>
+  invalidPlan(() => importTaskMaster(text, "tasks.json", tag === undefined ? {} : { tag }));
 
 /** A legacy (untagged) tasks.json of the given tasks, one JSON line each. */
 function legacy(...tasks: object[]): string {

@@ -38,17 +38,7 @@ const subtaskSchema = z.object({
   priority: text,
 });
 
-const taskSchema = z.object({
-  id: idValue,
-  title: z.string().trim().min(1),
-  description: text,
-  details: text,
-  testStrategy: text,
-  status: text,
-  dependencies: depList,
-  priority: text,
-  subtasks: z.array(subtaskSchema).nullish(),
-});
+const taskSchema = subtaskSchema.extend({ subtasks: z.array(subtaskSchema).nullish() });
 
 const tasksSchema = z.object({ tasks: z.array(taskSchema) });
 

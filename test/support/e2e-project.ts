@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach, beforeEach } from "vitest";
 import { memoryIo } from "../../src/cli/io.js";
 import { run } from "../../src/cli/run.js";
 import { SqliteStore } from "../../src/store/sqlite.js";
@@ -40,6 +41,33 @@ export function e2eProject(name: string, files: Record<string, string> = {}): E2
   writeFileSync(join(project, "reins.config.json"), "{}");
   for (const [file, content] of Object.entries(files)) writeFileSync(join(project, file), content);
   return { root, project, home };
+}
+
+/** The project of the running test and the fake model API it talks to. */
+export interface E2eEach<Fake> extends E2eProject {
+  /** Set by the test; closed after it. */
+  fake: Fake | undefined;
+}
+
+/**
+ * A fresh `e2eProject(name, files)` for each test of the file, made in `beforeEach` (before the file's own
+ * hooks) and removed in `afterEach` with the fake model the test left in `fake` closed. Read its fields
+ * inside tests and hooks: they change with every test.
+ */
+export function e2eEach<Fake extends { close(): Promise<void> }>(
+  name: string,
+  files: Record<string, string> = {},
+): E2eEach<Fake> {
+  const each: E2eEach<Fake> = { root: "", project: "", home: "", fake: undefined };
+  beforeEach(() => {
+    Object.assign(each, e2eProject(name, files));
+  });
+  afterEach(async () => {
+    await each.fake?.close();
+    each.fake = undefined;
+    await removeE2eProject(each.root);
+  });
+  return each;
 }
 
 /** Stops the daemon a hook started for the project, if any, then removes the whole folder. */

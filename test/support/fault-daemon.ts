@@ -4,7 +4,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { daemonAt } from "../../src/server/daemon.js";
 import { waitFor } from "./fault-redis.js";
-import { cleanEnv, reinsBin } from "./processes.js";
+import { alive, cleanEnv, reinsBin } from "./processes.js";
 
 /**
  * The reins daemon of a fault test's project as real processes: started with `reins serve`, killed with
@@ -59,15 +59,6 @@ export function listeningDaemon(project: string): number | null {
     return null;
   }
   return servePids(project).includes(pid) ? pid : null;
-}
-
-/** Whether a process is alive (and not a zombie). */
-export function alive(pid: number): boolean {
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
-  } catch {
-    return false;
-  }
 }
 
 /** SIGKILLs each pid and waits until it is gone. */

@@ -126,6 +126,22 @@ export function jsonEvents<Event extends { type: string }>(stdout: string): Even
   });
 }
 
+/** Whether a process runs; a zombie nobody has reaped yet counts as gone (Linux: /proc). */
+export function alive(pid: number): boolean {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/** Waits up to `ms` for a process to be gone (see `alive`); whether it went. */
+export async function exits(pid: number, ms = 3_000): Promise<boolean> {
+  for (const end = Date.now() + ms; alive(pid) && Date.now() < end;)
+    await new Promise((r) => setTimeout(r, 20));
+  return !alive(pid);
+}
+
 /** SIGKILLs a process group; nothing when it is gone. */
 export function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;

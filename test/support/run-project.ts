@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { memoryIo } from "../../src/cli/io.js";
 import { run } from "../../src/cli/run.js";
 
@@ -14,9 +14,23 @@ export function git(cwd: string, ...args: string[]): string {
   }).trim();
 }
 
+/** Makes `dir` a git repository whose one commit on `main` holds `files` (path to content). */
+export function gitProject(dir: string, files: Record<string, string>): void {
+  git(dir, "init", "-q", "-b", "main");
+  git(dir, "config", "user.email", "test@example.com");
+  git(dir, "config", "user.name", "Test");
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  git(dir, "add", "-A");
+  git(dir, "commit", "-q", "-m", "start");
+}
+
 /**
- * A small git project for `reins run`: the given files committed on `main`, `.reins/` ignored, and a
- * scripted agent (`agent.sh`, outside the tree) that acts on `$REINS_TASK` and `$REINS_ATTEMPT`.
+ * A small git project for `reins run`: the given files (a plan, say) committed on `main`, `.reins/`
+ * ignored, and a scripted agent (`agent.sh`, outside the tree) that acts on `$REINS_TASK` and
+ * `$REINS_ATTEMPT`.
  */
 export function runProject(
   files: Record<string, string>,
@@ -24,13 +38,7 @@ export function runProject(
 ): { dir: string; agent: string } {
   const dir = mkdtempSync(join(tmpdir(), "reins-run-"));
   const agentDir = mkdtempSync(join(tmpdir(), "reins-agent-"));
-  git(dir, "init", "-q", "-b", "main");
-  git(dir, "config", "user.email", "test@example.com");
-  git(dir, "config", "user.name", "Test");
-  writeFileSync(join(dir, ".gitignore"), ".reins/\n");
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  git(dir, "add", "-A");
-  git(dir, "commit", "-q", "-m", "start");
+  gitProject(dir, { ".gitignore": ".reins/\n", ...files });
   const agent = join(agentDir, "agent.sh");
   writeFileSync(agent, `#!/bin/sh\n${agentScript}\n`);
   chmodSync(agent, 0o755);

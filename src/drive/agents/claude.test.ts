@@ -24,22 +24,24 @@ describe("parseClaude on captured runs", () => {
     expect(parsed.summary).toBe("Wrote out.txt.");
   });
 
-  it("fails a run stopped by --max-turns, saying so", () => {
-    const parsed = parseClaude(run("maxturns").raw, 1, "");
-    expect(parsed).toMatchObject({ outcome: "failed", turns: 2, tokens: 162 });
-    expect(parsed.summary).toBe("Reached maximum number of turns (1)");
-  });
-
-  it("pauses on --max-budget-usd spent, with the cost spent", () => {
-    const parsed = parseClaude(run("budget").raw, 1, "");
-    expect(parsed).toMatchObject({ outcome: "budget_paused", costUsd: 10 });
-    expect(parsed.summary).toBe("Reached maximum budget ($0.01)");
-  });
-
-  it("fails on a 400 from the API (the same request would fail again)", () => {
-    const parsed = parseClaude(run("400").raw, 1, "");
-    expect(parsed).toMatchObject({ outcome: "failed", tokens: 0, costUsd: 0 });
-    expect(parsed.summary).toBe("API Error: 400 bad request from fake");
+  it.each([
+    [
+      "fails a run stopped by --max-turns, saying so",
+      "maxturns",
+      { outcome: "failed", turns: 2, tokens: 162, summary: "Reached maximum number of turns (1)" },
+    ],
+    [
+      "pauses on --max-budget-usd spent, with the cost spent",
+      "budget",
+      { outcome: "budget_paused", costUsd: 10, summary: "Reached maximum budget ($0.01)" },
+    ],
+    [
+      "fails on a 400 from the API (the same request would fail again)",
+      "400",
+      { outcome: "failed", tokens: 0, costUsd: 0, summary: "API Error: 400 bad request from fake" },
+    ],
+  ] as const)("%s", (_does, fixture, parsed) => {
+    expect(parseClaude(run(fixture).raw, 1, "")).toMatchObject(parsed);
   });
 
   it("calls 429, 529 and a refused connection transient", () => {

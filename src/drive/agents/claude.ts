@@ -4,13 +4,12 @@ import {
   isRecord,
   jsonLines,
   num,
-  outcomeWithoutResult,
+  parseWithoutResult,
   stoppedByReins,
   str,
-  summaryWithoutResult,
 } from "./output.js";
 import type { AgentOutcome, AgentParse, AgentRunner, CliAgentOptions } from "./runner.js";
-import { agentRunner, commandFor } from "./runner.js";
+import { cliRunner } from "./runner.js";
 
 /**
  * Claude Code in print mode: `claude -p --output-format stream-json --verbose --allowedTools=... [--max-turns N]
@@ -39,19 +38,11 @@ const DEFAULT_TOOLS = ["Bash", "Edit", "Write", "NotebookEdit"];
 
 /** The Claude Code runner. */
 export function claudeRunner(options: ClaudeOptions = {}): AgentRunner {
-  const bin = options.bin ?? process.env.REINS_CLAUDE_BIN ?? "claude";
   const args = ["-p", "--output-format", "stream-json", "--verbose"];
   args.push(`--allowedTools=${(options.allowedTools ?? DEFAULT_TOOLS).join(",")}`);
   if (options.maxTurns !== undefined) args.push("--max-turns", String(options.maxTurns));
   if (options.maxBudgetUsd !== undefined) args.push("--max-budget-usd", String(options.maxBudgetUsd));
-  if (options.model !== undefined) args.push("--model", options.model);
-  args.push(...(options.args ?? []));
-  return agentRunner(
-    "claude",
-    options,
-    (request) => ({ ...commandFor(bin, args), stdin: request.prompt }),
-    parseClaude,
-  );
+  return cliRunner({ name: "claude", args, modelFlag: "--model", parse: parseClaude }, options);
 }
 
 /**
@@ -74,15 +65,7 @@ export function parseClaude(raw: string, exitCode: number | null, stderr: string
   const sessionId = str(result?.session_id) ?? str(init?.session_id) ?? null;
 
   if (result === undefined) {
-    const seen = assistantUsage(lines);
-    return {
-      outcome: outcomeWithoutResult(exitCode, stderr),
-      turns: seen.turns,
-      tokens: seen.tokens,
-      costUsd: 0,
-      summary: summaryWithoutResult("claude", exitCode, stderr),
-      sessionId,
-    };
+    return parseWithoutResult("claude", exitCode, stderr, { ...assistantUsage(lines), sessionId });
   }
   const outcome = stoppedByReins(stderr) ? "transient" : outcomeOf(result);
   const errors = Array.isArray(result.errors) ? result.errors.filter((e) => typeof e === "string") : [];

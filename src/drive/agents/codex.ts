@@ -5,12 +5,13 @@ import {
   jsonLines,
   num,
   outcomeWithoutResult,
+  parseWithoutResult,
   stoppedByReins,
   str,
-  summaryWithoutResult,
+  TurnEstimate,
 } from "./output.js";
 import type { AgentOutcome, AgentParse, AgentRunner, CliAgentOptions } from "./runner.js";
-import { agentRunner, commandFor } from "./runner.js";
+import { cliRunner } from "./runner.js";
 
 /**
  * Codex CLI: `codex exec --json --skip-git-repo-check --sandbox workspace-write [-m M] [args...] -`, the
@@ -39,15 +40,15 @@ const ACTIONS = new Set(["command_execution", "file_change", "mcp_tool_call", "w
 
 /** The Codex runner. */
 export function codexRunner(options: CodexOptions = {}): AgentRunner {
-  const bin = options.bin ?? process.env.REINS_CODEX_BIN ?? "codex";
-  const args = ["exec", "--json", "--skip-git-repo-check", "--sandbox", options.sandbox ?? "workspace-write"];
-  if (options.model !== undefined) args.push("-m", options.model);
-  args.push(...(options.args ?? []), "-");
-  return agentRunner(
-    "codex",
+  return cliRunner(
+    {
+      name: "codex",
+      args: ["exec", "--json", "--skip-git-repo-check", "--sandbox", options.sandbox ?? "workspace-write"],
+      modelFlag: "-m",
+      lastArgs: ["-"],
+      parse: parseCodex,
+    },
     options,
-    (request) => ({ ...commandFor(bin, args), stdin: request.prompt }),
-    parseCodex,
   );
 }
 
@@ -63,13 +64,8 @@ export function parseCodex(raw: string, exitCode: number | null, stderr: string)
   const events = jsonLines(raw);
   const sessionId = str(events.find((e) => e.type === "thread.started")?.thread_id) ?? null;
   let tokens = 0;
-  let turns = 0;
-  let acted = true; // the first model output starts the first turn
+  const estimate = new TurnEstimate();
   const started = new Set<unknown>();
-  const speak = () => {
-    if (acted) turns++;
-    acted = false;
-  };
   let message: string | undefined;
   let lastError: string | undefined;
   let end: { failed: boolean; text: string | undefined } | undefined;
@@ -78,11 +74,11 @@ export function parseCodex(raw: string, exitCode: number | null, stderr: string)
     const item = isRecord(event.item) ? event.item : {};
     const type = str(item.type);
     if (event.type === "item.started" && type !== undefined && type !== "error") {
-      speak();
+      estimate.spoke();
       started.add(item.id);
     } else if (event.type === "item.completed" && type !== undefined && type !== "error") {
-      if (!started.has(item.id)) speak();
-      if (ACTIONS.has(type)) acted = true;
+      if (!started.has(item.id)) estimate.spoke();
+      if (ACTIONS.has(type)) estimate.acted();
       if (type === "agent_message") message = str(item.text) ?? message;
     } else if (event.type === "turn.completed") {
       const usage = isRecord(event.usage) ? event.usage : {};
@@ -96,20 +92,22 @@ export function parseCodex(raw: string, exitCode: number | null, stderr: string)
   }
 
   if (end === undefined) {
-    const outcome = outcomeWithoutResult(exitCode, stderr);
-    const transient =
-      outcome === "transient" || (lastError !== undefined && classifyError(lastError) === "transient");
-    const summary = summaryWithoutResult(
+    const said = lastError === undefined ? stderr : `${stderr}\n${lastError}`;
+    const parsed = parseWithoutResult(
       "codex",
       exitCode,
-      lastError === undefined ? stderr : `${stderr}\n${lastError}`,
+      stderr,
+      { turns: estimate.turns, tokens, sessionId },
+      said,
     );
-    return { outcome: transient ? "transient" : outcome, turns, tokens, costUsd: 0, summary, sessionId };
+    // Its last error may say what stderr does not: it was reconnecting when it ended.
+    if (lastError !== undefined && classifyError(lastError) === "transient") parsed.outcome = "transient";
+    return parsed;
   }
   let outcome: AgentOutcome;
   if (stoppedByReins(stderr)) outcome = "transient";
   else if (end.failed) outcome = classifyError(end.text ?? "");
   else outcome = exitCode === 0 ? "ok" : outcomeWithoutResult(exitCode, stderr);
   const summary = end.failed ? (end.text ?? "codex: the turn failed") : (message ?? "");
-  return { outcome, turns, tokens, costUsd: 0, summary: clip(summary), sessionId };
+  return { outcome, turns: estimate.turns, tokens, costUsd: 0, summary: clip(summary), sessionId };
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { exits } from "../../../test/support/processes.js";
 import { commandRunner, parseCommand } from "./command.js";
 import type { AgentRequest } from "./runner.js";
 
@@ -89,7 +90,7 @@ describe("the cmd: runner", () => {
     expect(result.exitCode).toBeNull();
     expect(result.raw).toBe("started\n");
     expect(result.stderr).toBe("[reins] timed out after 300 ms: process group killed\n");
-    expect(await alive(Number(readFileSync(join(dir, "child.pid"), "utf8")))).toBe(false);
+    expect(await exits(Number(readFileSync(join(dir, "child.pid"), "utf8")), 2_000)).toBe(true);
   });
 
   it("kills what the program left running when it exits", async () => {
@@ -97,7 +98,7 @@ describe("the cmd: runner", () => {
       request(),
     );
     expect(result).toMatchObject({ outcome: "ok", summary: "bye" });
-    expect(await alive(Number(readFileSync(join(dir, "child.pid"), "utf8")))).toBe(false);
+    expect(await exits(Number(readFileSync(join(dir, "child.pid"), "utf8")), 2_000)).toBe(true);
   });
 
   it("stops on abort (Ctrl-C)", async () => {
@@ -144,20 +145,3 @@ describe("parseCommand", () => {
     });
   });
 });
-
-/** Whether a process runs, waiting up to 2 s for it to go (a zombie nobody reaps counts as gone). */
-async function alive(pid: number): Promise<boolean> {
-  const running = () => {
-    try {
-      process.kill(pid, 0);
-      return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
-    } catch {
-      return false;
-    }
-  };
-  for (const deadline = Date.now() + 2_000; running();) {
-    if (Date.now() > deadline) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return false;
-}

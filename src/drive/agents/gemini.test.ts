@@ -17,23 +17,20 @@ describe("parseGemini on captured runs", () => {
     });
   });
 
-  it("counts a shell command then text as two turns; the summary is the text after the tool", () => {
-    expect(parseGemini(run("tool").raw, 0, "")).toMatchObject({
-      outcome: "ok",
-      turns: 2,
-      tokens: 254,
-      summary: "Wrote out.txt.",
-    });
-  });
-
-  it("is ok after a 429 that Gemini CLI retried itself", () => {
-    const { raw, stderr } = run("429");
-    expect(parseGemini(raw, 0, stderr)).toMatchObject({
-      outcome: "ok",
-      turns: 1,
-      tokens: 110,
-      summary: "done",
-    });
+  it.each([
+    [
+      "counts a shell command then text as two turns; the summary is the text after the tool",
+      "tool", // no stderr
+      { outcome: "ok", turns: 2, tokens: 254, summary: "Wrote out.txt." },
+    ],
+    [
+      "is ok after a 429 that Gemini CLI retried itself",
+      "429",
+      { outcome: "ok", turns: 1, tokens: 110, summary: "done" },
+    ],
+  ] as const)("%s", (_does, fixture, parsed) => {
+    const { raw, stderr } = run(fixture);
+    expect(parseGemini(raw, 0, stderr)).toMatchObject(parsed);
   });
 
   it("fails on a 400, with the API's error as summary", () => {

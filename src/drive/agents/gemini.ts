@@ -4,13 +4,13 @@ import {
   isRecord,
   jsonLines,
   num,
-  outcomeWithoutResult,
+  parseWithoutResult,
   stoppedByReins,
   str,
-  summaryWithoutResult,
+  TurnEstimate,
 } from "./output.js";
 import type { AgentOutcome, AgentParse, AgentRunner, CliAgentOptions } from "./runner.js";
-import { agentRunner, commandFor } from "./runner.js";
+import { cliRunner } from "./runner.js";
 
 /**
  * Gemini CLI headless: `gemini -o stream-json --approval-mode yolo [-m M] [args...]`, the prompt on stdin
@@ -29,19 +29,15 @@ export type GeminiOptions = CliAgentOptions;
 
 /** The Gemini CLI runner. */
 export function geminiRunner(options: GeminiOptions = {}): AgentRunner {
-  const bin = options.bin ?? process.env.REINS_GEMINI_BIN ?? "gemini";
-  const args = ["-o", "stream-json", "--approval-mode", "yolo"];
-  if (options.model !== undefined) args.push("-m", options.model);
-  args.push(...(options.args ?? []));
-  return agentRunner(
-    "gemini",
-    options,
-    (request) => ({
-      ...commandFor(bin, args),
+  return cliRunner(
+    {
+      name: "gemini",
+      args: ["-o", "stream-json", "--approval-mode", "yolo"],
+      modelFlag: "-m",
       env: { GEMINI_CLI_TRUST_WORKSPACE: "true" },
-      stdin: request.prompt,
-    }),
-    parseGemini,
+      parse: parseGemini,
+    },
+    options,
   );
 }
 
@@ -57,32 +53,19 @@ export function geminiRunner(options: GeminiOptions = {}): AgentRunner {
 export function parseGemini(raw: string, exitCode: number | null, stderr: string): AgentParse {
   const events = jsonLines(raw);
   const sessionId = str(events.find((e) => e.type === "init")?.session_id) ?? null;
-  let turns = 0;
-  let acted = true; // the first model output starts the first turn
+  const estimate = new TurnEstimate();
   let text = "";
   let lastError: string | undefined;
   for (const event of events) {
     const modelOutput = (event.type === "message" && event.role === "assistant") || event.type === "tool_use";
-    if (modelOutput && acted) {
-      turns++;
-      text = "";
-    }
-    if (modelOutput) acted = false;
-    if (event.type === "tool_result") acted = true;
+    if (modelOutput && estimate.spoke()) text = "";
+    if (event.type === "tool_result") estimate.acted();
     if (event.type === "message" && event.role === "assistant") text += str(event.content) ?? "";
     if (event.type === "error") lastError = str(event.message) ?? lastError;
   }
   const result = events.findLast((e) => e.type === "result");
   if (result === undefined) {
-    const outcome = outcomeWithoutResult(exitCode, stderr);
-    return {
-      outcome,
-      turns,
-      tokens: 0,
-      costUsd: 0,
-      summary: summaryWithoutResult("gemini", exitCode, stderr),
-      sessionId,
-    };
+    return parseWithoutResult("gemini", exitCode, stderr, { turns: estimate.turns, tokens: 0, sessionId });
   }
 
   const stats = isRecord(result.stats) ? result.stats : {};
@@ -96,5 +79,5 @@ export function parseGemini(raw: string, exitCode: number | null, stderr: string
         `gemini ended with status ${String(result.status)}`);
   let outcome: AgentOutcome = failure === undefined ? "ok" : classifyError(failure);
   if (stoppedByReins(stderr)) outcome = "transient";
-  return { outcome, turns, tokens, costUsd: 0, summary: clip(failure ?? text), sessionId };
+  return { outcome, turns: estimate.turns, tokens, costUsd: 0, summary: clip(failure ?? text), sessionId };
 }

@@ -1,6 +1,28 @@
-import type { AgentOutcome } from "./runner.js";
+import type { AgentOutcome, AgentParse } from "./runner.js";
 
 /** Pure helpers the adapters' `parse` share: reading JSONL, telling a passing error from a lasting one. */
+
+/**
+ * Turns estimated from a run's events, for the CLIs that report no count of model calls: one for the first
+ * model output, and one more each time the model speaks again after it acted (a tool call).
+ */
+export class TurnEstimate {
+  turns = 0;
+  #acted = true; // the first model output starts the first turn
+
+  /** The model put out something; true when that starts a new turn. */
+  spoke(): boolean {
+    const starts = this.#acted;
+    if (starts) this.turns++;
+    this.#acted = false;
+    return starts;
+  }
+
+  /** The model acted: its next output starts a new turn. */
+  acted(): void {
+    this.#acted = true;
+  }
+}
 
 /** The most of a summary kept. */
 export const SUMMARY_CHARS = 4_000;
@@ -76,6 +98,26 @@ const TRANSIENT = new RegExp(
 export function classifyError(text: string): Exclude<AgentOutcome, "ok"> {
   if (BUDGET.test(text)) return "budget_paused";
   return TRANSIENT.test(text) ? "transient" : "failed";
+}
+
+/**
+ * The parse of a run that printed no final result: what was seen of it (turns, tokens, session), no cost,
+ * the outcome from its exit and stderr (`outcomeWithoutResult`), and a summary saying how it ended with the
+ * end of `said` (its stderr, unless the adapter has more to say).
+ */
+export function parseWithoutResult(
+  agent: string,
+  exitCode: number | null,
+  stderr: string,
+  seen: Pick<AgentParse, "turns" | "tokens" | "sessionId">,
+  said = stderr,
+): AgentParse {
+  return {
+    outcome: outcomeWithoutResult(exitCode, stderr),
+    ...seen,
+    costUsd: 0,
+    summary: summaryWithoutResult(agent, exitCode, said),
+  };
 }
 
 /**

@@ -142,8 +142,42 @@ export function agentEnv(
   };
 }
 
+/** What sets an agent CLI's adapter apart from the others. */
+export interface CliAgent {
+  name: "claude" | "codex" | "gemini";
+  /** reins' own arguments, before `--model`/`-m` and the options' `args`. */
+  args: readonly string[];
+  /** The flag that names the model. */
+  modelFlag: "--model" | "-m";
+  /** Arguments after the options' `args` (Codex's `-`: the prompt is on stdin). @default [] */
+  lastArgs?: readonly string[];
+  /** Environment variables the adapter sets, under the caller's. @default {} */
+  env?: Record<string, string>;
+  parse: AgentRunner["parse"];
+}
+
+/**
+ * The runner of an agent CLI: `options.bin`, else `REINS_<NAME>_BIN`, else the CLI's name on PATH, with the
+ * adapter's arguments, the model and the options' arguments, and the prompt on stdin.
+ */
+export function cliRunner(agent: CliAgent, options: CliAgentOptions): AgentRunner {
+  const bin = options.bin ?? process.env[`REINS_${agent.name.toUpperCase()}_BIN`] ?? agent.name;
+  const call = commandFor(bin, [
+    ...agent.args,
+    ...(options.model === undefined ? [] : [agent.modelFlag, options.model]),
+    ...(options.args ?? []),
+    ...(agent.lastArgs ?? []),
+  ]);
+  return agentRunner(
+    agent.name,
+    options,
+    (request) => ({ ...call, ...(agent.env === undefined ? {} : { env: agent.env }), stdin: request.prompt }),
+    agent.parse,
+  );
+}
+
 /** The command and arguments that run `bin`: with this Node when it is a JavaScript file, else as it is. */
-export function commandFor(bin: string, args: readonly string[]): { command: string; args: string[] } {
+function commandFor(bin: string, args: readonly string[]): { command: string; args: string[] } {
   return /\.[cm]?js$/.test(bin)
     ? { command: process.execPath, args: [bin, ...args] }
     : { command: bin, args: [...args] };

@@ -1,19 +1,17 @@
-import { spawn } from "node:child_process";
-import {
-  HeadTailBuffer,
-  STDERR_TAIL_BYTES,
-  STDOUT_HEAD_BYTES,
-  STDOUT_TAIL_BYTES,
-  TailBuffer,
-} from "./capture.js";
+import { HeadTailBuffer, TailBuffer } from "../capture.js";
+import { runProcessGroup } from "../process-group.js";
 
 /** Spawning an agent program for one iteration: bounded, killable, and leaving nothing behind. */
 
 /** The exit code a run gets when its program cannot start (as a shell's "command not found"). */
 export const CANNOT_START = 127;
 
-/** How long the group gets between SIGTERM and SIGKILL on a timeout or an abort. */
-const KILL_GRACE_MS = 2_000;
+/** stdout kept per agent run: the first 6 MB and the last 2 MB, where the final result line is. */
+export const STDOUT_HEAD_BYTES = 6 * 1024 * 1024;
+export const STDOUT_TAIL_BYTES = 2 * 1024 * 1024;
+/** stderr kept per agent run: the last 64 KB, where the error that ended the run is. */
+export const STDERR_TAIL_BYTES = 64 * 1024;
+
 /** How long the pipes may stay open after the program exited (an escaped grandchild may hold them). */
 const DRAIN_MS = 1_000;
 
@@ -45,92 +43,44 @@ export interface SpawnedAgent {
  * the program exits, whatever it left running in its group is killed: nothing an agent started outlives
  * its iteration.
  */
-export function spawnAgent(options: SpawnAgentOptions): Promise<SpawnedAgent> {
+export async function spawnAgent(options: SpawnAgentOptions): Promise<SpawnedAgent> {
   const stdout = new HeadTailBuffer(STDOUT_HEAD_BYTES, STDOUT_TAIL_BYTES);
   const stderr = new TailBuffer(STDERR_TAIL_BYTES);
-  const notes: string[] = [];
   if (options.signal?.aborted === true) {
-    return Promise.resolve({
+    return {
       stdout: "",
       stderr: "[reins] aborted before start\n",
       exitCode: null,
       timedOut: false,
       aborted: true,
-    });
+    };
   }
 
-  return new Promise((resolve) => {
-    const child = spawn(options.command, options.args, {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let timedOut = false;
-    let aborted = false;
-    let exitCode: number | null = null;
-    let settled = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    let drainTimer: NodeJS.Timeout | undefined;
-
-    const stop = () => {
-      killGroup(child.pid, "SIGTERM");
-      killTimer ??= setTimeout(() => killGroup(child.pid, "SIGKILL"), KILL_GRACE_MS);
-    };
-    const onAbort = () => {
-      aborted = true;
-      notes.push("[reins] aborted: process group killed");
-      stop();
-    };
-    const timeout = setTimeout(() => {
-      timedOut = true;
-      notes.push(`[reins] timed out after ${options.timeoutMs} ms: process group killed`);
-      stop();
-    }, options.timeoutMs);
-    options.signal?.addEventListener("abort", onAbort, { once: true });
-
-    const finish = () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timeout);
-      clearTimeout(drainTimer);
-      clearTimeout(killTimer);
-      options.signal?.removeEventListener("abort", onAbort);
-      killGroup(child.pid, "SIGKILL");
-      child.stdout.destroy();
-      child.stderr.destroy();
-      const tail = stderr.text();
-      const note =
-        notes.length === 0 ? "" : `${tail === "" || tail.endsWith("\n") ? "" : "\n"}${notes.join("\n")}\n`;
-      resolve({ stdout: stdout.text(), stderr: tail + note, exitCode, timedOut, aborted });
-    };
-
-    child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
-    // A program that exits without reading its stdin makes the write fail with EPIPE: not our concern.
-    child.stdin.on("error", () => undefined);
-    child.stdin.end(options.stdin);
-    child.on("error", (error) => {
-      exitCode = CANNOT_START;
-      notes.push(`[reins] cannot start ${options.command}: ${error.message}`);
-      finish();
-    });
-    child.on("exit", (code) => {
-      exitCode = code;
-      // Leftovers of the group (a server the agent started) would hold the pipes open and keep running.
-      killGroup(child.pid, "SIGTERM");
-      drainTimer = setTimeout(finish, DRAIN_MS);
-    });
-    child.on("close", finish);
+  const notes: string[] = [];
+  const ran = await runProcessGroup({
+    ...options,
+    onStdout: (chunk) => stdout.push(chunk),
+    onStderr: (chunk) => stderr.push(chunk),
+    onStop: (reason) =>
+      notes.push(
+        reason === "abort"
+          ? "[reins] aborted: process group killed"
+          : `[reins] timed out after ${options.timeoutMs} ms: process group killed`,
+      ),
+    drainMs: DRAIN_MS,
+    killAtEnd: "always",
   });
-}
-
-/** Sends a signal to a whole process group; a group already gone is fine. */
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: every process of the group has exited.
+  if (ran.startError !== undefined) {
+    notes.push(`[reins] cannot start ${options.command}: ${ran.startError.message}`);
   }
+  const tail = stderr.text();
+  const note =
+    notes.length === 0 ? "" : `${tail === "" || tail.endsWith("\n") ? "" : "\n"}${notes.join("\n")}\n`;
+  return {
+    stdout: stdout.text(),
+    stderr: tail + note,
+    exitCode: ran.startError === undefined ? ran.exitCode : CANNOT_START,
+    timedOut: ran.timedOut,
+    aborted: ran.aborted,
+  };
 }

@@ -1,13 +1,7 @@
 /**
- * Bounded capture of a child's output: an agent may print without end, and what is kept is recorded in the
- * run's trace, so memory and trace size stay bounded whatever it does.
+ * Bounded capture of a child's output: a check or an agent may print without end, and what is kept goes
+ * into the run's evidence and trace, so memory and trace size stay bounded whatever it does.
  */
-
-/** stdout kept per agent run: the first 6 MB and the last 2 MB, where the final result line is. */
-export const STDOUT_HEAD_BYTES = 6 * 1024 * 1024;
-export const STDOUT_TAIL_BYTES = 2 * 1024 * 1024;
-/** stderr kept per agent run: the last 64 KB, where the error that ended the run is. */
-export const STDERR_TAIL_BYTES = 64 * 1024;
 
 /** Keeps the last `max` bytes written and counts what it dropped. */
 export class TailBuffer {
