@@ -93,6 +93,17 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Spec sections, normalisation and snapshots are pure; only src/spec/read.ts reads files and hashes.
+    files: ["src/spec/**/*.ts"],
+    ignores: ["src/spec/read.ts", "src/spec/**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["node:*"], message: "Pure spec code: I/O belongs in src/spec/read.ts." }] },
+      ],
+    },
+  },
   // Plain JavaScript (the bin shim, benchmarks, scripts) is not type-checked.
   { files: ["**/*.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
   {

@@ -62,6 +62,12 @@ export function ignoreReason(state: RunState, event: RunEvent): string | null {
     }
     case "run.paused":
       return state.paused !== null ? `the run is already paused (${state.paused})` : null;
+    case "spec.changed": {
+      if (event.sections.length === 0) return "no section changed";
+      if (event.tasks.length === 0) return "no task implements the changed sections";
+      const unknown = event.tasks.find((id) => own(state.nodes, id) === undefined);
+      return unknown !== undefined ? `${unknown} is not in the plan` : null;
+    }
     default:
       return null;
   }

@@ -7,7 +7,19 @@ import { leavesUnder } from "./graph.js";
 import { blockOf } from "./schedule.js";
 import { isTerminal } from "./task-state.js";
 import type { RunEvent } from "./types.js";
-import { cancel, giveUp, hold, onFailure, onRed, startIteration, verify, withSkipped } from "./work.js";
+import { applySpecChanged } from "./drift.js";
+import {
+  cancel,
+  commitOrRevisit,
+  giveUp,
+  hold,
+  onFailure,
+  onRed,
+  revisit,
+  startIteration,
+  verify,
+  withSkipped,
+} from "./work.js";
 
 /** An event that `step` applies: everything but the run's start. */
 export type AppliedEvent = Exclude<RunEvent, { kind: "run.started" }>;
@@ -75,7 +87,7 @@ export function apply(d: Draft, event: AppliedEvent): void {
         return;
       }
       if (gate === "completion") {
-        handOut(d, event.task, { kind: "commit", task: event.task });
+        commitOrRevisit(d, event.task);
         return;
       }
       // Green after an iteration: the changes so far are verified, and the run may expand again.
@@ -87,11 +99,13 @@ export function apply(d: Draft, event: AppliedEvent): void {
     case "task.committed": {
       settle(d, event.task);
       const task = taskOf(d, event.task);
-      setStatus(d, event.task, "done", `committed ${event.commit}`);
       task.commit = event.commit;
       task.unverifiedLines = 0;
       task.fixOnly = false;
       task.gate = null;
+      // The spec changed while the commit was being made: the work may not meet it, so it is not done yet.
+      if (task.specChanged !== undefined) revisit(d, event.task, `committed ${event.commit}`);
+      else setStatus(d, event.task, "done", `committed ${event.commit}`);
       return;
     }
     case "commit.failed":
@@ -126,6 +140,9 @@ export function apply(d: Draft, event: AppliedEvent): void {
     case "run.resumed":
       resume(d, event.commits);
       return;
+    case "spec.changed":
+      applySpecChanged(d, event);
+      return;
     default:
       return assertNever(event);
   }
@@ -156,7 +173,11 @@ function resume(d: Draft, commits: Readonly<Record<string, string>>): void {
       continue;
     }
     const commit = Object.hasOwn(commits, id) ? commits[id] : undefined;
-    if (commit !== undefined) {
+    // A reopened task keeps the commit that closed it before: only a newer one closes it again. A commit
+    // made while the spec changed is kept, and the task goes on from its tree like an interrupted one.
+    if (commit !== undefined && commit !== task.commit && task.specChanged !== undefined)
+      task.commit = commit;
+    else if (commit !== undefined && commit !== task.commit) {
       setStatus(d, id, "done", `resumed: its commit ${commit} exists`);
       task.commit = commit;
       task.unverifiedLines = 0;

@@ -1,6 +1,6 @@
 /** The state one step builds: a copy of the state it started from, with what the step hands out and decides. */
 import { own } from "./graph.js";
-import { assertTransition, invalidTransition } from "./task-state.js";
+import { assertTransition, invalidTransition, type TransitionCause } from "./task-state.js";
 import type { RunAction, RunDecision, RunState, TaskRun, TaskStatus } from "./types.js";
 
 /** The key of run-wide actions (wait, write_report) in `inFlight`. */
@@ -40,10 +40,16 @@ export function taskOf(d: Draft, id: string): TaskRun {
   return task;
 }
 
-/** Moves a leaf to `to`, validated by task-state.ts, and records the transition with why. */
-export function setStatus(d: Draft, id: string, to: TaskStatus, why: string): void {
+/** Moves a leaf to `to`, validated by task-state.ts for `cause`, and records the transition with why. */
+export function setStatus(
+  d: Draft,
+  id: string,
+  to: TaskStatus,
+  why: string,
+  cause: TransitionCause = "flow",
+): void {
   const task = taskOf(d, id);
-  assertTransition(id, task, to);
+  assertTransition(id, task, to, cause);
   d.decisions.push({ kind: "transition", task: id, from: task.status, to, why });
   task.status = to;
   // `permanent` describes a failure only; the caller marks a permanent one after the move.

@@ -20,6 +20,18 @@ const ALLOWED: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   canceled: [],
 };
 
+/**
+ * The moves spec drift makes, outside the run's own flow: a done task whose spec section changed goes back
+ * to pending, its history kept. Done stays terminal for everything else, so no answer of the shell
+ * reopens it.
+ */
+const REOPEN: Readonly<Partial<Record<TaskStatus, readonly TaskStatus[]>>> = {
+  done: ["pending"],
+};
+
+/** Why a task moves: the run's own flow, or a change in the spec it implements. */
+export type TransitionCause = "flow" | "drift";
+
 /** A fresh unit of work: pending, nothing tried. */
 export function initialTask(): TaskRun {
   return {
@@ -52,16 +64,22 @@ export function canTransition(from: TaskStatus, permanent: boolean, to: TaskStat
   return ALLOWED[from].includes(to);
 }
 
+/** Whether spec drift may move a task from `from` to `to`: only done → pending (a reopen). */
+export function canReopen(from: TaskStatus, to: TaskStatus): boolean {
+  return REOPEN[from]?.includes(to) ?? false;
+}
+
 /**
- * Throws ReinsError("invalid_transition") unless `task` may move to `to`. The core only asks for allowed
- * moves, so a throw here is a bug in the core, never a user's mistake.
+ * Throws ReinsError("invalid_transition") unless `task` may move to `to` for `cause`. The core only asks
+ * for allowed moves, so a throw here is a bug in the core, never a user's mistake.
  */
 export function assertTransition(
   id: string,
   task: Pick<TaskRun, "status" | "permanent">,
   to: TaskStatus,
+  cause: TransitionCause = "flow",
 ): void {
-  if (canTransition(task.status, task.permanent, to)) return;
+  if (cause === "drift" ? canReopen(task.status, to) : canTransition(task.status, task.permanent, to)) return;
   const from = task.status === "failed" && task.permanent ? "failed (permanent)" : task.status;
   throw invalidTransition(`task ${id} cannot go from ${from} to ${to}`);
 }

@@ -56,9 +56,15 @@ export interface RunSettings {
   maxUnverifiedLines: number;
   /** Agent iterations of one task before it fails for good. @default 5 */
   maxAttempts: number;
-  /** Retries per failure class before the task fails for good. */
+  /**
+   * Retries per failure class before the task fails for good.
+   * @default { checks: 4, agent: 2, transient: 3, conflict: 2 }
+   */
   retries: Record<FailureClass, number>;
-  /** Backoff before a retry: base × 2^(n-1), capped. Logical time, in ms of event time. */
+  /**
+   * Backoff before a retry: base × 2^(n-1), capped. Logical time, in ms of event time.
+   * @default { baseMs: 2000, maxMs: 60000 }
+   */
   backoff: { baseMs: number; maxMs: number };
   /** Slow checks allowed over the whole run; past it they are skipped and the skip is evidence. @default 10 */
   slowCheckRuns: number;
@@ -119,8 +125,14 @@ export interface TaskRun {
   gate: "iteration" | "completion" | null;
   /** Whether the last iteration touched a boundary (medium checks run after it). */
   boundaryTouched: boolean;
-  /** Why it failed or was canceled, for the report. */
+  /** Why it failed or was canceled (or was reopened), for the report. */
   reason: string | null;
+  /**
+   * Spec sections (`spec.md#Accounts > Sign up`) that changed since the task's work began: its next
+   * iteration is told, and it is not committed before one. Set by spec drift; cleared when an iteration
+   * starts. Absent when there is nothing to tell.
+   */
+  specChanged?: string[];
 }
 
 /**
@@ -169,7 +181,15 @@ export type RunEvent =
    */
   | { kind: "run.resumed"; at: number; commits: Record<string, string> }
   /** A guard of the store paused the run (budget, breaker): the loop ends without proof until a person acts. */
-  | { kind: "run.paused"; at: number; reason: string };
+  | { kind: "run.paused"; at: number; reason: string }
+  /**
+   * Sections of the spec changed since the run last looked (spec drift): the shell compares the hashes it
+   * recorded with the files, on resume and before each iteration. `sections` are their keys
+   * (`spec.md#Accounts > Sign up`); `tasks` the units of work that implement them (a node naming the
+   * section, or whose ancestor names it; a parent stands for its leaves). A done one is reopened; one at
+   * work is told in its next iteration.
+   */
+  | { kind: "spec.changed"; at: number; sections: string[]; tasks: string[] };
 
 /**
  * What the core asks the shell to do next; the shell feeds each result back as an event carrying the
@@ -185,6 +205,8 @@ export type RunAction =
       mode: "implement" | "fix";
       /** In fix mode: the red checks the agent must make green. */
       failing: CheckResult[];
+      /** Spec sections that changed since the task's work began: the prompt says so. Absent when none did. */
+      specChanged?: string[];
     }
   | { kind: "run_checks"; ref: number; task: string; checks: string[] }
   | { kind: "commit"; ref: number; task: string }
@@ -219,6 +241,8 @@ export type RunDecision =
   | { kind: "scheduled"; task: string; attempt: number; mode: "implement" | "fix" }
   | { kind: "retry_queued"; task: string; class: FailureClass; at: number }
   | { kind: "held"; task: string; why: string }
+  /** A task implementing a changed section, not reopened (that is a `transition`): what it means for it. */
+  | { kind: "drift"; task: string; sections: string[]; why: string }
   | { kind: "ignored"; event: RunEvent["kind"]; why: string }
   | { kind: "proof"; proof: DoneProof };
 

@@ -37,11 +37,56 @@ export function startIteration(d: Draft, id: string, why: string): void {
   setStatus(d, id, "in_progress", why);
   d.decisions.push({ kind: "scheduled", task: id, attempt: task.attempts, mode });
   const failing = mode === "fix" ? task.lastChecks.filter(isRed) : [];
-  handOut(d, id, { kind: "run_agent", task: id, attempt: task.attempts, mode, failing });
+  const told = task.specChanged;
+  delete task.specChanged;
+  handOut(d, id, {
+    kind: "run_agent",
+    task: id,
+    attempt: task.attempts,
+    mode,
+    failing,
+    ...(told !== undefined ? { specChanged: told } : {}),
+  });
 }
 
-/** Starts a leaf never tried: its no-op check when it has checks to run, else its first iteration. */
+/**
+ * Commits `id`, green through its gates; unless its spec changed since its work began and no iteration was
+ * told yet: then one more iteration comes first (at once, or held while the run may not start one).
+ */
+export function commitOrRevisit(d: Draft, id: string): void {
+  const task = taskOf(d, id);
+  task.gate = null;
+  if (task.specChanged === undefined) handOut(d, id, { kind: "commit", task: id });
+  else revisit(d, id, "green");
+}
+
+/**
+ * One more iteration of `id`, told of the spec sections that changed since its work began, instead of
+ * closing it: `what` says how far it got (green, or committed before the change was known).
+ */
+export function revisit(d: Draft, id: string, what: string): void {
+  const task = taskOf(d, id);
+  const block = blockOf(d.state, { fresh: false, takesSlot: false, agent: true });
+  if (block !== null) hold(d, id, block);
+  else
+    startIteration(
+      d,
+      id,
+      `${what}, but spec ${(task.specChanged ?? []).join(", ")} changed since its work began`,
+    );
+}
+
+/**
+ * Starts a pending leaf: its no-op check when it has checks to run, else its first iteration. A leaf
+ * reopened by spec drift goes straight to an iteration: its checks passed before and cannot tell whether
+ * the work meets the changed spec.
+ */
 export function startFresh(d: Draft, id: string): void {
+  const reopened = taskOf(d, id).specChanged;
+  if (reopened !== undefined) {
+    startIteration(d, id, `redo: spec ${reopened.join(", ")} changed`);
+    return;
+  }
   const { run, skipped, slow } = spendSlow(d.state, noopGate(d.state, id));
   noteSkipped(d, id, skipped);
   if (run.length === 0) {
@@ -76,8 +121,7 @@ export function verify(d: Draft, id: string, after: "iteration" | "iteration_gat
     handOut(d, id, { kind: "run_checks", task: id, checks: run });
     return;
   }
-  task.gate = null;
-  handOut(d, id, { kind: "commit", task: id });
+  commitOrRevisit(d, id);
 }
 
 /** Ends `id` for good: failed permanently, and its changes rolled back. */

@@ -11,6 +11,7 @@ import type { Guard } from "./guard.js";
 import { buildPrompt } from "./prompt.js";
 import type { Recorder } from "./recorder.js";
 import type { ReadTrace, RunMeta, TraceWriter } from "./run-trace.js";
+import type { SpecSnapshot } from "../spec/snapshot.js";
 import { readSpecSections } from "./spec.js";
 
 /** Everything the driver and its actions share for one run. */
@@ -33,6 +34,11 @@ export interface DriveContext {
   state: RunState | null;
   /** Each task's last diff (lines and files), to tell an iteration that changed something from one that did not. */
   lastDiff: Map<string, string>;
+  /**
+   * The recorded hashes of the spec sections the plan names: read at start, kept in the checkpoint, and
+   * replaced whenever a look finds drift. Null while nothing is recorded (a plan naming no section).
+   */
+  spec: SpecSnapshot | null;
   /** Guards' corrective instructions for each task's next prompt. */
   instructions: Map<string, string[]>;
   signal: AbortSignal | undefined;
@@ -160,6 +166,7 @@ async function runAgent(
     failing: action.failing,
     checks: defs(run, gate).map((c) => ({ name: c.name, command: c.command })),
     spec,
+    specChanged: action.specChanged ?? [],
     instructions: ctx.instructions.get(action.task) ?? [],
   });
   ctx.instructions.delete(action.task);

@@ -2,6 +2,7 @@
 import type { RunState } from "../control/types.js";
 import type { StoredRun } from "../core/store.js";
 import { ReinsError } from "../core/errors.js";
+import type { SpecSnapshot } from "../spec/snapshot.js";
 import type { RunMeta } from "./run-trace.js";
 
 /** Everything a resumed run needs that the trace's length does not say. */
@@ -14,6 +15,8 @@ export interface Checkpoint {
   keys: { next: number; step: number };
   /** Worktrees of tasks in flight (WIP above 1): task → path and the commit it started from. */
   worktrees: Record<string, { path: string; base: string }>;
+  /** The recorded hashes of the spec sections the plan names, as of this step (absent: the plan names none). */
+  spec?: SpecSnapshot;
 }
 
 /** How a run stands, for lists: running, paused (until a person acts), or how it ended. */
@@ -76,5 +79,6 @@ export function checkpointFrom(stored: StoredRun): Checkpoint {
     traceBytes: c.traceBytes,
     keys: c.keys,
     worktrees: c.worktrees ?? {},
+    ...(c.spec !== undefined ? { spec: c.spec } : {}),
   };
 }

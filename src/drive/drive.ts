@@ -2,11 +2,12 @@
  * The driver of `reins run`: hands the control core's actions to the outside world, feeds their results
  * back as events, records both, and saves a checkpoint in the store after every step.
  */
-import { begin, step } from "../control/index.js";
+import { begin, RUN_KEY, step, type StepResult } from "../control/index.js";
 import type { RunAction, RunDecision, RunEvent, RunState } from "../control/types.js";
 import { ReinsError } from "../core/errors.js";
 import { perform, type DriveContext } from "./actions.js";
 import { checkpointOf, type Checkpoint } from "./checkpoint.js";
+import { driftOf, runSpecHashes } from "./drift.js";
 import type { KeyedAction, TraceLine } from "./run-trace.js";
 import { Divergence } from "./recorder.js";
 
@@ -97,17 +98,49 @@ export async function drive(
     } else ctx.trace?.write({ t: "step", n, key, event, decisions, actions });
   };
 
+  // Whether an action handed out is still awaited: a spec change fed in between may have dropped it.
+  const awaited = ({ action }: KeyedAction) => {
+    if (action.kind === "finish") return true;
+    const key = "task" in action ? action.task : RUN_KEY;
+    return state.inFlight[key] === action.kind && state.refs[key] === action.ref;
+  };
+
+  /** Records a step, saves the checkpoint, looks for spec drift when it is due, then starts the actions. */
+  const take = async (key: string, event: RunEvent, result: StepResult): Promise<void> => {
+    const keyed = handOut(result.actions);
+    record(key, event, result.decisions, keyed);
+    state = result.state;
+    ctx.state = state;
+    await save(ctx, state);
+    ctx.progress(state, result.decisions);
+    // Drift is looked for on resume and before an iteration starts, under the key of that resume or of
+    // the (first) iteration: its results are recorded there and a replay reads them back in order.
+    const due = event.kind === "run.resumed" ? key : keyed.find((k) => k.action.kind === "run_agent")?.key;
+    if (due !== undefined) await drift(due);
+    launch(keyed.filter(awaited));
+  };
+
+  /**
+   * Compares the spec with the recorded hashes. A change goes to the core as its own step; either way the
+   * hashes read become the recorded ones.
+   */
+  const drift = async (key: string): Promise<void> => {
+    const after = await runSpecHashes(ctx.recorder, key, ctx.root, state);
+    if (after === null) return;
+    const change = driftOf(ctx.spec, after, state);
+    ctx.spec = after;
+    if (change === null) return;
+    const at = await ctx.recorder.io(key, "clock", () => Promise.resolve(Date.now()));
+    const event: RunEvent = { ...change, at };
+    await take(`${key}/spec`, event, step(state, event));
+  };
+
   const first =
     start.state === null
       ? begin(start.event as Extract<RunEvent, { kind: "run.started" }>)
       : step(start.state, start.event);
   state = first.state;
-  const firstActions = handOut(first.actions);
-  record(start.key, start.event, first.decisions, firstActions);
-  ctx.state = state;
-  await save(ctx, state);
-  ctx.progress(state, first.decisions);
-  launch(firstActions);
+  await take(start.key, start.event, first);
 
   while (finished === null) {
     if (ctx.signal?.aborted === true) return { state, finished: null };
@@ -139,14 +172,7 @@ export async function drive(
       next = raced;
     }
     pending.delete(next.key);
-    const result = step(state, next.event);
-    const keyed = handOut(result.actions);
-    record(next.key, next.event, result.decisions, keyed);
-    state = result.state;
-    ctx.state = state;
-    await save(ctx, state);
-    ctx.progress(state, result.decisions);
-    launch(keyed);
+    await take(next.key, next.event, step(state, next.event));
   }
   return { state, finished };
 }
@@ -161,6 +187,7 @@ async function save(ctx: DriveContext, state: RunState): Promise<void> {
     traceBytes: ctx.trace.bytes,
     keys: { ...ctx.keys },
     worktrees: Object.fromEntries(ctx.worktrees),
+    ...(ctx.spec !== null ? { spec: ctx.spec } : {}),
   };
   await ctx.store.saveRun(checkpointOf(checkpoint, Date.now()));
 }

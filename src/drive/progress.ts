@@ -21,6 +21,8 @@ export function decisionLine(decision: RunDecision): string | null {
       return `${decision.task}: retry after a ${decision.class} failure`;
     case "held":
       return `${decision.task}: held (${decision.why})`;
+    case "drift":
+      return `${decision.task}: ${decision.why}`;
     case "proof":
       return `done proof ${decision.proof.holds ? "holds" : "does not hold"}: ${decision.proof.clauses.map((c) => `${c.holds ? "✔" : "✘"} ${c.name}`).join(", ")}`;
     case "ignored":

@@ -14,6 +14,8 @@ export interface PromptInput {
   checks: { name: string; command: string }[];
   /** The spec sections the task names, as text. */
   spec: { heading: string; text: string }[];
+  /** Spec sections (`spec.md#Accounts > Sign up`) that changed since the task's work began. */
+  specChanged?: string[];
   /** Corrective instructions from the guards since the last iteration. */
   instructions: string[];
 }
@@ -56,6 +58,14 @@ export function buildPrompt(input: PromptInput): string {
     out.push("", "## Acceptance criteria");
     for (const line of task.acceptance) out.push(`- ${line}`);
     for (const line of input.ancestors.flatMap((a) => a.acceptance)) out.push(`- (${line})`);
+  }
+  if (input.specChanged !== undefined && input.specChanged.length > 0) {
+    out.push(
+      "",
+      "## The specification changed",
+      "These sections changed since work on this task began; bring the work in line with them as they read now:",
+      ...input.specChanged.map((s) => `- ${s}`),
+    );
   }
   for (const section of input.spec) out.push("", `## Specification: ${section.heading}`, section.text.trim());
   if (input.checks.length > 0) {

@@ -60,6 +60,8 @@ export interface Report {
   tokens: number;
   costUsd: number;
   tasks: ReportTask[];
+  /** Each time the spec drifted: the sections that changed and the tasks implementing them, by step. */
+  drift: { step: number; sections: string[]; tasks: string[] }[];
   proof: DoneProof;
 }
 
@@ -82,12 +84,15 @@ export function buildReport(meta: RunMeta, state: RunState, trace: Pick<ReadTrac
   const interventions = new Map<string, string[]>();
   const taskOfKey = new Map<string, string>();
   const modeOfKey = new Map<string, "implement" | "fix">();
+  const drift: Report["drift"] = [];
   for (const step of trace.steps) {
     for (const { key, action } of step.actions) {
       if ("task" in action) taskOfKey.set(key, action.task);
       if (action.kind === "run_agent") modeOfKey.set(key, action.mode);
     }
     const event: RunEvent = step.event;
+    if (event.kind === "spec.changed" && !step.decisions.some((d) => d.kind === "ignored"))
+      drift.push({ step: step.n, sections: event.sections, tasks: event.tasks });
     if (event.kind === "agent.finished") {
       const list = attempts.get(event.task) ?? [];
       list.push({
@@ -184,6 +189,7 @@ export function buildReport(meta: RunMeta, state: RunState, trace: Pick<ReadTrac
     tokens: tasks.reduce((n, t) => n + t.tokens, 0),
     costUsd: Math.round(tasks.reduce((n, t) => n + t.costUsd, 0) * 1e6) / 1e6,
     tasks,
+    drift,
     proof,
   };
 }
@@ -212,8 +218,16 @@ export function reportMarkdown(report: Report): string {
       (c) => `| ${c.name} | ${mark(c.holds)} | ${c.evidence.replace(/\|/g, "\\|")} |`,
     ),
     "",
-    "## Tasks",
   ];
+  if (report.drift.length > 0) {
+    out.push("## Spec drift", "");
+    for (const d of report.drift)
+      out.push(
+        `- step ${d.step}: ${d.sections.map((s) => `\`${s}\``).join(", ")} changed; tasks: ${d.tasks.join(", ")}`,
+      );
+    out.push("");
+  }
+  out.push("## Tasks");
   for (const t of report.tasks) {
     const status = t.status === "failed" ? `failed (${t.permanent ? "permanent" : "retryable"})` : t.status;
     out.push(

@@ -14,6 +14,7 @@ import { Spool } from "../store/spool.js";
 import type { DriveContext } from "./actions.js";
 import type { AgentRunner } from "./agents/runner.js";
 import { checkpointFrom } from "./checkpoint.js";
+import { namesSpec, specHashes } from "./drift.js";
 import { drive, type DriveEnd } from "./drive.js";
 import { Git } from "./git.js";
 import { runGuard, type Guard } from "./guard.js";
@@ -94,6 +95,7 @@ function context(
     worktrees: new Map(),
     state: null,
     lastDiff: new Map(),
+    spec: null,
     instructions: new Map(),
     signal: options.signal,
     aborted: aborted(options.signal),
@@ -195,6 +197,8 @@ export async function startRun(
   await guard.started(meta.agent, now);
   const ctx = context(options, meta, liveRecorder(trace), trace, null, guard);
   const at = await ctx.recorder.io("begin", "clock", () => Promise.resolve(now));
+  // The hashes of the sections the plan names, recorded before the first step: drift is measured from them.
+  ctx.spec = await specHashes(ctx.recorder, "begin", options.root, options.plan.nodes);
   const event: RunEvent = {
     kind: "run.started",
     at,
@@ -246,6 +250,7 @@ export async function resumeRun(options: RunOptions & { run?: string }): Promise
   });
   const ctx = context(options, meta, liveRecorder(trace), trace, null, runGuard(governor, meta.run));
   ctx.keys = { ...checkpoint.keys };
+  ctx.spec = checkpoint.spec ?? null;
   for (const [task, tree] of Object.entries(checkpoint.worktrees)) ctx.worktrees.set(task, tree);
   // A paused run goes on only when the person has acted; the first agent call checks again.
   const state: RunState = { ...checkpoint.state, paused: null };
@@ -273,6 +278,13 @@ export async function replayRun(
   };
   const ctx = context(options, read.meta, replayRecorder(read), null, read, noGuard);
   ctx.writeReport = () => Promise.reject(new ReinsError("invalid_trace", "a replay never writes"));
+  // A trace recorded before spec drift existed has no hashes at its start: nothing to read back then.
+  const recorded = read.io.get(first.key)?.some((line) => line.op === "spec.hashes") === true;
+  if (recorded && namesSpec(first.event.nodes)) {
+    // The start's interactions in the order the run made them: its clock (in the event already), then the hashes.
+    await ctx.recorder.io(first.key, "clock", () => Promise.resolve(0));
+    ctx.spec = await specHashes(ctx.recorder, first.key, options.root, first.event.nodes);
+  }
   const end = await drive(ctx, { state: null, key: first.key, event: first.event });
   return {
     ...end,

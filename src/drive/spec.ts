@@ -1,52 +1,38 @@
 /** The sections of a specification a task names, read from its markdown file for the task's prompt. */
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
-import { fromMarkdown } from "mdast-util-from-markdown";
-import { toString } from "mdast-util-to-string";
+import { parseSpec, findSection } from "../spec/sections.js";
+import { readSpecFile } from "../spec/read.js";
 import { ReinsError } from "../core/errors.js";
 
-/** A section: its heading's text and the markdown from the heading to the next heading of its level or above. */
+/**
+ * A section as a prompt gives it: its heading's text and the markdown from the heading to the next heading
+ * of its level or above.
+ */
 export interface SpecSection {
   heading: string;
   text: string;
 }
 
 /**
- * Splits markdown into sections by its headings, from the parsed tree, so a `#` line inside a code fence
- * is never a heading.
+ * Splits markdown into sections by its headings, from the parsed tree (src/spec/sections.ts), so a `#` line
+ * inside a code fence is never a heading and YAML front-matter is never a section.
  */
 export function specSections(markdown: string): SpecSection[] {
-  const tree = fromMarkdown(markdown);
-  const headings = tree.children.flatMap((node) =>
-    node.type === "heading" && node.position !== undefined
-      ? [{ depth: node.depth, heading: toString(node).trim(), start: node.position.start.offset ?? 0 }]
-      : [],
-  );
-  return headings.map((h, i) => {
-    const end = headings.slice(i + 1).find((next) => next.depth <= h.depth)?.start ?? markdown.length;
-    return { heading: h.heading, text: markdown.slice(h.start, end) };
-  });
+  return parseSpec(markdown).sections.map((s) => ({ heading: s.heading, text: s.text }));
 }
 
-/** The named sections of `file` (relative to the project), in the order named; a missing one is an error naming it. */
+/**
+ * The named sections of `file` (relative to the project), in the order named, each with its subsections. A
+ * name is a heading's text or its path (`Accounts > Sign up`), matched case-insensitively; a missing one
+ * is an error naming it. Read through the section cache.
+ */
 export async function readSpecSections(
   root: string,
   spec: { file: string; sections: string[] },
 ): Promise<SpecSection[]> {
-  const path = resolve(root, spec.file);
-  let markdown: string;
-  try {
-    markdown = await readFile(path, "utf8");
-  } catch (error) {
-    throw new ReinsError(
-      "usage",
-      `cannot read the spec ${spec.file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-    );
-  }
-  const all = specSections(markdown);
+  const { sections } = await readSpecFile(root, spec.file);
   return spec.sections.map((name) => {
-    const found = all.find((s) => s.heading.toLowerCase() === name.trim().toLowerCase());
+    const found = findSection(sections, name);
     if (found === undefined) throw new ReinsError("usage", `${spec.file} has no section "${name}"`);
-    return found;
+    return { heading: found.heading, text: found.text };
   });
 }

@@ -1,0 +1,53 @@
+import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { PlanNode } from "../control/types.js";
+import { hashSection, readSnapshot, readSpecFile, SectionCache } from "./read.js";
+
+describe("reading specs", () => {
+  it("hashes a section's normalised text with sha256", () => {
+    expect(hashSection("# A\r\n\r\n\r\ntext  \n")).toBe(hashSection("# A\n\ntext"));
+    expect(hashSection("# A\n\ntext")).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashSection("# A\n\ntext")).not.toBe(hashSection("# A\n\ntext."));
+  });
+
+  it("caches a file's sections by path and modification time: unchanged, it is not read again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-spec-cache-"));
+    const path = join(dir, "spec.md");
+    writeFileSync(path, "# A\n\none\n");
+    const cache = new SectionCache();
+    const first = await cache.file(path);
+    expect(await cache.file(path)).toBe(first);
+    // Same size, same mtime: taken for unchanged (what the key promises, and all it promises).
+    const t = new Date("2026-01-01T00:00:00Z");
+    utimesSync(path, t, t);
+    const stamped = await cache.file(path);
+    writeFileSync(path, "# A\n\ntwo\n");
+    utimesSync(path, t, t);
+    expect(await cache.file(path)).toBe(stamped);
+    // A new mtime: read again.
+    utimesSync(path, new Date(), new Date());
+    const again = await cache.file(path);
+    expect(again).not.toBe(stamped);
+    expect(again.sections[0]?.own).toContain("two");
+  });
+
+  it("names a spec it cannot read, and a snapshot counts its sections as gone", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-spec-read-"));
+    await expect(readSpecFile(dir, "nope.md")).rejects.toThrow("cannot read the spec nope.md: ENOENT");
+    const node: PlanNode = {
+      id: "t",
+      kind: "task",
+      title: "t",
+      deps: [],
+      priority: 0,
+      acceptance: [],
+      checks: [],
+      parent: null,
+      children: [],
+      spec: { file: "nope.md", sections: ["A"] },
+    };
+    expect(await readSnapshot(dir, [node])).toEqual({});
+  });
+});
