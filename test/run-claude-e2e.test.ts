@@ -1,11 +1,11 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { defaultPolicy } from "../src/core/policy.js";
 import { parseClaude } from "../src/drive/agents/claude.js";
 import { readRunTrace } from "../src/drive/run-trace.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
-import { e2eProject, recorded, removeE2eProject } from "./support/e2e-project.js";
+import { e2eEach, recorded } from "./support/e2e-project.js";
 import {
   lastUserTexts,
   startFakeAnthropic,
@@ -15,7 +15,7 @@ import {
   type ScriptedReply,
 } from "./support/fake-anthropic.js";
 import { cleanEnv, reinsBin, runBounded } from "./support/processes.js";
-import { git } from "./support/run-project.js";
+import { git, gitProject } from "./support/run-project.js";
 
 /**
  * `reins run --agent claude` end to end: the real Claude Code CLI, offline against a scripted Messages API on
@@ -25,10 +25,7 @@ import { git } from "./support/run-project.js";
  * iteration (installed through `--settings`), so its Stop gate refuses the untested claim.
  */
 
-let root: string;
-let project: string;
-let home: string;
-let fake: FakeAnthropic | undefined;
+const e2e = e2eEach<FakeAnthropic>("run-claude");
 
 const FILES: Record<string, string> = {
   ".gitignore": ".reins/\n",
@@ -100,22 +97,8 @@ const TOKENS_PER_CALL = USAGE.input_tokens + USAGE.output_tokens;
 let seen: { task: string; fix: boolean; commits: string[] }[];
 
 beforeEach(() => {
-  ({ root, project, home } = e2eProject("run-claude"));
-  mkdirSync(join(project, "src"));
-  mkdirSync(join(project, "test"));
-  for (const [name, text] of Object.entries(FILES)) writeFileSync(join(project, name), text);
-  git(project, "init", "-q", "-b", "main");
-  git(project, "config", "user.email", "test@example.com");
-  git(project, "config", "user.name", "Test");
-  git(project, "add", "-A");
-  git(project, "commit", "-q", "-m", "start");
+  gitProject(e2e.project, FILES);
   seen = [];
-});
-
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  await removeE2eProject(root);
 });
 
 /** The model calls so far in this conversation: 0 on an iteration's first request. */
@@ -151,12 +134,12 @@ const say = (text: string): ScriptedReply => ({ text, usage: USAGE });
 function model(request: RecordedRequest): ScriptedReply {
   const { task, fix } = iterationOf(request);
   const step = callsBefore(request);
-  const file = join(project, "src", `${task}.js`);
+  const file = join(e2e.project, "src", `${task}.js`);
   if (step === 0)
     seen.push({
       task,
       fix,
-      commits: git(project, "log", "--format=%s", "main..HEAD").split("\n").filter(Boolean),
+      commits: git(e2e.project, "log", "--format=%s", "main..HEAD").split("\n").filter(Boolean),
     });
   if (lastUserTexts(request).some((t) => t.startsWith("Stop hook feedback:")))
     return say(`Done: ${task} is implemented.`);
@@ -202,8 +185,8 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
     { timeout: 90_000 },
     async () => {
       const anthropic = await startFakeAnthropic(model);
-      fake = anthropic;
-      const env = cleanEnv(home, {
+      e2e.fake = anthropic;
+      const env = cleanEnv(e2e.home, {
         ANTHROPIC_BASE_URL: anthropic.url,
         ANTHROPIC_API_KEY: "test",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
@@ -213,7 +196,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
         process.execPath,
         [reinsBin, "run", "--agent", "claude", "--max-turns", "10"],
         {
-          cwd: project,
+          cwd: e2e.project,
           env,
           timeoutMs: 70_000,
         },
@@ -225,28 +208,28 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
       expect(ran.stdout).toContain("done, proven: every clause of the done proof holds");
       const run = /^run (\S+): 3 of 3 task\(s\) done/m.exec(ran.stdout)?.[1];
       if (run === undefined) throw new Error(`no run line in ${ran.stdout}`);
-      const dir = join(project, ".reins", "runs", run);
+      const dir = join(e2e.project, ".reins", "runs", run);
 
       // One commit per task on the run's branch, oldest first: add, then sum (which waited for it), then
       // mul; each names its task and touches only the task's file.
-      expect(git(project, "rev-parse", "--abbrev-ref", "HEAD")).toBe(`reins/${run}`);
-      const commits = git(project, "log", "--reverse", "--format=%H", "main..HEAD").split("\n");
+      expect(git(e2e.project, "rev-parse", "--abbrev-ref", "HEAD")).toBe(`reins/${run}`);
+      const commits = git(e2e.project, "log", "--reverse", "--format=%H", "main..HEAD").split("\n");
       const tasks = ["add", "sum", "mul"];
       expect(commits).toHaveLength(3);
       commits.forEach((sha, i) => {
         const task = tasks[i] ?? "";
-        expect(git(project, "log", "-1", "--format=%(trailers:key=Reins-Task,valueonly)", sha)).toBe(
+        expect(git(e2e.project, "log", "-1", "--format=%(trailers:key=Reins-Task,valueonly)", sha)).toBe(
           `${run}/${task}`,
         );
-        expect(git(project, "show", "--name-only", "--format=", sha)).toBe(`src/${task}.js`);
-        expect(readFileSync(join(project, "src", `${task}.js`), "utf8")).toBe(CODE[task]);
+        expect(git(e2e.project, "show", "--name-only", "--format=", sha)).toBe(`src/${task}.js`);
+        expect(readFileSync(join(e2e.project, "src", `${task}.js`), "utf8")).toBe(CODE[task]);
       });
-      expect(git(project, "log", "-1", "--format=%B", commits[0] ?? "")).toContain(
+      expect(git(e2e.project, "log", "-1", "--format=%B", commits[0] ?? "")).toContain(
         "Done by claude in 2 iteration(s)",
       );
-      expect(git(project, "status", "--porcelain", "--untracked-files=all")).toBe("");
+      expect(git(e2e.project, "status", "--porcelain", "--untracked-files=all")).toBe("");
       expect(
-        (await runBounded(process.execPath, ["--test"], { cwd: project, env, timeoutMs: 20_000 })).code,
+        (await runBounded(process.execPath, ["--test"], { cwd: e2e.project, env, timeoutMs: 20_000 })).code,
       ).toBe(0);
 
       // The report: proven, every clause holding; add red then fixed, the others green at once.
@@ -289,6 +272,12 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
         { task: "sum", fix: false, commits: ["add: Implement add"] },
         { task: "mul", fix: false, commits: ["sum: Implement sum with add", "add: Implement add"] },
       ]);
+
+      // Every iteration had reins' MCP tools from its first request (`--mcp-config`, `alwaysLoad`).
+      for (const request of anthropic.mainRequests().filter((r) => callsBefore(r) === 0))
+        expect((request.body?.tools ?? []).map((t) => t.name)).toEqual(
+          expect.arrayContaining(["mcp__reins__verify_task_completion", "mcp__reins__update_task_status"]),
+        );
 
       // Each iteration is one Claude Code session; split the model calls by their first request.
       const sessions: RecordedRequest[][] = [];
@@ -341,19 +330,19 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
       });
       expect(parsed.map((p) => p.tokens)).toEqual(attempts.map((a) => a?.tokens));
       const redSession = parsed[0]?.sessionId ?? "";
-      const { log } = await recorded(project, redSession);
+      const { log } = await recorded(e2e.project, redSession);
       const claims = log.filter((r) => r.event.kind === "completion.claimed").map((r) => r.decision.verdict);
       expect(claims).toEqual([...Array<string>(defaultPolicy.completion.maxRefusals).fill("block"), "warn"]);
 
       // The recorded run replays with no model server and no agent.
       await anthropic.close();
-      fake = undefined;
+      e2e.fake = undefined;
       const replay = await runBounded(
         process.execPath,
         [reinsBin, "run", "--replay", join(dir, "trace.jsonl")],
         {
-          cwd: project,
-          env: cleanEnv(home, { REINS_CLAUDE_BIN: join(root, "no-claude-here") }),
+          cwd: e2e.project,
+          env: cleanEnv(e2e.home, { REINS_CLAUDE_BIN: join(e2e.root, "no-claude-here") }),
           timeoutMs: 20_000,
         },
       );

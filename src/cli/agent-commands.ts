@@ -21,6 +21,7 @@ import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
 import { agentToken, agentTokenPath, apiToken, hookSecret, tokenPath } from "../server/secret.js";
 import { createServer } from "../server/server.js";
 import { findRoot, type LoadedPolicy } from "../shell/config.js";
+import { installMcp } from "../mcp/install.js";
 import { doctor, formatDoctor } from "./doctor.js";
 import type { Io } from "./io.js";
 
@@ -212,6 +213,10 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
       "--no-trust",
       `codex, gemini: leave the agent's own trust settings alone and print what to add (also ${NO_TRUST_ENV}=1)`,
     )
+    .option(
+      "--mcp",
+      "add reins' MCP server (`reins mcp`) to the agent's MCP configuration instead of the hooks",
+    )
     .action(
       (
         agent: string,
@@ -222,8 +227,13 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
           http?: boolean;
           port: string;
           trust: boolean;
+          mcp?: boolean;
         },
       ) => {
+        if (opts.mcp === true) {
+          initMcp(agent, opts);
+          return;
+        }
         const port = Number(opts.port);
         if (!Number.isInteger(port) || port <= 0 || port > 65535)
           throw new ReinsError("usage", `--port must be 1..65535, got "${opts.port}"`);
@@ -314,6 +324,50 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
         }
       },
     );
+
+  /** `init <agent> --mcp`: the MCP server in the agent's configuration, and the trust the agent needs to read it. */
+  function initMcp(
+    agent: string,
+    opts: { user?: boolean; uninstall?: boolean; trust: boolean; http?: boolean; inProcess?: boolean },
+  ): void {
+    if (opts.http === true || opts.inProcess === true)
+      throw new ReinsError("usage", "--http and --in-process are for hooks, not --mcp");
+    const loaded = policyOf();
+    const home = io.env.HOME ?? homedir();
+    const user = opts.user === true;
+    const uninstall = opts.uninstall === true;
+    const said = installMcp(agent, { root: loaded.root, home, env: io.env, bin: binPath(), user, uninstall });
+    // Codex and Gemini CLI read a project's configuration only in a project they trust. Removing the server
+    // leaves the trust alone: reins' hooks may still need it (`reins init <agent> --uninstall` removes it).
+    let failed = false;
+    if (!user && !uninstall && agent !== "claude") {
+      const hooks = settingsPathOf(agent, loaded.root, home, false, false, io.env);
+      const trust = trustAgentHooks(agent, {
+        root: loaded.root,
+        home,
+        env: io.env,
+        settingsPath: hooks,
+        before: readSettings(hooks),
+        user: false,
+        uninstall: false,
+        write: opts.trust && !["1", "true"].includes(io.env[NO_TRUST_ENV] ?? ""),
+      });
+      failed = trust.failed;
+      if (failed) io.stderr(`${trust.said.map((line) => `reins: ${line}`).join("\n")}\n`);
+      else {
+        // The trust lines speak of hooks; here it is the configuration the server is in that needs it.
+        const file = agent === "codex" ? ".codex/config.toml" : ".gemini/settings.json";
+        const name = agent === "codex" ? "Codex" : "Gemini CLI";
+        said.push(
+          trust.said.some((line) => line.includes("already trusts"))
+            ? `${name} already trusts this project, so it reads its ${file}`
+            : `trusted this project for ${name}, which reads a project's ${file} only when it trusts the project`,
+        );
+      }
+    }
+    io.stdout(`${said.join("\n")}\n`);
+    if (failed) result.code = 1;
+  }
 
   root
     .command("doctor")

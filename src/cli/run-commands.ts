@@ -27,7 +27,7 @@ export interface RunContext {
 }
 
 /** Plan files looked for, in order, when none is named. */
-const PLAN_FILES = ["reins.plan.yaml", "reins.plan.yml", "reins.plan.json", "tasks.md", "tasks.json"];
+export const PLAN_FILES = ["reins.plan.yaml", "reins.plan.yml", "reins.plan.json", "tasks.md", "tasks.json"];
 
 function positiveInt(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -37,7 +37,8 @@ function positiveInt(name: string, raw: string | undefined): number | undefined 
   return n;
 }
 
-function findPlan(root: string, cwd: string, named: string | undefined): string {
+/** The plan file: `named` (relative to `cwd`), else the first of PLAN_FILES in `root`; a usage error when none. */
+export function findPlan(root: string, cwd: string, named: string | undefined): string {
   if (named !== undefined) {
     const path = resolve(cwd, named);
     if (!existsSync(path)) throw new ReinsError("usage", `no plan file ${named}`);
@@ -47,15 +48,23 @@ function findPlan(root: string, cwd: string, named: string | undefined): string 
   throw new ReinsError("usage", `no plan: name one, or write ${PLAN_FILES[0]} (see README "Run a plan")`);
 }
 
-/** The runner of an agent spec; a driven Claude Code gets reins' hooks for the run, and `--max-turns`. */
-function runnerOf(agent: string, root: string, maxTurns: number | undefined): AgentRunner {
+/**
+ * The runner of an agent spec; a driven Claude Code gets reins' hooks and MCP tools (on `plan`) for the run,
+ * and `--max-turns`.
+ */
+function runnerOf(
+  agent: string,
+  root: string,
+  maxTurns: number | undefined,
+  plan: string | undefined,
+): AgentRunner {
   if (agent !== "claude") {
     if (maxTurns !== undefined)
       throw new ReinsError("usage", `--max-turns applies to --agent claude only, not ${agent}`);
     return runnerFor(agent);
   }
   return runnerFor(agent, {
-    args: claudeRunArgs(root, binPath()),
+    args: claudeRunArgs(root, binPath(), plan),
     ...(maxTurns !== undefined ? { maxTurns } : {}),
   });
 }
@@ -173,10 +182,15 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
           if (opts.resume !== undefined) {
             const id = typeof opts.resume === "string" ? opts.resume : undefined;
             const stored = id !== undefined ? await store.run(id) : null;
-            const agent = stored !== null ? checkpointFrom(stored).meta.agent : opts.agent;
+            const meta = stored !== null ? checkpointFrom(stored).meta : null;
             outcome = await resumeRun({
               ...common,
-              runner: runnerOf(agent, loaded.root, maxTurns),
+              runner: runnerOf(
+                meta?.agent ?? opts.agent,
+                loaded.root,
+                maxTurns,
+                meta !== null ? resolve(loaded.root, meta.plan) : undefined,
+              ),
               ...(id !== undefined ? { run: id } : {}),
             });
           } else {
@@ -184,7 +198,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
             const plan = loadPlan(file);
             outcome = await startRun({
               ...common,
-              runner: runnerOf(opts.agent, loaded.root, maxTurns),
+              runner: runnerOf(opts.agent, loaded.root, maxTurns, file),
               plan: {
                 file: relative(loaded.root, file),
                 nodes: plan.nodes,

@@ -9,6 +9,7 @@ import { demoPlanRun } from "../demo/plan-run.js";
 import { demo } from "./demo.js";
 import { registerAgentCommands } from "./agent-commands.js";
 import { registerEvaluateCommands } from "./evaluate-commands.js";
+import { registerMcpCommands } from "./mcp-commands.js";
 import { registerRunCommands } from "./run-commands.js";
 import { registerStoreCommands } from "./store-commands.js";
 import { processIo, type Io } from "./io.js";
@@ -147,6 +148,7 @@ function program(io: Io, result: { code: number }): Command {
   registerStoreCommands(root, { io, loaded: policyOf });
   registerEvaluateCommands(root, { io, loaded: policyOf });
   registerRunCommands(root, { io, loaded: policyOf, result });
+  registerMcpCommands(root, { io, loaded: policyOf });
   return root;
 }
 

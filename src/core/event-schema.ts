@@ -39,6 +39,7 @@ export const eventSchema = z.discriminatedUnion("kind", [
     ...base,
     task: z.string().min(1).max(1024),
     taskType: text.optional(),
+    commit: z.string().max(256).optional(),
   }),
   z.object({
     kind: z.literal("task.ended"),

@@ -43,6 +43,8 @@ export interface TaskStarted extends EventBase {
   task: string;
   /** Selects the per-type token budget (planning, implement, review, test, deploy, design). */
   taskType?: string;
+  /** The git commit HEAD pointed at when the task started: what its diff is taken against. */
+  commit?: string;
 }
 
 export interface TaskEnded extends EventBase {
