@@ -273,3 +273,42 @@ describe("resolvePolicy: budget thresholds in order", () => {
     expect(policy.completion.commands).toEqual({ tests: "pnpm test" });
   });
 });
+
+describe("resolvePolicy: the oracle", () => {
+  it("is off by default, through claude's haiku when enabled", () => {
+    expect(resolvePolicy({}).oracle).toEqual({
+      enabled: false,
+      via: "claude",
+      model: null,
+      url: null,
+      apiKeyEnv: null,
+      timeoutMs: 60_000,
+      maxDiffBytes: 24 * 1024,
+    });
+    expect(resolvePolicy({ oracle: { enabled: true } }).oracle.enabled).toBe(true);
+  });
+
+  it("takes an endpoint with its model, URL and key variable", () => {
+    const oracle = resolvePolicy({
+      oracle: {
+        enabled: true,
+        via: "openai",
+        model: "gpt-5-mini",
+        url: "http://127.0.0.1:8080/v1",
+        apiKeyEnv: "MY_KEY",
+      },
+    }).oracle;
+    expect(oracle).toMatchObject({ via: "openai", model: "gpt-5-mini", url: "http://127.0.0.1:8080/v1" });
+  });
+
+  it("rejects an enabled endpoint without a model, an unknown via, a bad URL or key variable", () => {
+    expect(rejection({ oracle: { enabled: true, via: "anthropic" } }).message).toContain(
+      "an endpoint oracle (via anthropic or openai) needs a model",
+    );
+    expect(() => resolvePolicy({ oracle: { via: "anthropic" } })).not.toThrow();
+    expect(rejection({ oracle: { via: "copilot" } }).message).toContain("oracle.via");
+    expect(rejection({ oracle: { url: "file:///etc/passwd" } }).message).toContain("oracle.url");
+    expect(rejection({ oracle: { apiKeyEnv: "A-B" } }).message).toContain("oracle.apiKeyEnv");
+    expect(rejection({ oracle: { timeoutMs: 10 } }).message).toContain("oracle.timeoutMs");
+  });
+});

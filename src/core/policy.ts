@@ -89,8 +89,23 @@ const DEFAULTS = {
   wip: { maxInFlightTasks: 3, maxUnverifiedLines: 1_000, maxRetriesPerFailureClass: 8 },
   /** Deny an agent's changes to reins' own files and its acting as a person (README, "Security"). */
   protection: { enabled: true },
+  /** The reviewer model of `verify_*_completion` (README, "Oracle"): off unless enabled. */
+  oracle: {
+    enabled: false,
+    via: "claude" as OracleVia,
+    model: null as string | null,
+    url: null as string | null,
+    apiKeyEnv: null as string | null,
+    timeoutMs: 60_000,
+    maxDiffBytes: 24 * 1024,
+  },
   pools: {},
 };
+
+/** How the oracle reaches its model: an agent CLI, or an Anthropic- or OpenAI-compatible endpoint. */
+export const ORACLE_VIAS = ["claude", "codex", "gemini", "anthropic", "openai"] as const;
+/** One of ORACLE_VIAS. */
+export type OracleVia = (typeof ORACLE_VIAS)[number];
 
 /** Limits left out of a meter, a pool or a spend rate: unlimited. */
 const NONE = null as number | null;
@@ -323,6 +338,38 @@ function buildSchema() {
         .object({ enabled: z.boolean().default(DEFAULTS.protection.enabled) })
         .strict()
         .prefault({}),
+      /**
+       * The optional reviewer of `verify_*_completion`: after the checks pass it judges the diff against the
+       * acceptance criteria and may veto; it never passes what the checks failed.
+       */
+      oracle: z
+        .object({
+          enabled: z.boolean().default(DEFAULTS.oracle.enabled),
+          via: z.enum(ORACLE_VIAS).default(DEFAULTS.oracle.via),
+          /** The model; null: `haiku` for claude, the CLI's own for codex and gemini; required for an endpoint. */
+          model: z.string().min(1).max(200).nullable().default(DEFAULTS.oracle.model),
+          /** The endpoint's base URL (anthropic, openai); null: the vendor's public API. */
+          url: z
+            .url({ protocol: /^https?$/ })
+            .max(2048)
+            .nullable()
+            .default(DEFAULTS.oracle.url),
+          /** The environment variable holding the endpoint's key; null: ANTHROPIC_API_KEY or OPENAI_API_KEY. */
+          apiKeyEnv: z
+            .string()
+            .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name")
+            .nullable()
+            .default(DEFAULTS.oracle.apiKeyEnv),
+          /** A review that takes longer fails (and does not block). */
+          timeoutMs: z.number().int().min(1_000).max(3_600_000).default(DEFAULTS.oracle.timeoutMs),
+          /** Bytes of the diff the reviewer is shown. */
+          maxDiffBytes: z.number().int().min(1_024).max(1_048_576).default(DEFAULTS.oracle.maxDiffBytes),
+        })
+        .strict()
+        .prefault({})
+        .refine((o) => !o.enabled || o.model !== null || (o.via !== "anthropic" && o.via !== "openai"), {
+          message: "an endpoint oracle (via anthropic or openai) needs a model",
+        }),
       wip: z
         .object({
           maxInFlightTasks: positive.default(DEFAULTS.wip.maxInFlightTasks),

@@ -72,6 +72,15 @@ export const verdictSchema = {
     fingerprint: z.string(),
     advice: z.array(z.string()),
   }),
+  /** The oracle's review (verify.ts OracleReport); null when it is off or was not asked. */
+  oracle: z
+    .object({
+      reviewer: z.string(),
+      outcome: z.enum(["approved", "vetoed", "failed"]),
+      confidence: z.number().nullable(),
+      summary: z.string(),
+    })
+    .nullable(),
 };
 
 /** update_task_status' answer (status.ts StatusChange). */

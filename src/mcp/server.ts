@@ -179,7 +179,7 @@ export function createReinsMcp(ctx: McpContext): McpServer {
       `verify_${level}_completion`,
       {
         title: `Verify a ${level}`,
-        description: `Runs the checks ${what} requires (reins runs them in the project; their commands are in get_task) and collects the evidence: the diff since it began, each check's result, its acceptance criteria and the files changed. Answers {passed, confidence, findings, summary, evidence}: passed only when every check passed; findings are the failing checks with their output's tail. A passing verify lets update_task_status(${field}, "complete") through until the working tree changes.`,
+        description: `Runs the checks ${what} requires (reins runs them in the project; their commands are in get_task) and collects the evidence: the diff since it began, each check's result, its acceptance criteria and the files changed. Answers {passed, confidence, findings, summary, evidence}: passed only when every check passed; findings are the failing checks with their output's tail. When the project enables the oracle, a reviewer model then judges the diff against the acceptance criteria and may veto (its reasons are findings); it never passes what the checks failed. A passing verify lets update_task_status(${field}, "complete") through until the working tree changes.`,
         inputSchema: { [field]: id(field) },
         outputSchema: verdictSchema,
       },

@@ -8,6 +8,8 @@ import { Git } from "../drive/git.js";
 import { changedBetween, EMPTY_TREE, headCommit, treeFingerprint } from "./fingerprint.js";
 import { own } from "../control/graph.js";
 import { adviceOf, readLedger, record, startOf, verdictName, type PlanEvent } from "./ledger.js";
+import { askOracle, oracleNote, type OracleReport } from "./oracle-report.js";
+import type { review } from "../oracle/review.js";
 import { descendantsOf, nodeOf, scopeChecks, type Level, type PlanView } from "./plan-view.js";
 
 /** What the tools share: the project, its store, the plan scope's policy and the plan. */
@@ -21,6 +23,8 @@ export interface McpContext {
   plan: () => PlanView;
   /** Epoch ms. @default Date.now */
   now?: () => number;
+  /** The reviewer, when `policy.oracle.enabled`. @default review (src/oracle/review.ts) */
+  review?: typeof review;
 }
 
 /** Something a verify found wrong: a red check with its output's tail, or why the verdict cannot stand. */
@@ -68,6 +72,8 @@ export interface Verdict {
   findings: Finding[];
   summary: string;
   evidence: Evidence;
+  /** What the oracle said; null when it is off or was not asked (a red check already decided). */
+  oracle: OracleReport | null;
 }
 
 /** Bytes of the diff put in an answer: enough to review a task, not a flood for the model's context. */
@@ -177,13 +183,34 @@ export async function verifyScope(
       output: "",
     });
   }
-  const passed = findings.length === 0;
+  const checksPassed = findings.length === 0;
   const unfinished = results.some((r) => r.exitCode === null);
-  const confidence = defs.length === 0 ? 0 : before !== after || unfinished ? 0.5 : 1;
+  let confidence = defs.length === 0 ? 0 : before !== after || unfinished ? 0.5 : 1;
 
   const ledger = await readLedger(ctx.store, view.scope);
   const started = startOf(ledger, [node.id, ...descendantsOf(view, node.id)]);
   const { base, from, stat, diff } = await diffSince(ctx.root, started);
+
+  // The oracle is asked only once the checks passed: it may veto, never grant.
+  let oracle: OracleReport | null = null;
+  if (checksPassed && ctx.policy.oracle.enabled) {
+    const said = await askOracle(
+      ctx,
+      {
+        title: `${level} ${node.id}: ${node.title}`,
+        acceptance: node.acceptance,
+        diff,
+        filesChanged: stat.files,
+        checks: results.map((r) => ({ name: r.name, command: commandOf(r), passed: r.passed })),
+      },
+      options.signal,
+    );
+    findings.push(...said.findings);
+    oracle = said.report;
+    if (oracle.outcome === "vetoed") confidence = oracle.confidence ?? confidence;
+  }
+  const vetoed = oracle?.outcome === "vetoed";
+  const passed = checksPassed && !vetoed;
 
   const at = now();
   const events: PlanEvent[] = [
@@ -210,8 +237,9 @@ export async function verifyScope(
   const advice = adviceOf(await record(ctx.store, view.scope, ctx.policy, events));
 
   const green = results.filter((r) => r.passed).length;
+  const reviewed = oracleNote(oracle);
   const summary = passed
-    ? `${level} ${node.id}: passed: ${green} of ${defs.length} check(s) green on this tree; ${stat.files.length} file(s) changed since ${base.slice(0, 12)} (${from}). Now update_task_status(${node.id}, complete) is accepted until the tree changes.`
+    ? `${level} ${node.id}: passed: ${green} of ${defs.length} check(s) green on this tree; ${stat.files.length} file(s) changed since ${base.slice(0, 12)} (${from}).${reviewed} Now update_task_status(${node.id}, complete) is accepted until the tree changes.`
     : `${level} ${node.id}: not passed: ${findings.map((f) => f.message).join("; ")}`;
   return {
     passed,
@@ -238,5 +266,6 @@ export async function verifyScope(
       fingerprint: before,
       advice,
     },
+    oracle,
   };
 }

@@ -250,3 +250,68 @@ function isResponsesBody(json: unknown): json is ResponsesRequestBody {
     typeof (json as { model?: unknown }).model === "string"
   );
 }
+
+/** The JSON body of a `POST /v1/chat/completions` request. */
+export interface ChatRequestBody {
+  model: string;
+  messages: { role: string; content: string | ContentPart[] | null }[];
+  stream?: boolean;
+  [key: string]: unknown;
+}
+
+/** A request the chat completions fake received. */
+export type ChatRecordedRequest = ModelRequest<ChatRequestBody>;
+
+/**
+ * A scripted fake of the OpenAI Chat Completions API (non-streaming `POST /v1/chat/completions`) on
+ * 127.0.0.1, for clients that speak it (reins' oracle). Every chat request follows the script; `url` ends
+ * in `/v1`, as for the Responses fake.
+ */
+export async function startFakeChatCompletions(
+  script: ModelScript<ChatRecordedRequest, ScriptedReply>,
+  options: FakeOpenAiOptions = {},
+): Promise<FakeModel<ChatRecordedRequest>> {
+  let count = 0;
+  const fake = await startFakeModel<ChatRequestBody, object, ScriptedReply>({
+    script,
+    log: options.log,
+    read: ({ method, pathname, json }) => {
+      const body =
+        method === "POST" && pathname === "/v1/chat/completions" && isChatBody(json) ? json : undefined;
+      return { body, main: body !== undefined, extra: {} };
+    },
+    summary: (body) => `model=${body.model} messages=${body.messages.length}`,
+    sideReply: () => ({ text: "ok" }),
+    answer: (res, _request, body, reply) => {
+      if (reply.error !== undefined) return sendError(res, reply.error.status, reply.error);
+      const u = { ...DEFAULT_USAGE, ...reply.usage };
+      sendJson(res, 200, {
+        id: `chatcmpl_fake_${++count}`,
+        object: "chat.completion",
+        created: 1_767_225_600,
+        model: body.model,
+        choices: [
+          { index: 0, message: { role: "assistant", content: reply.text ?? "" }, finish_reason: "stop" },
+        ],
+        usage: {
+          prompt_tokens: u.input_tokens,
+          completion_tokens: u.output_tokens,
+          total_tokens: u.input_tokens + u.output_tokens,
+        },
+      });
+    },
+    answerOther: (res, { method, pathname }) =>
+      sendError(res, 404, { type: "not_found", message: `fake OpenAI API: no ${method} ${pathname}` }),
+    scriptFailed: (res, message) => sendError(res, 400, { type: "invalid_request_error", message }),
+  });
+  return { ...fake, url: `${fake.url}/v1` };
+}
+
+function isChatBody(json: unknown): json is ChatRequestBody {
+  return (
+    typeof json === "object" &&
+    json !== null &&
+    Array.isArray((json as { messages?: unknown }).messages) &&
+    typeof (json as { model?: unknown }).model === "string"
+  );
+}
