@@ -1,7 +1,7 @@
 /** The oracle in a verify (README, "Oracle"): asks the reviewer and turns its outcome into findings. */
 import type { ReviewInput } from "../oracle/prompt.js";
 import { review, type ReviewOutcome } from "../oracle/review.js";
-import type { Finding, McpContext } from "./verify.js";
+import type { Finding, McpContext } from "./context.js";
 
 /** The oracle's part of a verdict (README, "Oracle"). */
 export interface OracleReport {

@@ -15,7 +15,8 @@ import { levelOf, nodeOf, scopeChecks, type Level } from "./plan-view.js";
 import { readSpec } from "./spec.js";
 import { SETTABLE, updateStatus } from "./status.js";
 import { id, statusSchema, taskListSchema, taskSchema, verdictSchema } from "./schemas.js";
-import { verifyScope, type McpContext, type Verdict } from "./verify.js";
+import type { McpContext } from "./context.js";
+import { verifyScope, type Verdict } from "./verify.js";
 
 const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
 

@@ -3,7 +3,7 @@ import { ReinsError } from "../core/errors.js";
 import { headCommit, isGitTree, treeFingerprint } from "./fingerprint.js";
 import { adviceOf, memoOf, readLedger, record, type NodeStatus, type PlanEvent } from "./ledger.js";
 import { levelOf, nodeOf } from "./plan-view.js";
-import type { McpContext } from "./verify.js";
+import type { McpContext } from "./context.js";
 
 /** The statuses an agent may set; `pending` is where every node starts (set `in_progress` to reopen one). */
 export const SETTABLE = ["in_progress", "complete", "failed", "canceled"] as const;

@@ -1,41 +1,14 @@
 /** `verify_*_completion`: run a scope's required checks, gather the evidence, record and answer a verdict. */
 import { createHash } from "node:crypto";
 import type { CheckResult } from "../control/types.js";
-import type { Policy } from "../core/policy.js";
-import type { Store } from "../core/store.js";
 import { runChecks } from "../drive/checks.js";
 import { Git } from "../drive/git.js";
 import { changedBetween, EMPTY_TREE, headCommit, treeFingerprint } from "./fingerprint.js";
 import { own } from "../control/graph.js";
 import { adviceOf, readLedger, record, startOf, verdictName, type PlanEvent } from "./ledger.js";
 import { askOracle, oracleNote, type OracleReport } from "./oracle-report.js";
-import type { review } from "../oracle/review.js";
-import { descendantsOf, nodeOf, scopeChecks, type Level, type PlanView } from "./plan-view.js";
-
-/** What the tools share: the project, its store, the plan scope's policy and the plan. */
-export interface McpContext {
-  /** The project's folder: checks run and git looks here. */
-  root: string;
-  store: Store;
-  /** The plan scope's policy (ledger.ts `planPolicy`). */
-  policy: Policy;
-  /** The plan, read again when its file changes; throws a ReinsError when there is none. */
-  plan: () => PlanView;
-  /** Epoch ms. @default Date.now */
-  now?: () => number;
-  /** The reviewer, when `policy.oracle.enabled`. @default review (src/oracle/review.ts) */
-  review?: typeof review;
-}
-
-/** Something a verify found wrong: a red check with its output's tail, or why the verdict cannot stand. */
-export interface Finding {
-  /** The check, or null for a finding about the verify itself (no checks, the tree changed). */
-  check: string | null;
-  message: string;
-  failedTests: string[];
-  /** The tail of the check's output. */
-  output: string;
-}
+import type { Finding, McpContext } from "./context.js";
+import { descendantsOf, nodeOf, scopeChecks, type Level } from "./plan-view.js";
 
 /** The evidence a verdict rests on. */
 export interface Evidence {
