@@ -14,6 +14,8 @@ import { readRunTrace } from "../drive/run-trace.js";
 import { Divergence } from "../drive/recorder.js";
 import { replayRun, resumeRun, runDir, startRun, type RunOutcome } from "../drive/run.js";
 import { loadPlan } from "../plan/index.js";
+import { specFileKey } from "../spec/snapshot.js";
+import { advanceSpec } from "../workflow/run-spec.js";
 import type { LoadedPolicy } from "../shell/config.js";
 import { openStore } from "../store/open.js";
 import type { Io } from "./io.js";
@@ -97,6 +99,11 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
     .description("drive an agent over a plan, task by task, running the checks itself, until done is proven")
     .argument("[plan]", `the plan (default: the first of ${PLAN_FILES.join(", ")})`)
     .option("--agent <agent>", "claude, codex, gemini or cmd:<command>", "claude")
+    .option(
+      "--spec <file>",
+      "spec-driven: assess the spec, its approval and the plan, then draft, wait at the gate, plan or build",
+    )
+    .option("--request <text>", "with --spec, when the spec does not exist yet: what to build")
     .option("--wip <n>", "tasks in flight at once (above 1, each works in its own git worktree)")
     .option(
       "--resume [run]",
@@ -122,6 +129,8 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
           agentTimeout: string;
           maxTurns?: string;
           json?: boolean;
+          spec?: string;
+          request?: string;
         },
       ) => {
         const loaded = ctx.loaded();
@@ -162,6 +171,13 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
           return;
         }
 
+        if (opts.spec === undefined && opts.request !== undefined)
+          throw new ReinsError("usage", "--request goes with --spec");
+        if (opts.spec !== undefined && opts.resume !== undefined)
+          throw new ReinsError(
+            "usage",
+            "--spec assesses where the work stands and resumes on its own: leave out --resume",
+          );
         const controller = new AbortController();
         const stop = () => controller.abort();
         process.once("SIGINT", stop);
@@ -178,9 +194,45 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
             agentTimeoutMs: timeoutMin * 60_000,
             ...(progress !== undefined ? { progress } : {}),
           };
+          let resume = opts.resume;
+          let planFile = planArg;
+          if (opts.spec !== undefined) {
+            const specPath = resolve(io.cwd, opts.spec);
+            const spec = specFileKey(relative(loaded.root, specPath));
+            const step = await advanceSpec({
+              root: loaded.root,
+              store,
+              spec,
+              plan: planArg !== undefined ? resolve(io.cwd, planArg) : join(loaded.root, PLAN_FILES[0]!),
+              ...(opts.request !== undefined ? { request: opts.request } : {}),
+              runner: runnerOf(opts.agent, loaded.root, maxTurns, undefined),
+              agentTimeoutMs: timeoutMin * 60_000,
+              signal: controller.signal,
+              say: (line) => {
+                if (opts.json !== true) io.stdout(`${line}\n`);
+              },
+            });
+            if (step.kind !== "build") {
+              ctx.result.code = step.kind === "done" ? 0 : 1;
+              const line =
+                step.kind === "gate"
+                  ? `the spec ${spec} waits for approval: reins approve ${spec} --reason "..."`
+                  : step.kind === "failed"
+                    ? `workflow stopped: ${step.message}`
+                    : `every task of the plan is done, by its commits: nothing to build`;
+              io.stdout(
+                opts.json === true
+                  ? `${JSON.stringify({ workflow: step.kind, phase: "assessment" in step ? step.assessment.phase : null, step: "assessment" in step ? step.assessment.step : null, message: line })}\n`
+                  : `${line}\n`,
+              );
+              return;
+            }
+            if (step.resume !== null) resume = step.resume;
+            else planFile = relative(io.cwd, step.plan);
+          }
           let outcome: RunOutcome;
-          if (opts.resume !== undefined) {
-            const id = typeof opts.resume === "string" ? opts.resume : undefined;
+          if (resume !== undefined) {
+            const id = typeof resume === "string" ? resume : undefined;
             const stored = id !== undefined ? await store.run(id) : null;
             const meta = stored !== null ? checkpointFrom(stored).meta : null;
             outcome = await resumeRun({
@@ -194,7 +246,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
               ...(id !== undefined ? { run: id } : {}),
             });
           } else {
-            const file = findPlan(loaded.root, io.cwd, planArg);
+            const file = findPlan(loaded.root, io.cwd, planFile);
             const plan = loadPlan(file);
             outcome = await startRun({
               ...common,

@@ -12,6 +12,7 @@ import { registerEvaluateCommands } from "./evaluate-commands.js";
 import { registerMcpCommands } from "./mcp-commands.js";
 import { registerRunCommands } from "./run-commands.js";
 import { registerStoreCommands } from "./store-commands.js";
+import { registerWorkflowCommands } from "./workflow-commands.js";
 import { processIo, type Io } from "./io.js";
 import { table } from "./table.js";
 
@@ -149,6 +150,7 @@ function program(io: Io, result: { code: number }): Command {
   registerEvaluateCommands(root, { io, loaded: policyOf });
   registerRunCommands(root, { io, loaded: policyOf, result });
   registerMcpCommands(root, { io, loaded: policyOf });
+  registerWorkflowCommands(root, { io, loaded: policyOf });
   return root;
 }
 

@@ -65,7 +65,8 @@ async function summaryNow(store: Store, scope: string, policy: Policy): Promise<
   return summaryOf(store, scope, policy, Date.now());
 }
 
-function actor(by: string | undefined): string {
+/** Who did a human action: `--by`, else the login name, else "cli". */
+export function actor(by: string | undefined): string {
   if (by !== undefined && by !== "") return by;
   try {
     return userInfo().username;

@@ -105,6 +105,12 @@ export const eventSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("human.circuit_reset"), ...human }),
   z.object({ kind: z.literal("human.alert_acknowledged"), ...human, alertId: z.string().min(1).max(256) }),
   z.object({ kind: z.literal("human.confirmed"), ...human }),
+  z.object({
+    kind: z.literal("human.spec_approved"),
+    ...human,
+    spec: z.string().min(1).max(4096),
+    hash: z.string().regex(/^[0-9a-f]{64}$/),
+  }),
 ]);
 
 /** Checks that `input` is an event; throws a one-line ReinsError naming the first bad field otherwise. */

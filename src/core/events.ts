@@ -174,6 +174,15 @@ export interface Confirmed extends HumanAction {
   kind: "human.confirmed";
 }
 
+/** A person approved a specification as it is: `hash` is its content hash, so an edit voids the approval. */
+export interface SpecApproved extends HumanAction {
+  kind: "human.spec_approved";
+  /** The spec's path, relative to the project. */
+  spec: string;
+  /** The sha256 of the spec's normalised text when it was approved. */
+  hash: string;
+}
+
 /** Every fact reins knows about, as a tagged union on `kind`. */
 export type ReinsEvent =
   | SessionStarted
@@ -191,7 +200,8 @@ export type ReinsEvent =
   | CircuitAcknowledged
   | CircuitReset
   | AlertAcknowledged
-  | Confirmed;
+  | Confirmed
+  | SpecApproved;
 
 /** Omit over each member of a union. */
 export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

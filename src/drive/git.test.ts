@@ -167,6 +167,19 @@ describe("Git: commits", () => {
     expect(await git.findCommit("Reins-Task: run-7/t1")).toBeNull();
   });
 
+  it("lists the values of a trailer on the current branch, newest first", async () => {
+    expect(await git.trailerValues("Reins-Task")).toEqual([]);
+    await seeded();
+    write("t1.txt", "1\n");
+    await git.commitAll("task one\n\nReins-Task: run-7/t1");
+    write("t2.txt", "2\n");
+    await git.commitAll("task two mentions Reins-Task: in its subject only\n\nReins-Task: run-7/t2");
+    expect(await git.trailerValues("Reins-Task")).toEqual(["run-7/t2", "run-7/t1"]);
+    await git.createBranch("other", "HEAD~2");
+    await git.checkout("other");
+    expect(await git.trailerValues("Reins-Task")).toEqual([]);
+  });
+
   it("finds nothing in a repository without commits", async () => {
     expect(await git.findCommit("Reins-Task: r/t")).toBeNull();
   });

@@ -47,8 +47,9 @@ export type HumanAction = EventInput & { kind: `human.${string}` };
 
 /**
  * Records a human action on an existing scope through the governor (the spool keeps it if the store
- * drops mid-way) and returns the scope's state after it. Throws not_found for an unknown scope and
- * store_unavailable when the action could only be spooled.
+ * drops mid-way) and returns the scope's state after it. Throws not_found for an unknown scope (unless
+ * `options.create`: an approval is the first event of its spec's scope) and store_unavailable when the
+ * action could only be spooled.
  */
 export async function recordAction(
   store: Store,
@@ -57,8 +58,9 @@ export async function recordAction(
   scope: string,
   action: HumanAction,
   now: number,
+  options: { create?: boolean } = {},
 ): Promise<State> {
-  if ((await store.state(scope)) === null) throw noScope(scope);
+  if (options.create !== true && (await store.state(scope)) === null) throw noScope(scope);
   const governor = createGovernor({
     store,
     policy,

@@ -87,6 +87,22 @@ export function storeContract(
       expect(await store.events("session:d", { from: 100 })).toEqual([]);
     });
 
+    it("keeps a spec approval as the first event of its own scope, with who, why and the hash", async () => {
+      const event: ReinsEvent = {
+        kind: "human.spec_approved",
+        at: 1_000,
+        scope: "spec:docs/spec.md",
+        spec: "docs/spec.md",
+        hash: "a".repeat(64),
+        by: "alice",
+        reason: "reviewed",
+      };
+      const result = await store.append("spec:docs/spec.md", [event], policy);
+      expect(result.answers[0]?.verdict).toBe("allow");
+      expect((await store.events("spec:docs/spec.md")).map((r) => r.event)).toEqual([event]);
+      expect(await store.scopes()).toContain("spec:docs/spec.md");
+    });
+
     it("lists scopes, most recently active first", async () => {
       await store.append(
         "session:old",

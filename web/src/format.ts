@@ -78,6 +78,8 @@ export function describe(event: ReinsEvent): string {
       );
     case "human.alert_acknowledged":
       return `alert ${event.alertId}`;
+    case "human.spec_approved":
+      return `${event.spec} approved (${event.hash.slice(0, 12)})`;
     case "human.budget_reset":
     case "human.circuit_acknowledged":
     case "human.circuit_reset":

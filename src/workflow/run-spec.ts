@@ -1,0 +1,253 @@
+/**
+ * The shell of `reins run --spec`: gathers the facts, assesses them (never a saved step), and carries out
+ * the step they call for: drafts the spec and stops at the gate, refuses past the gate until the spec as it
+ * is now is approved, plans, and finally hands the building to `reins run` as a decision (start or resume).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import { ReinsError } from "../core/errors.js";
+import type { Store } from "../core/store.js";
+import { checkpointFrom } from "../drive/checkpoint.js";
+import type { AgentRunner } from "../drive/agents/runner.js";
+import { firstLine } from "../drive/first-line.js";
+import { Git } from "../drive/git.js";
+import { loadPlan } from "../plan/index.js";
+import { hashedSpec, hashSection } from "../spec/read.js";
+import { findSection } from "../spec/sections.js";
+import { specFileKey } from "../spec/snapshot.js";
+import { approvalsOf } from "./approval.js";
+import { assess, planSpecProblems, type Assessment, type PlanFact, type SpecFact } from "./assess.js";
+import { draftPrompt, planPrompt } from "./prompts.js";
+
+/** What `reins run --spec` needs. */
+export interface SpecRunOptions {
+  root: string;
+  store: Store;
+  /** The spec, relative to the project. */
+  spec: string;
+  /** The plan file, absolute. */
+  plan: string;
+  /** What to build: needed only when the spec does not exist yet. */
+  request?: string;
+  /** The agent for the workflow's own iterations (drafting and planning). */
+  runner: AgentRunner;
+  agentTimeoutMs: number;
+  signal?: AbortSignal;
+  /** Progress, one line each. */
+  say: (line: string) => void;
+}
+
+/** How the workflow's part of a start ended: waiting at the gate, failed, done already, or building. */
+export type SpecStep =
+  | { kind: "gate"; spec: string; hash: string; drafted: boolean; assessment: Assessment }
+  | { kind: "failed"; message: string }
+  | { kind: "done"; assessment: Assessment }
+  | { kind: "build"; plan: string; resume: string | null; assessment: Assessment };
+
+/** The spec file as it is on disk now. */
+export function specFact(root: string, spec: string): SpecFact {
+  const path = resolve(root, spec);
+  if (!existsSync(path)) return { path: spec, exists: false };
+  const text = readFileSync(path, "utf8");
+  return {
+    path: spec,
+    exists: true,
+    hash: hashSection(text),
+    sections: hashedSpec(spec, text).sections.map((s) => s.id),
+  };
+}
+
+/** The plan as it is on disk now: missing, invalid (with the first problem), or valid for `spec`. */
+export function planFact(root: string, plan: string, spec: string): PlanFact {
+  const path = relative(root, plan);
+  if (!existsSync(plan)) return { path, exists: false };
+  try {
+    const loaded = loadPlan(plan);
+    const sections = hashedSpec(spec, readFileSync(resolve(root, spec), "utf8")).sections;
+    const problems = planSpecProblems(
+      loaded.nodes,
+      spec,
+      sections.map((s) => s.id),
+      (named) => specFileKey(named) === specFileKey(spec),
+      (name) => findSection(sections, name) !== undefined,
+    );
+    if (problems.length > 0) return { path, exists: true, valid: false, error: `${path}: ${problems[0]!}` };
+    return { path, exists: true, valid: true, nodes: loaded.nodes };
+  } catch (error) {
+    if (!ReinsError.is(error)) throw error;
+    return { path, exists: true, valid: false, error: firstLine(error.message) };
+  }
+}
+
+/** Task ids shown done: `Reins-Task:` trailers on the current branch, and the newest proven run of the plan. */
+async function doneTasks(store: Store, git: Git, planPath: string): Promise<string[]> {
+  const done = new Set((await git.trailerValues("Reins-Task")).map((v) => v.slice(v.indexOf("/") + 1)));
+  for (const run of await store.runs()) {
+    if (run.status !== "proven") continue;
+    const stored = await store.run(run.id);
+    if (stored === null) continue;
+    const { meta, state } = checkpointFrom(stored);
+    if (meta.plan !== planPath) continue;
+    for (const [id, task] of Object.entries(state.tasks)) if (task.status === "done") done.add(id);
+    break;
+  }
+  return [...done];
+}
+
+/** Gathers the facts and assesses them. */
+export async function assessProject(
+  options: Pick<SpecRunOptions, "root" | "store" | "spec" | "plan">,
+): Promise<Assessment> {
+  const spec = specFact(options.root, options.spec);
+  const plan = spec.exists
+    ? planFact(options.root, options.plan, options.spec)
+    : { path: relative(options.root, options.plan), exists: false as const };
+  return assess({
+    spec,
+    approvals: await approvalsOf(options.store, options.spec),
+    plan,
+    done: await doneTasks(options.store, new Git(options.root), relative(options.root, options.plan)),
+  });
+}
+
+async function assertClean(git: Git, what: string): Promise<void> {
+  const dirty = await git.dirtyFiles();
+  if (dirty.length > 0)
+    throw new ReinsError(
+      "usage",
+      `the working tree has uncommitted changes (${dirty.slice(0, 5).join(", ")}): commit or stash them before reins ${what}, so only the agent's work is committed`,
+    );
+}
+
+async function agentStep(
+  options: SpecRunOptions,
+  step: "draft-spec" | "plan",
+  attempt: number,
+  prompt: string,
+): Promise<string | null> {
+  const result = await options.runner.run({
+    run: "workflow",
+    task: `workflow:${step}`,
+    attempt,
+    mode: "implement",
+    prompt,
+    cwd: options.root,
+    env: {
+      REINS_WORKFLOW_STEP: step,
+      REINS_SPEC: options.spec,
+      REINS_PLAN: relative(options.root, options.plan),
+    },
+    timeoutMs: options.agentTimeoutMs,
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+  });
+  return result.outcome === "ok" ? null : `the agent ended ${result.outcome}: ${firstLine(result.summary)}`;
+}
+
+/** Step 1: the agent drafts the spec, reins commits it. */
+async function draft(options: SpecRunOptions, git: Git): Promise<SpecStep | null> {
+  if (options.request === undefined || options.request.trim() === "")
+    throw new ReinsError(
+      "usage",
+      `no spec ${options.spec} yet: say what to build with --request "...", or write the spec yourself`,
+    );
+  await assertClean(git, "drafts the spec");
+  options.say(`requirements: the agent drafts ${options.spec}`);
+  const failed = await agentStep(options, "draft-spec", 1, draftPrompt(options.spec, options.request));
+  if (failed !== null) return { kind: "failed", message: `drafting ${options.spec}: ${failed}` };
+  const spec = specFact(options.root, options.spec);
+  if (!spec.exists) return { kind: "failed", message: `the agent did not write ${options.spec}` };
+  if (spec.sections.length === 0)
+    return { kind: "failed", message: `the agent's ${options.spec} has no sections (## headings)` };
+  await git.commitAll(`spec: draft ${options.spec}\n\nReins-Workflow: draft-spec`);
+  options.say(`requirements: ${options.spec} drafted and committed, ${spec.sections.length} section(s)`);
+  return null;
+}
+
+/** Steps 2 to 5: the agent writes the plan, reins checks it (one retry with the problem), then commits it. */
+async function planWork(options: SpecRunOptions, git: Git, error: string | null): Promise<SpecStep | null> {
+  await assertClean(git, "plans");
+  const planPath = relative(options.root, options.plan);
+  let problem = error;
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    options.say(`planning: the agent writes ${planPath}${attempt > 1 ? " again" : ""}`);
+    const spec = specFact(options.root, options.spec);
+    const failed = await agentStep(
+      options,
+      "plan",
+      attempt,
+      planPrompt({
+        spec: options.spec,
+        plan: planPath,
+        sections: spec.exists ? spec.sections : [],
+        text: readFileSync(resolve(options.root, options.spec), "utf8"),
+        error: problem,
+      }),
+    );
+    if (failed !== null) return { kind: "failed", message: `planning: ${failed}` };
+    const plan = planFact(options.root, options.plan, options.spec);
+    if (plan.exists && plan.valid) {
+      await git.commitAll(`plan: ${planPath} for ${options.spec}\n\nReins-Workflow: plan`);
+      options.say(`planning: ${planPath} committed, ${plan.nodes.length} node(s)`);
+      return null;
+    }
+    problem = plan.exists ? plan.error : `the agent did not write ${planPath}`;
+  }
+  return {
+    kind: "failed",
+    message: `the plan is still invalid after a retry: ${problem ?? ""}; fix and commit ${planPath}, or remove it, and start again`,
+  };
+}
+
+/** An unfinished run of the plan, to resume rather than start again. */
+async function openRun(store: Store, planPath: string): Promise<string | null> {
+  for (const run of await store.runs()) {
+    if (run.status !== "running" && run.status !== "paused") continue;
+    const stored = await store.run(run.id);
+    if (stored !== null && checkpointFrom(stored).meta.plan === planPath) return run.id;
+  }
+  return null;
+}
+
+/**
+ * One start of the workflow: assesses, acts on what the assessment calls for, and assesses again after
+ * each step it took, until the gate holds, a step failed, every task is done, or building is next.
+ */
+export async function advanceSpec(options: SpecRunOptions): Promise<SpecStep> {
+  const git = new Git(options.root);
+  if (!(await git.isRepo()))
+    throw new ReinsError(
+      "usage",
+      `${options.root} is not a git repository: the workflow commits its steps (git init)`,
+    );
+  let drafted = false;
+  let planned = false;
+  for (;;) {
+    const assessment = await assessProject(options);
+    options.say(
+      `assessed: ${assessment.phase}, step ${assessment.step}${assessment.missing.length > 0 ? `; missing: ${assessment.missing.join("; ")}` : ""}`,
+    );
+    const spec = specFact(options.root, options.spec);
+    if (assessment.phase === "requirements") {
+      if (!spec.exists) {
+        if (drafted) return { kind: "failed", message: `the agent did not write ${options.spec}` };
+        const failed = await draft(options, git);
+        if (failed !== null) return failed;
+        drafted = true;
+        continue;
+      }
+      return { kind: "gate", spec: options.spec, hash: spec.hash, drafted, assessment };
+    }
+    if (assessment.phase === "planning") {
+      if (planned) return { kind: "failed", message: assessment.missing.join("; ") };
+      const plan = planFact(options.root, options.plan, options.spec);
+      const failed = await planWork(options, git, plan.exists && !plan.valid ? plan.error : null);
+      if (failed !== null) return failed;
+      planned = true;
+      continue;
+    }
+    const planPath = relative(options.root, options.plan);
+    const resume = await openRun(options.store, planPath);
+    if (resume === null && assessment.step === "done") return { kind: "done", assessment };
+    return { kind: "build", plan: options.plan, resume, assessment };
+  }
+}
