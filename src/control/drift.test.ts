@@ -1,23 +1,13 @@
 /** Spec drift in the control core: what `spec.changed` does to work done, under way, or not started. */
 import { describe, expect, it } from "vitest";
+import { planNode } from "../../test/support/plans.js";
 import { doneProof } from "./done-proof.js";
 import { resolveSettings } from "./settings.js";
 import { begin, step, type StepResult } from "./step.js";
 import { canReopen, canTransition } from "./task-state.js";
 import type { CheckDef, CheckResult, PlanNode, RunAction, RunEvent, RunState } from "./types.js";
 
-const node = (id: string, over: Partial<PlanNode> = {}): PlanNode => ({
-  id,
-  kind: "task",
-  title: id,
-  deps: [],
-  priority: 0,
-  acceptance: [],
-  checks: [],
-  parent: null,
-  children: [],
-  ...over,
-});
+const node = planNode;
 
 const unit: CheckDef = { name: "unit", command: "npm test", tier: "fast", format: "exit", timeoutMs: 1000 };
 

@@ -26,7 +26,7 @@ const ALL_BUT_STATE = [".", `:(exclude)${STATE_DIR}`];
 export const MAX_DIFF_BYTES = 256 * 1024;
 
 /** Variables that would point git at another repository or index than this working tree's. */
-const REPO_OVERRIDES = [
+export const REPO_OVERRIDES = [
   "GIT_DIR",
   "GIT_WORK_TREE",
   "GIT_INDEX_FILE",

@@ -1,20 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { planNode } from "../../test/support/plans.js";
 import type { PlanNode } from "../control/types.js";
 import { hashedSpec } from "./read.js";
 import { snapshotOf, specChange, specFiles } from "./snapshot.js";
 
-const node = (id: string, spec?: PlanNode["spec"]): PlanNode => ({
-  id,
-  kind: "task",
-  title: id,
-  deps: [],
-  priority: 0,
-  acceptance: [],
-  checks: [],
-  parent: null,
-  children: [],
-  ...(spec !== undefined ? { spec } : {}),
-});
+const node = (id: string, spec?: PlanNode["spec"]): PlanNode =>
+  planNode(id, spec !== undefined ? { spec } : {});
 
 const SPEC = "# Accounts\n\n## Sign up\n\nPOST /signup.\n\n### Errors\n\n409.\n\n## Log in\n\nPOST /login.\n";
 

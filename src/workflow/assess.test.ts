@@ -1,21 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { planNode } from "../../test/support/plans.js";
 import type { PlanNode } from "../control/types.js";
 import { assess, planSpecProblems, type ApprovalFact, type WorkflowFacts } from "./assess.js";
 
-function node(id: string, extra: Partial<PlanNode> = {}): PlanNode {
-  return {
-    id,
-    kind: "task",
-    title: id,
-    deps: [],
-    priority: 0,
-    acceptance: [],
-    checks: [],
-    parent: null,
-    children: [],
-    ...extra,
-  };
-}
+const node = planNode;
 
 /** Two components: c1 with tasks a and b, c2 with task c. */
 const NODES: PlanNode[] = [
