@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { claudeRunner } from "../src/drive/agents/claude.js";
 import { codexRunner } from "../src/drive/agents/codex.js";
-import { codexRunArgs } from "../src/drive/run-hooks.js";
 import { geminiRunner } from "../src/drive/agents/gemini.js";
 import type { AgentRequest, AgentResult } from "../src/drive/agents/runner.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
@@ -14,7 +13,7 @@ import { startFakeGemini, shellCommand } from "./support/fake-gemini.js";
 import { execCommand, startFakeOpenAi } from "./support/fake-openai.js";
 import type { FakeModel } from "./support/fake-model.js";
 import { geminiBinary, geminiUnavailableReason, writeSettings } from "./support/gemini-cli.js";
-import { cleanEnv, reinsBin } from "./support/processes.js";
+import { cleanEnv } from "./support/processes.js";
 
 /**
  * The agent runners of `reins run` driving the real CLIs offline, each against its scripted model API on
@@ -103,25 +102,6 @@ describe.skipIf(codexUnavailableReason() !== null)("the Codex runner", () => {
       expectRanTheScript(result, 30);
       expect(result.costUsd).toBe(0);
       expect(JSON.stringify(openai.mainRequests()[0]!.body?.input)).toContain(PROMPT);
-    },
-  );
-  it(
-    "hands a driven Codex reins' MCP tools (reins run's -c overrides), in its first request",
-    { timeout: 30_000 },
-    async () => {
-      const openai = await startFakeOpenAi([{ text: "Nothing to do." }]);
-      e2e.fake = openai;
-      mkdirSync(join(e2e.home, ".codex"));
-      const runner = codexRunner({
-        bin: codexBinary,
-        args: [...codexConfigArgs({ baseUrl: openai.url, model: "fake-model" }), ...codexRunArgs(reinsBin)],
-        baseEnv: cleanEnv(e2e.home, { CODEX_HOME: join(e2e.home, ".codex"), REINS_FAKE_OPENAI_KEY: "test" }),
-      });
-      const result = await runner.run(request());
-      expect(result.outcome).toBe("ok");
-      const tools = JSON.stringify(openai.mainRequests()[0]!.body?.tools);
-      for (const tool of ["verify_task_completion", "update_task_status", "read_spec"])
-        expect(tools).toContain(tool);
     },
   );
 });

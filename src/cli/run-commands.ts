@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { runnerFor } from "../drive/agents/index.js";
 import type { AgentRunner } from "../drive/agents/runner.js";
-import { claudeRunArgs, codexRunArgs } from "../drive/run-hooks.js";
+import { claudeRunArgs } from "../drive/run-hooks.js";
 import { binPath } from "./agent-commands.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
 import { progressWriter } from "../drive/progress.js";
@@ -63,7 +63,6 @@ function runnerOf(
   if (agent !== "claude") {
     if (maxTurns !== undefined)
       throw new ReinsError("usage", `--max-turns applies to --agent claude only, not ${agent}`);
-    if (agent === "codex") return runnerFor(agent, { args: codexRunArgs(binPath(), plan) });
     return runnerFor(agent);
   }
   return runnerFor(agent, {

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { initAgent, isReinsHook, readSettings } from "../hooks/init.js";
-import { claudeMcpEntry, MCP_NAME, mcpCommand } from "../mcp/install.js";
+import { claudeMcpEntry, MCP_NAME } from "../mcp/install.js";
 import { reinsDir } from "../shell/reins-dir.js";
 
 /** Whether a Claude Code settings file of the project already runs reins' hooks (then they apply as they are). */
@@ -35,24 +35,4 @@ export function claudeRunArgs(root: string, bin: string, plan?: string): string[
   const settingsPath = join(dir, "claude-settings.json");
   initAgent("claude", { settingsPath, bin, port: 0, mode: "in-process" });
   return ["--settings", settingsPath, ...mcp];
-}
-
-/**
- * The extra arguments that give a driven Codex reins' MCP server on `plan`, as `-c` overrides of its
- * configuration (TOML values; a JSON string or array of strings is one), with its tools approved so
- * `codex exec` may call them. The project's own `.codex/config.toml` is left as it is.
- */
-export function codexRunArgs(bin: string, plan?: string): string[] {
-  const { command, args } = mcpCommand(bin, plan !== undefined ? [plan] : []);
-  const key = `mcp_servers.${MCP_NAME}`;
-  return [
-    "-c",
-    `${key}.command=${JSON.stringify(command)}`,
-    "-c",
-    `${key}.args=${JSON.stringify(args)}`,
-    "-c",
-    `${key}.default_tools_approval_mode="approve"`,
-    "-c",
-    `${key}.tool_timeout_sec=1800`,
-  ];
 }
