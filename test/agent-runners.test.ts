@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { claudeRunner } from "../src/drive/agents/claude.js";
 import { codexRunner } from "../src/drive/agents/codex.js";
+import { codexRunArgs, geminiRunEnv } from "../src/drive/run-hooks.js";
 import { geminiRunner } from "../src/drive/agents/gemini.js";
 import type { AgentRequest, AgentResult } from "../src/drive/agents/runner.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
@@ -13,7 +14,7 @@ import { startFakeGemini, shellCommand } from "./support/fake-gemini.js";
 import { execCommand, startFakeOpenAi } from "./support/fake-openai.js";
 import type { FakeModel } from "./support/fake-model.js";
 import { geminiBinary, geminiUnavailableReason, writeSettings } from "./support/gemini-cli.js";
-import { cleanEnv } from "./support/processes.js";
+import { cleanEnv, reinsBin } from "./support/processes.js";
 
 /**
  * The agent runners of `reins run` driving the real CLIs offline, each against its scripted model API on
@@ -104,6 +105,25 @@ describe.skipIf(codexUnavailableReason() !== null)("the Codex runner", () => {
       expect(JSON.stringify(openai.mainRequests()[0]!.body?.input)).toContain(PROMPT);
     },
   );
+  it(
+    "hands a driven Codex reins' MCP tools (reins run's -c overrides), in its first request",
+    { timeout: 30_000 },
+    async () => {
+      const openai = await startFakeOpenAi([{ text: "Nothing to do." }]);
+      e2e.fake = openai;
+      mkdirSync(join(e2e.home, ".codex"));
+      const runner = codexRunner({
+        bin: codexBinary,
+        args: [...codexConfigArgs({ baseUrl: openai.url, model: "fake-model" }), ...codexRunArgs(reinsBin)],
+        baseEnv: cleanEnv(e2e.home, { CODEX_HOME: join(e2e.home, ".codex"), REINS_FAKE_OPENAI_KEY: "test" }),
+      });
+      const result = await runner.run(request());
+      expect(result.outcome).toBe("ok");
+      const tools = JSON.stringify(openai.mainRequests()[0]!.body?.tools);
+      for (const tool of ["verify_task_completion", "update_task_status", "read_spec"])
+        expect(tools).toContain(tool);
+    },
+  );
 });
 
 describe.skipIf(geminiUnavailableReason() !== null)("the Gemini CLI runner", () => {
@@ -125,4 +145,28 @@ describe.skipIf(geminiUnavailableReason() !== null)("the Gemini CLI runner", () 
     // Nothing but the scripted turns (no router call: the model was fixed).
     expect(gemini.requests.filter((r) => r.kind !== "main")).toEqual([]);
   });
+
+  it(
+    "hands a driven Gemini CLI reins' MCP tools (reins run's own Gemini home), in its first request",
+    { timeout: 30_000 },
+    async () => {
+      const gemini = await startFakeGemini([{ text: "Nothing to do." }]);
+      e2e.fake = gemini;
+      writeSettings(e2e.home, false);
+      const userSettings = readFileSync(join(e2e.home, ".gemini", "settings.json"), "utf8");
+      const runner = geminiRunner({
+        bin: geminiBinary,
+        model: "gemini-2.5-flash",
+        baseEnv: cleanEnv(e2e.home, { GOOGLE_GEMINI_BASE_URL: gemini.url, GEMINI_API_KEY: "test" }),
+        env: geminiRunEnv(e2e.project, reinsBin, undefined, e2e.home),
+      });
+      const result = await runner.run(request());
+      expect(result.outcome, result.stderr).toBe("ok");
+      const tools = JSON.stringify(gemini.mainRequests()[0]!.body?.tools);
+      for (const tool of ["verify_task_completion", "update_task_status", "read_spec"])
+        expect(tools).toContain(tool);
+      // The user's settings are as they were; the run's copy lives under .reins.
+      expect(readFileSync(join(e2e.home, ".gemini", "settings.json"), "utf8")).toBe(userSettings);
+    },
+  );
 });

@@ -95,7 +95,13 @@ describe("reins init <agent> --mcp", () => {
       model: "gpt-5",
       mcp_servers: {
         docs: { command: "docs-server" },
-        reins: { ...server, default_tools_approval_mode: "approve", tool_timeout_sec: 1800 },
+        reins: {
+          ...server,
+          default_tools_approval_mode: "approve",
+          tool_timeout_sec: 1800,
+          startup_timeout_sec: 30,
+          required: true,
+        },
       },
     });
     const trust = readToml(readFileSync(join(dir, "home", ".codex", "config.toml"), "utf8"));
@@ -120,7 +126,15 @@ describe("reins init <agent> --mcp", () => {
     const config = join(dir, "home", ".codex", "config.toml");
     expect(out.out).toBe(`added the reins MCP server (reins mcp) to ${config}\n`);
     expect(readToml(readFileSync(config, "utf8"))).toEqual({
-      mcp_servers: { reins: { ...server, default_tools_approval_mode: "approve", tool_timeout_sec: 1800 } },
+      mcp_servers: {
+        reins: {
+          ...server,
+          default_tools_approval_mode: "approve",
+          tool_timeout_sec: 1800,
+          startup_timeout_sec: 30,
+          required: true,
+        },
+      },
     });
     await reins(dir, "init", "codex", "--mcp", "--user", "--uninstall");
     expect(existsSync(config)).toBe(false);

@@ -1,11 +1,12 @@
 /** `reins run` and `reins report`: drive an agent over a plan until done is proven, and read the evidence. */
 import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { runnerFor } from "../drive/agents/index.js";
 import type { AgentRunner } from "../drive/agents/runner.js";
-import { claudeRunArgs } from "../drive/run-hooks.js";
+import { claudeRunArgs, codexRunArgs, geminiRunEnv } from "../drive/run-hooks.js";
 import { binPath } from "./agent-commands.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
 import { progressWriter } from "../drive/progress.js";
@@ -51,8 +52,8 @@ export function findPlan(root: string, cwd: string, named: string | undefined): 
 }
 
 /**
- * The runner of an agent spec; a driven Claude Code gets reins' hooks and MCP tools (on `plan`) for the run,
- * and `--max-turns`.
+ * The runner of an agent spec: a driven Claude Code gets reins' hooks and MCP tools (on `plan`) for the run,
+ * and `--max-turns`; a driven Codex or Gemini CLI gets the MCP tools.
  */
 function runnerOf(
   agent: string,
@@ -63,6 +64,11 @@ function runnerOf(
   if (agent !== "claude") {
     if (maxTurns !== undefined)
       throw new ReinsError("usage", `--max-turns applies to --agent claude only, not ${agent}`);
+    if (agent === "codex") return runnerFor(agent, { args: codexRunArgs(binPath(), plan) });
+    if (agent === "gemini") {
+      const userHome = process.env.GEMINI_CLI_HOME || homedir();
+      return runnerFor(agent, { env: geminiRunEnv(root, binPath(), plan, userHome) });
+    }
     return runnerFor(agent);
   }
   return runnerFor(agent, {

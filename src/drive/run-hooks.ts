@@ -1,12 +1,13 @@
 /**
  * reins' own hooks and MCP tools for the agents a run drives, so every guard applies inside each iteration
- * and the agent can verify its work: Claude Code gets them through `--settings` and `--mcp-config`, without
- * touching the project's files.
+ * and the agent can verify its work: Claude Code gets them through `--settings` and `--mcp-config`, Codex
+ * its MCP server through `-c` overrides and Gemini CLI through a Gemini home of the run's own, without
+ * touching the project's files or the user's.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { initAgent, isReinsHook, readSettings } from "../hooks/init.js";
-import { claudeMcpEntry, MCP_NAME } from "../mcp/install.js";
+import { claudeMcpEntry, codexMcpEntry, geminiMcpEntry, MCP_NAME } from "../mcp/install.js";
 import { reinsDir } from "../shell/reins-dir.js";
 
 /** Whether a Claude Code settings file of the project already runs reins' hooks (then they apply as they are). */
@@ -36,3 +37,47 @@ export function claudeRunArgs(root: string, bin: string, plan?: string): string[
   initAgent("claude", { settingsPath, bin, port: 0, mode: "in-process" });
   return ["--settings", settingsPath, ...mcp];
 }
+
+/**
+ * The extra arguments that give a driven Codex reins' MCP server on `plan`, as `-c` overrides of its
+ * configuration (TOML values; a JSON string, number, boolean or array of strings is one). The project's own
+ * `.codex/config.toml` is left as it is.
+ */
+export function codexRunArgs(bin: string, plan?: string): string[] {
+  const entry = codexMcpEntry(bin, plan !== undefined ? [plan] : []);
+  return Object.entries(entry).flatMap(([key, value]) => [
+    "-c",
+    `mcp_servers.${MCP_NAME}.${key}=${JSON.stringify(value)}`,
+  ]);
+}
+
+/**
+ * The environment that gives a driven Gemini CLI reins' MCP server on `plan`. Gemini reads MCP servers from
+ * settings files only (a system settings file is refused under a folder others may write, such as /tmp), so
+ * the run gets its own Gemini home, `GEMINI_CLI_HOME=.reins/run-hooks/gemini-home`: its `.gemini/settings.json`
+ * is the user's with reins' server added, and every other entry of the user's `.gemini` folder (credentials,
+ * trusted folders, chats) is a link to the user's own. The user's files are never written.
+ */
+export function geminiRunEnv(
+  root: string,
+  bin: string,
+  plan: string | undefined,
+  userHome: string,
+): Record<string, string> {
+  const home = join(reinsDir(root), "run-hooks", "gemini-home");
+  const dir = join(home, ".gemini");
+  const user = join(userHome, ".gemini");
+  rmSync(home, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const entries = existsSync(user) ? readdirSync(user) : [];
+  for (const name of entries) if (name !== "settings.json") symlinkSync(join(user, name), join(dir, name));
+  const settings = readSettings(join(user, "settings.json")) as Record<string, unknown>;
+  const servers = isRecord(settings.mcpServers) ? settings.mcpServers : {};
+  const server = geminiMcpEntry(bin, plan !== undefined ? [plan] : []);
+  const merged = { ...settings, mcpServers: { ...servers, [MCP_NAME]: server } };
+  writeFileSync(join(dir, "settings.json"), `${JSON.stringify(merged, null, 2)}\n`);
+  return { GEMINI_CLI_HOME: home };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);

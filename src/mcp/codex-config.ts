@@ -6,6 +6,9 @@
 import { isDeepStrictEqual } from "node:util";
 import { readToml, tomlGet, tomlHeader } from "../hooks/trust.js";
 
+/** A Codex `[mcp_servers.<name>]` table's values. */
+export type CodexMcpEntry = Record<string, string | string[] | number | boolean>;
+
 const MCP_NAME = "reins";
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -52,7 +55,7 @@ function pruned(value: unknown): unknown {
 /** The config text with `[mcp_servers.reins]` set to `entry` (or removed), or why a line edit cannot do it. */
 export function codexMcpText(
   text: string,
-  entry: Record<string, string | string[] | number> | undefined,
+  entry: CodexMcpEntry | undefined,
 ): { text: string; changed: boolean } | { conflict: string } {
   const doc = readToml(text);
   // smol-toml's tables have no prototype; `pruned` makes plain objects of both sides.

@@ -7,7 +7,9 @@
  *   `enabledMcpjsonServers` of `.claude/settings.local.json`, so the project's server is approved.
  * - Codex CLI: `[mcp_servers.reins]` in the project's `.codex/config.toml` (read only in a trusted project)
  *   or `$CODEX_HOME/config.toml` with `--user`, with `default_tools_approval_mode = "approve"` (under
- *   `approval_policy = "never"` Codex fails an MCP call it would have to ask about) and `tool_timeout_sec`.
+ *   `approval_policy = "never"` Codex fails an MCP call it would have to ask about), `tool_timeout_sec`, and
+ *   `required = true`: without it `codex exec` sends its first request before the server has started, and
+ *   the tools are missing from it.
  * - Gemini CLI: `mcpServers.reins` in `.gemini/settings.json` (the project's, read only in a trusted folder,
  *   or the user's), with `"trust": true` so a headless run calls the tools without a confirmation, and a
  *   `timeout` long enough for a verify.
@@ -18,13 +20,16 @@ import { isDeepStrictEqual } from "node:util";
 import { ReinsError } from "../core/errors.js";
 import { readSettings } from "../hooks/init.js";
 import { codexHome, tomlHeader } from "../hooks/trust.js";
-import { CODEX_PATH, codexMcpText } from "./codex-config.js";
+import { CODEX_PATH, codexMcpText, type CodexMcpEntry } from "./codex-config.js";
 
 /**
  * How long an agent waits for one tool call, in seconds: a verify runs its scope's checks one after another
  * (each up to its own timeout), longer than the agents' defaults (Codex 60 s, Gemini CLI 10 min) allow.
  */
 const VERIFY_TIMEOUT_S = 1800;
+
+/** How long Codex waits for reins' server to start (a cold Node start on a loaded machine takes seconds). */
+const STARTUP_TIMEOUT_S = 30;
 
 /** The agents `--mcp` knows. */
 export const MCP_AGENTS = ["claude", "codex", "gemini"] as const;
@@ -40,6 +45,25 @@ export function mcpCommand(bin: string, args: readonly string[] = []): { command
 /** Claude Code's server entry: a stdio server whose tools are in the first request. */
 export function claudeMcpEntry(bin: string, args: readonly string[] = []): Record<string, unknown> {
   return { type: "stdio", ...mcpCommand(bin, args), alwaysLoad: true };
+}
+
+/**
+ * Codex's server entry: its tools approved, a verify's time allowed, and required, so Codex waits for the
+ * server (up to `startup_timeout_sec`) before its first request, or fails saying so.
+ */
+export function codexMcpEntry(bin: string, args: readonly string[] = []): CodexMcpEntry {
+  return {
+    ...mcpCommand(bin, args),
+    default_tools_approval_mode: "approve",
+    tool_timeout_sec: VERIFY_TIMEOUT_S,
+    startup_timeout_sec: STARTUP_TIMEOUT_S,
+    required: true,
+  };
+}
+
+/** Gemini CLI's server entry: trusted, so a headless run calls its tools without a confirmation. */
+export function geminiMcpEntry(bin: string, args: readonly string[] = []): Record<string, unknown> {
+  return { ...mcpCommand(bin, args), trust: true, timeout: VERIFY_TIMEOUT_S * 1000 };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -165,25 +189,12 @@ export function installMcp(agent: string, options: InstallMcpOptions): string[] 
     ];
   }
   if (agent === "gemini")
-    return [
-      said(
-        editJsonServers(
-          path,
-          "mcpServers",
-          remove ? undefined : { command, args, trust: true, timeout: VERIFY_TIMEOUT_S * 1000 },
-        ),
-      ),
-    ];
+    return [said(editJsonServers(path, "mcpServers", remove ? undefined : geminiMcpEntry(options.bin)))];
 
   const text = existsSync(path) ? readFileSync(path, "utf8") : "";
   let edited: ReturnType<typeof codexMcpText>;
   try {
-    edited = codexMcpText(
-      text,
-      remove
-        ? undefined
-        : { command, args, default_tools_approval_mode: "approve", tool_timeout_sec: VERIFY_TIMEOUT_S },
-    );
+    edited = codexMcpText(text, remove ? undefined : codexMcpEntry(options.bin));
   } catch (error) {
     throw new ReinsError(
       "usage",
@@ -193,7 +204,7 @@ export function installMcp(agent: string, options: InstallMcpOptions): string[] 
   if ("conflict" in edited)
     throw new ReinsError(
       "conflict",
-      `reins did not change ${path}: ${edited.conflict}; ${remove ? "remove the reins server by hand" : `add by hand: ${tomlHeader(CODEX_PATH)} command = ${JSON.stringify(command)}, args = ${JSON.stringify(args)}, default_tools_approval_mode = "approve"`}`,
+      `reins did not change ${path}: ${edited.conflict}; ${remove ? "remove the reins server by hand" : `add by hand: ${tomlHeader(CODEX_PATH)} command = ${JSON.stringify(command)}, args = ${JSON.stringify(args)}, default_tools_approval_mode = "approve", required = true`}`,
     );
   if (edited.changed) {
     if (remove && edited.text.trim() === "") rmSync(path, { force: true });
