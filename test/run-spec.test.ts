@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -51,6 +51,7 @@ tasks:
  * edits the section t1 names when REINS_EDIT is set, as an agent may while it works.
  */
 const AGENT = `cat > "$REINS_PROMPTS/$REINS_TASK.$REINS_ATTEMPT"
+[ -n "$REINS_WORKFLOW_STEP" ] && echo '{"reins":{"tokens":600}}'
 case "$REINS_WORKFLOW_STEP" in
   draft-spec) cat > "$REINS_SPEC" <<'EOF'
 ${SPEC}EOF
@@ -79,8 +80,8 @@ function withEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<
   });
 }
 
-function project(env: Record<string, string> = {}) {
-  const { dir, agent } = runProject({}, AGENT);
+function project(env: Record<string, string> = {}, files: Record<string, string> = {}) {
+  const { dir, agent } = runProject(files, AGENT);
   const prompts = mkdtempSync(join(tmpdir(), "reins-spec-prompts-"));
   const start = () =>
     withEnv({ REINS_PROMPTS: prompts, ...env }, () =>
@@ -98,6 +99,33 @@ function runId(out: string): string {
 }
 
 describe("reins run --spec", () => {
+  it("charges the workflow's own agent steps to run:workflow: a used-up budget keeps the next one from starting", async () => {
+    const config = JSON.stringify({ budget: { session: { tokens: 1000 } } });
+    const { dir, prompts, start } = project({ REINS_BAD_PLAN: "1" }, { "reins.config.json": config });
+    // Each workflow step reports 600 tokens. The draft's leave the budget open: on to the gate.
+    expect((await start()).out.trim().split("\n").at(-1)).toBe(GATE);
+    expect((await reinsIn(dir, ["approve", "spec.md", "--reason", "ok"])).code).toBe(0);
+
+    // The first plan is invalid and cost 1,200 of 1,000 tokens in all: its retry is not started.
+    const paused = await start();
+    expect(paused.code).toBe(1);
+    const last = paused.out.trim().split("\n").at(-1)!;
+    expect(last).toMatch(
+      /^workflow stopped: planning: the budget of run:workflow is paused \(tokens 1,200 of 1,000\)/,
+    );
+    expect(last).toContain("reins budget extend run:workflow <tokens>");
+    expect(last).toContain("then `reins run --spec spec.md`");
+    expect(readdirSync(prompts).filter((p) => p.startsWith("workflow:plan"))).toEqual(["workflow:plan.1"]);
+
+    // A person extends the budget and clears the bad plan; the next start plans again and builds.
+    expect((await reinsIn(dir, ["budget", "extend", "run:workflow", "5000", "--reason", "ok"])).code).toBe(0);
+    rmSync(join(dir, "reins.plan.yaml"));
+    const built = await start();
+    expect(built.err).toBe("");
+    expect(built.code).toBe(0);
+    expect(subjects(dir, "main")[0]).toBe("plan: reins.plan.yaml for spec.md");
+  });
+
   it("drafts the spec and holds at the gate until reins approve, then plans and builds; a start after that builds nothing", async () => {
     const { dir, prompts, start } = project();
 

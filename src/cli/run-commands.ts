@@ -13,7 +13,8 @@ import { progressWriter } from "../drive/progress.js";
 import { buildReport, reportMarkdown, writeReportFiles } from "../drive/report.js";
 import { readRunTrace } from "../drive/run-trace.js";
 import { Divergence } from "../drive/recorder.js";
-import { replayRun, resumeRun, runDir, startRun, type RunOutcome } from "../drive/run.js";
+import { runGuard } from "../drive/guard.js";
+import { replayRun, resumeRun, runDir, runGovernor, startRun, type RunOutcome } from "../drive/run.js";
 import { loadPlan } from "../plan/index.js";
 import { specFileKey } from "../spec/snapshot.js";
 import { advanceSpec } from "../workflow/run-spec.js";
@@ -212,6 +213,12 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
               plan: planArg !== undefined ? resolve(io.cwd, planArg) : join(loaded.root, PLAN_FILES[0]!),
               ...(opts.request !== undefined ? { request: opts.request } : {}),
               runner: runnerOf(opts.agent, loaded.root, maxTurns, undefined),
+              guard: runGuard(
+                runGovernor({ store, policy: loaded.policy, root: loaded.root }),
+                "workflow",
+                `reins run --spec ${spec}`,
+              ),
+              now: Date.now,
               agentTimeoutMs: timeoutMin * 60_000,
               signal: controller.signal,
               say: (line) => {

@@ -37,11 +37,14 @@ export interface Guard {
   taskEnded(task: string, status: "done" | "failed" | "canceled", at: number): Promise<GuardAnswer>;
 }
 
-/** How a person lets a paused run go on: the commands to type. */
-export function howToGoOn(scope: string, why: "budget" | "breaker"): string {
+/** The command that goes on with a run after a person acted. */
+const RESUME = "reins run --resume";
+
+/** How a person lets a paused run go on: the commands to type (`goOn` once the budget or breaker allows). */
+export function howToGoOn(scope: string, why: "budget" | "breaker", goOn = RESUME): string {
   return why === "budget"
-    ? `extend it with \`reins budget extend ${scope} <tokens> --reason "..."\`, then \`reins run --resume\``
-    : `reset it with \`reins circuit reset ${scope} --reason "..."\`, then \`reins run --resume\``;
+    ? `extend it with \`reins budget extend ${scope} <tokens> --reason "..."\`, then \`${goOn}\``
+    : `reset it with \`reins circuit reset ${scope} --reason "..."\`, then \`${goOn}\``;
 }
 
 /** An event before the guard stamps its scope and id (per kind, so each kind keeps its own fields). */
@@ -51,7 +54,7 @@ type Unstamped = ReinsEvent extends infer E
     : never
   : never;
 
-function answerOf(scope: string, decisions: (Decision | null)[]): GuardAnswer {
+function answerOf(scope: string, decisions: (Decision | null)[], goOn: string): GuardAnswer {
   const advice: string[] = [];
   let stop: string | null = null;
   for (const decision of decisions) {
@@ -62,20 +65,23 @@ function answerOf(scope: string, decisions: (Decision | null)[]): GuardAnswer {
       const why = decision.results.some((r) => r.guard.startsWith("circuit")) ? "breaker" : "budget";
       stop =
         said === ""
-          ? `a guard stopped the run: ${howToGoOn(scope, why)}`
-          : `${said} Then go on with \`reins run --resume\`.`;
+          ? `a guard stopped the run: ${howToGoOn(scope, why, goOn)}`
+          : `${said} Then go on with \`${goOn}\`.`;
     } else advice.push(...decision.instructions);
   }
   return { stop, advice: [...new Set(advice)] };
 }
 
-/** A guard recording into `run:<run>` through the governor (fail-open with a spool when the store is down). */
-export function runGuard(governor: Governor, run: string): Guard {
+/**
+ * A guard recording into `run:<run>` through the governor (fail-open with a spool when the store is down);
+ * `goOn` is the command its stops tell a person to type once they have acted.
+ */
+export function runGuard(governor: Governor, run: string, goOn = RESUME): Guard {
   const scope = `run:${run}`;
   const record = async (events: Unstamped[]): Promise<GuardAnswer> => {
     const stamped = events.map((e) => ({ ...e, scope, id: randomUUID() }));
     const governed = await governor.record(scope, stamped);
-    return answerOf(scope, governed.answers);
+    return answerOf(scope, governed.answers, goOn);
   };
   return {
     scope,
@@ -84,14 +90,14 @@ export function runGuard(governor: Governor, run: string): Guard {
       if (state === null) return null;
       const summary = summarize(state, governor.policy);
       if (summary.breaker.status === "open")
-        return `the breaker of ${scope} is open (${summary.breaker.detail ?? summary.breaker.reason ?? "tripped"}): ${howToGoOn(scope, "breaker")}`;
+        return `the breaker of ${scope} is open (${summary.breaker.detail ?? summary.breaker.reason ?? "tripped"}): ${howToGoOn(scope, "breaker", goOn)}`;
       if (summary.status === "paused") {
         const line = [...summary.budget, ...(summary.task?.budget ?? [])].find((b) => b.ratio >= 1);
         const what =
           line === undefined
             ? ""
             : ` (${line.resource} ${line.used.toLocaleString("en")} of ${line.limit.toLocaleString("en")})`;
-        return `the budget of ${scope} is paused${what}: ${howToGoOn(scope, "budget")}`;
+        return `the budget of ${scope} is paused${what}: ${howToGoOn(scope, "budget", goOn)}`;
       }
       return null;
     },

@@ -8,7 +8,7 @@ import type { CheckDef, PlanNode, RunDecision, RunEvent, RunState } from "../con
 import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
-import { createGovernor } from "../governor.js";
+import { createGovernor, type Governor } from "../governor.js";
 import { reinsDir } from "../shell/reins-dir.js";
 import { Spool } from "../store/spool.js";
 import type { DriveContext } from "./actions.js";
@@ -51,6 +51,15 @@ export interface RunOutcome extends DriveEnd {
   meta: RunMeta;
   /** The report's path, once written. */
   report: string | null;
+}
+
+/** The governor a run records through: the run's store and policy, spooling to `.reins/spool` when it is down. */
+export function runGovernor(options: Pick<RunOptions, "store" | "policy" | "root">): Governor {
+  return createGovernor({
+    store: options.store,
+    policy: options.policy,
+    spool: new Spool(join(reinsDir(options.root), "spool")),
+  });
 }
 
 /** `.reins/runs/<run>`: the run's trace, report and worktrees. */
@@ -188,12 +197,7 @@ export async function startRun(
   };
   const trace = new TraceWriter(join(dir, "trace.jsonl"));
   trace.write({ t: "meta", meta });
-  const governor = createGovernor({
-    store: options.store,
-    policy: options.policy,
-    spool: new Spool(join(reinsDir(options.root), "spool")),
-  });
-  const guard = runGuard(governor, run);
+  const guard = runGuard(runGovernor(options), run);
   await guard.started(meta.agent, now);
   const ctx = context(options, meta, liveRecorder(trace), trace, null, guard);
   const at = await ctx.recorder.io("begin", "clock", () => Promise.resolve(now));
@@ -243,12 +247,14 @@ export async function resumeRun(options: RunOptions & { run?: string }): Promise
   }
   const dir = runDir(options.root, meta.run);
   const trace = new TraceWriter(join(dir, "trace.jsonl"), checkpoint.traceBytes);
-  const governor = createGovernor({
-    store: options.store,
-    policy: options.policy,
-    spool: new Spool(join(reinsDir(options.root), "spool")),
-  });
-  const ctx = context(options, meta, liveRecorder(trace), trace, null, runGuard(governor, meta.run));
+  const ctx = context(
+    options,
+    meta,
+    liveRecorder(trace),
+    trace,
+    null,
+    runGuard(runGovernor(options), meta.run),
+  );
   ctx.keys = { ...checkpoint.keys };
   ctx.spec = checkpoint.spec ?? null;
   for (const [task, tree] of Object.entries(checkpoint.worktrees)) ctx.worktrees.set(task, tree);

@@ -11,6 +11,7 @@ import { checkpointFrom } from "../drive/checkpoint.js";
 import type { AgentRunner } from "../drive/agents/runner.js";
 import { firstLine } from "../drive/first-line.js";
 import { Git } from "../drive/git.js";
+import type { Guard } from "../drive/guard.js";
 import { loadPlan } from "../plan/index.js";
 import { hashedSpec, hashSection } from "../spec/read.js";
 import { findSection } from "../spec/sections.js";
@@ -31,6 +32,13 @@ export interface SpecRunOptions {
   request?: string;
   /** The agent for the workflow's own iterations (drafting and planning). */
   runner: AgentRunner;
+  /**
+   * Where those iterations are charged (`run:workflow`): a paused budget or an open breaker keeps the agent
+   * from being started.
+   */
+  guard: Guard;
+  /** The time of an iteration's end, for its usage event (ms since the epoch). */
+  now: () => number;
   agentTimeoutMs: number;
   signal?: AbortSignal;
   /** Progress, one line each. */
@@ -125,6 +133,8 @@ async function agentStep(
   attempt: number,
   prompt: string,
 ): Promise<string | null> {
+  const paused = await options.guard.paused();
+  if (paused !== null) return paused;
   const result = await options.runner.run({
     run: "workflow",
     task: `workflow:${step}`,
@@ -140,6 +150,13 @@ async function agentStep(
     timeoutMs: options.agentTimeoutMs,
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
+  // A stop this spend causes (a budget used up) keeps the next step's agent from starting; the step that
+  // spent it is done and its work is kept.
+  await options.guard.usage(
+    `workflow:${step}`,
+    { attempt, tokens: result.tokens, costUsd: result.costUsd, files: [], lines: 0 },
+    options.now(),
+  );
   return result.outcome === "ok" ? null : `the agent ended ${result.outcome}: ${firstLine(result.summary)}`;
 }
 
