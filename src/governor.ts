@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { Answer, LogRecord } from "./core/batch.js";
-import type { Decision } from "./core/engine.js";
+import { pipeline, type Decision } from "./core/engine.js";
 import { ReinsError } from "./core/errors.js";
 import type { ReinsEvent } from "./core/events.js";
+import type { Guard } from "./core/guard.js";
 import { defaultPolicy, type Policy } from "./core/policy.js";
 import type { State } from "./core/state.js";
 import type { Store } from "./core/store.js";
@@ -23,6 +24,32 @@ export interface GovernorOptions {
    * backlog is delivered over several calls rather than make one wait past its hook's timeout. @default 1000
    */
   drainBudgetMs?: number;
+  /**
+   * The guards that decide, your own among them (see README "Use reins as a library"): every store but a
+   * remote server's applies them. Pools are still charged by the budget guard alone.
+   * @default defaultGuards
+   */
+  guards?: readonly Guard[];
+}
+
+/**
+ * reins' front door for a program of its own: records what an agent did as events, through a store, and
+ * answers with the guards' decisions. Made by `createGovernor`.
+ */
+export interface Governor {
+  /** Where state lives. */
+  readonly store: Store;
+  /** The policy every decision applies. */
+  readonly policy: Policy;
+  /**
+   * Records `events` of one scope in order and answers each with a decision (null for an event id already
+   * applied). Without the store it fails open (or closed, with `failClosed`) and spools the events.
+   */
+  record(scope: string, events: readonly ReinsEvent[]): Promise<Governed>;
+  /** Records one event in its own scope and answers with its decision (null for an id already applied). */
+  recordEvent(event: ReinsEvent): Promise<Answer>;
+  /** Closes the store. */
+  close(): Promise<void>;
 }
 
 /** How long one call may spend delivering the spool, by default: well within any hook's timeout. */
@@ -58,17 +85,19 @@ function degradedDecision(message: string, failClosed: boolean): Decision {
  * unreachable it fails open (allow, one warning line, events spooled for exactly-once delivery later)
  * unless the policy says `failClosed`.
  */
-export function createGovernor(options: GovernorOptions = {}) {
+export function createGovernor(options: GovernorOptions = {}): Governor {
   const store = options.store ?? new MemoryStore();
   const policy = options.policy ?? defaultPolicy;
+  const guards = options.guards !== undefined ? pipeline(options.guards) : undefined;
   const warn = options.onWarning ?? ((line: string) => void process.stderr.write(`${line}\n`));
 
   async function record(scope: string, events: readonly ReinsEvent[]): Promise<Governed> {
     const stamped = events.map((e) => (e.id === undefined ? { ...e, id: randomUUID() } : e));
     try {
       const deadline = Date.now() + (options.drainBudgetMs ?? DRAIN_BUDGET_MS);
-      if (options.spool !== undefined) await options.spool.drain(store, policy, { deadline, scope });
-      const result = await store.append(scope, stamped, policy);
+      if (options.spool !== undefined)
+        await options.spool.drain(store, policy, { deadline, scope, ...(guards ? { guards } : {}) });
+      const result = await store.append(scope, stamped, policy, guards);
       return {
         answers: result.answers,
         degraded: null,
@@ -109,13 +138,9 @@ export function createGovernor(options: GovernorOptions = {}) {
     store,
     policy,
     record,
-    /** Records one event and returns its decision (null only for an event id already applied). */
-    async decide(event: ReinsEvent): Promise<Answer> {
+    async recordEvent(event: ReinsEvent): Promise<Answer> {
       return (await record(event.scope, [event])).answers[0] ?? null;
     },
     close: () => store.close(),
   };
 }
-
-/** A governor: see `createGovernor`. */
-export type Governor = ReturnType<typeof createGovernor>;

@@ -2,6 +2,7 @@ import { closeSync, openSync, statSync, writeSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultGuards, defaultPolicy, pipeline, type ReinsEvent } from "../src/core/index.js";
 import { agentToken } from "../src/server/secret.js";
 import { isLoopback } from "../src/server/server.js";
 import { RemoteStore } from "../src/store/remote.js";
@@ -688,5 +689,18 @@ describe("runs of reins run", () => {
     const agents = new RemoteStore(api.url, agentToken(api.project).value, 10_000);
     await expect(agents.saveRun(saved)).rejects.toMatchObject({ code: "store_unavailable" });
     expect((await agents.run("run-remote"))?.status).toBe("paused");
+  });
+
+  it("refuses custom guards through RemoteStore: the server decides with its own, so it says so in one line", async () => {
+    const remote = new RemoteStore(api.url, api.token, 10_000);
+    const event: ReinsEvent = { kind: "session.started", at: 1, scope: "session:own-guards", agent: "sdk" };
+    const error = await remote
+      .append(event.scope, [event], defaultPolicy, pipeline(defaultGuards))
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "usage" });
+    expect((error as Error).message).toMatch(/decides with its own guards/);
+    expect((error as Error).message).not.toContain("\n");
+    // Nothing was recorded.
+    expect(await remote.state("session:own-guards")).toBeNull();
   });
 });

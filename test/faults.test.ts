@@ -124,7 +124,7 @@ function spoolLeft(project: string): { waiting: string[]; rejected: string[] } {
 }
 
 /** A short account of calls for the run's log: counts by kind, latencies. */
-function summarize(calls: readonly CallRecord[], since: number) {
+function scopeSummary(calls: readonly CallRecord[], since: number) {
   const byKind: Record<string, number> = {};
   for (const c of calls) byKind[c.kind] = (byKind[c.kind] ?? 0) + 1;
   const http = calls.filter((c) => c.via === "http").map((c) => c.ms);
@@ -270,7 +270,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
       }
 
       const calls = sessions.flatMap((s) => s.calls);
-      const summary = summarize(calls, started);
+      const summary = scopeSummary(calls, started);
       const leftover = servePids(project);
       const preAnsweredDuringOutages = calls.filter(
         (c) =>
@@ -405,7 +405,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: failClosed while Redis 
       (c) => c.hook === "PreToolUse" && c.startedAt > outage.from && c.endedAt < outage.to,
     );
     console.log(
-      `faults (failClosed): ${JSON.stringify({ ...summarize(calls, started), outage: [outage.from - started, outage.to - started], preDuringOutage: during.length })}`,
+      `faults (failClosed): ${JSON.stringify({ ...scopeSummary(calls, started), outage: [outage.from - started, outage.to - started], preDuringOutage: during.length })}`,
     );
     expect(calls.filter(unanswered)).toEqual([]);
     expect(during.length).toBeGreaterThanOrEqual(4 * 5);
@@ -493,7 +493,7 @@ describe.skipIf(tmpfsSkip !== null)("reins under faults: a full disk under a SQL
 
     console.log(
       `faults (disk full): ${JSON.stringify({
-        ...summarize(session.calls, started),
+        ...scopeSummary(session.calls, started),
         filledBytes: filled,
         // Each distinct line the hooks printed on the full disk, with the project's path cut out.
         warningsOnFullDisk: [...new Set(full.map((c) => c.detail.split(project).join("<project>")))],
@@ -626,7 +626,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: a Redis store opened wh
         "the store to reconnect",
         async () => (await governor.record("session:lazy", [])).degraded === null,
       );
-      await governor.decide(event(2));
+      await governor.recordEvent(event(2));
       expect((await store.state("session:lazy"))?.budget.session.spent.tokens).toBe(20);
       expect(new Spool(join(dir, "spool")).files()).toEqual([]);
     } finally {

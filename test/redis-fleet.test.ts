@@ -71,11 +71,11 @@ describe.skipIf(skipReason !== null || !redisServerInstalled)("Redis across proc
       inputTokens: 10,
     });
 
-    for (let i = 0; i < 50; i++) expect((await governor.decide(usage(i)))?.verdict).toBe("allow");
+    for (let i = 0; i < 50; i++) expect((await governor.recordEvent(usage(i)))?.verdict).toBe("allow");
     await server.stop();
     const started = performance.now();
     const during = [];
-    for (let i = 50; i < 100; i++) during.push(await governor.decide(usage(i)));
+    for (let i = 50; i < 100; i++) during.push(await governor.recordEvent(usage(i)));
     const perDecisionMs = (performance.now() - started) / 50;
     expect(during.every((d) => d?.verdict === "allow")).toBe(true);
     expect(during[0]?.results[0]?.message).toMatch(/store unavailable/);
@@ -88,7 +88,7 @@ describe.skipIf(skipReason !== null || !redisServerInstalled)("Redis across proc
       if ((await governor.record("session:o", [])).degraded === null) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await governor.decide(usage(100));
+    await governor.recordEvent(usage(100));
     const state = await store.state("session:o");
     expect(state?.budget.session.spent.tokens).toBe(51 * 10);
     expect(new Spool(join(dir, "spool")).files()).toEqual([]);
@@ -106,7 +106,7 @@ describe.skipIf(skipReason !== null || !redisServerInstalled)("Redis across proc
       onWarning: () => undefined,
     });
     await server.stop();
-    const decision = await governor.decide({
+    const decision = await governor.recordEvent({
       kind: "tool.requested",
       at: 1,
       scope: "session:f",

@@ -15,8 +15,8 @@ import {
   noScope,
   policyFor,
   recordAction,
-  summaryAt,
-  summaryOf,
+  currentSummary,
+  storedSummary,
   type HumanAction,
 } from "../shell/control.js";
 import type { Io } from "./io.js";
@@ -62,7 +62,7 @@ async function withStore<T>(
 }
 
 async function summaryNow(store: Store, scope: string, policy: Policy): Promise<ScopeSummary> {
-  return summaryOf(store, scope, policy, Date.now());
+  return storedSummary(store, scope, policy, Date.now());
 }
 
 /** Who did a human action: `--by`, else the login name, else "cli". */
@@ -79,7 +79,7 @@ export function actor(by: string | undefined): string {
 async function act(ctx: StoreContext, scope: string, event: HumanAction, done: string): Promise<void> {
   await withStore(ctx, async (store, policy, loaded) => {
     const state = await recordAction(store, policy, loaded.root, scope, event, Date.now());
-    const summary = summaryAt(state, policy, Date.now());
+    const summary = currentSummary(state, policy, Date.now());
     ctx.io.stdout(`${done}: ${scope} is now ${summary.status}, breaker ${summary.breaker.status}\n`);
   });
 }

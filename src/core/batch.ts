@@ -145,6 +145,7 @@ function engine<T>(apply: () => T): T {
  * Applies `events` (all of `scope`) in order. `load` returns a scope's current state (null when new);
  * `seen` says whether an event id was already applied to a scope: such events are skipped (answer null),
  * so a retried delivery is counted exactly once. Loaded states are mutated; callers pass fresh copies.
+ * `guards` decide the scope's events (@default the built-in pipeline); pools are always charged by budget.
  */
 export function applyBatch(
   scope: string,
@@ -152,6 +153,7 @@ export function applyBatch(
   policy: Policy,
   load: (scope: string) => State | null,
   seen: (scope: string, id: string) => boolean,
+  guards?: Pipeline,
 ): BatchResult {
   const states = new Map<string, State>();
   const stateOf = (s: string) => {
@@ -177,7 +179,7 @@ export function applyBatch(
       scope,
       seq: state.seq,
       event,
-      decision: engine(() => advance(state, event, policy)),
+      decision: engine(() => advance(state, event, policy, guards)),
     };
     records.push(record);
     let answer = record.decision;

@@ -57,7 +57,7 @@ export function advance(
   const tripsBefore = state.breaker.trips;
   applyEvent(state, event, policy);
   const results = isHumanEvent(event) ? [] : evaluate(guards, state, event, policy);
-  const decision = summarise(seq, results);
+  const decision = decisionOf(seq, results);
   for (const result of results)
     for (const effect of result.effects ?? []) {
       // A blocked call never runs, so it cannot be the half-open breaker's probe.
@@ -152,7 +152,7 @@ function withinGrades(guard: Guard, result: GuardResult): GuardResult {
 
 const severity: Record<Verdict, number> = { allow: 0, warn: 1, block: 2 };
 
-function summarise(seq: number, results: GuardResult[]): Decision {
+function decisionOf(seq: number, results: GuardResult[]): Decision {
   let verdict: Verdict = "allow";
   let needsHuman = false;
   const blocks: string[] = [];

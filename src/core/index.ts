@@ -32,3 +32,6 @@ export { pass, warn, block } from "./guard.js";
 export { defaultGuards } from "./guards/index.js";
 export { RESOURCES, limitOf, usedOf, utilization } from "./meter.js";
 export { Timeline, timeline, fnv1a, type TimelineOptions, type CallResult } from "./timeline.js";
+export { scopeSummary, type BudgetLine, type ScopeSummary } from "./summary.js";
+export type { Store, StoredRun } from "./store.js";
+export type { Answer, BatchResult, LogRecord, StoredAlert } from "./batch.js";

@@ -1,6 +1,7 @@
 import type { BatchResult, StoredAlert } from "./batch.js";
 import type { LogRecord } from "./batch.js";
 import type { ReinsEvent } from "./events.js";
+import type { Pipeline } from "./engine.js";
 import type { Policy } from "./policy.js";
 import type { State } from "./state.js";
 
@@ -28,8 +29,14 @@ export interface Store {
   /**
    * Atomically loads the snapshots of `scope` and the pools it charges, runs the engine on `events`
    * (skipping ids already applied), and writes the events, decisions, alerts and new snapshots together.
+   * `guards` decide the scope's events (@default the built-in ones: `defaultGuards`).
    */
-  append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult>;
+  append(
+    scope: string,
+    events: readonly ReinsEvent[],
+    policy: Policy,
+    guards?: Pipeline,
+  ): Promise<BatchResult>;
   /** A scope's current state, or null when it has none. */
   state(scope: string): Promise<State | null>;
   /** A scope's log from sequence number `from` (inclusive), at most `limit` records. */

@@ -49,7 +49,7 @@ function lines(state: State, ref: MeterRef, policy: Policy, at: number): BudgetL
 }
 
 /** Summarises a scope's state under a policy; `at` is the time wall-time budgets are measured at. */
-export function summarize(state: State, policy: Policy, at = state.lastAt ?? 0): ScopeSummary {
+export function scopeSummary(state: State, policy: Policy, at = state.lastAt ?? 0): ScopeSummary {
   const budget = lines(state, { meter: "session", task: "" }, policy, at);
   const task =
     state.task === ""

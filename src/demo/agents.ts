@@ -148,9 +148,12 @@ function* burst(): Script {
   }
   for (let i = 0; i < 12; i++) {
     yield* usage(52_000, 3_000);
-    const decision = yield* bash(`npx summarize --all docs/part-${i}`, { ok: true, output: `summary ${i}` });
+    const decision = yield* bash(`npx scopeSummary --all docs/part-${i}`, {
+      ok: true,
+      output: `summary ${i}`,
+    });
     if (decision?.verdict === "block") {
-      yield* bash(`npx summarize --all docs/part-${i}`, { ok: true, output: `summary ${i}` });
+      yield* bash(`npx scopeSummary --all docs/part-${i}`, { ok: true, output: `summary ${i}` });
       break;
     }
     yield { wait: 4_000 };

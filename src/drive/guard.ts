@@ -7,7 +7,7 @@ import type { CheckResult } from "../control/types.js";
 import type { Decision } from "../core/engine.js";
 import type { ReinsEvent } from "../core/events.js";
 import { gradeOf } from "../core/grade.js";
-import { summarize } from "../core/summary.js";
+import { scopeSummary } from "../core/summary.js";
 import type { Governor } from "../governor.js";
 
 /** What the guards said of a step: a stop (a person must act) and advice for the agent's next prompt. */
@@ -88,7 +88,7 @@ export function runGuard(governor: Governor, run: string, goOn = RESUME): Guard 
     async paused() {
       const state = await governor.store.state(scope).catch(() => null);
       if (state === null) return null;
-      const summary = summarize(state, governor.policy);
+      const summary = scopeSummary(state, governor.policy);
       if (summary.breaker.status === "open")
         return `the breaker of ${scope} is open (${summary.breaker.detail ?? summary.breaker.reason ?? "tripped"}): ${howToGoOn(scope, "breaker", goOn)}`;
       if (summary.status === "paused") {

@@ -179,10 +179,10 @@ export function replayRun(run: LoggedRun, policy: Policy): ReplayedRun {
       refusedDone: CLAIM_HOOKS.has(hook) && answer !== null && answer.verdict === "block",
     });
   }
-  return summariseRun(run, calls, states.get(`session:${run.id}`) ?? [...states.values()][0] ?? null);
+  return replayedRun(run, calls, states.get(`session:${run.id}`) ?? [...states.values()][0] ?? null);
 }
 
-function summariseRun(run: LoggedRun, calls: ReplayedCall[], state: State | null): ReplayedRun {
+function replayedRun(run: LoggedRun, calls: ReplayedCall[], state: State | null): ReplayedRun {
   let stop: ReplayedCall | null = null;
   let deny: ReplayedCall | null = null;
   let advise: ReplayedCall | null = null;

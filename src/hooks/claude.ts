@@ -3,7 +3,7 @@ import type { Answer } from "../core/batch.js";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
-import { summarize } from "../core/summary.js";
+import { scopeSummary } from "../core/summary.js";
 import { formatCount, formatPercent } from "../core/format.js";
 import {
   canonical,
@@ -82,7 +82,7 @@ const str = (v: unknown) => (typeof v === "string" ? v : undefined);
 /** One line for the model about the session's budget and breaker. */
 export function statusLine(state: State | null, policy: Policy): string {
   if (state === null) return "reins is guarding this session: no spend recorded yet.";
-  const s = summarize(state, policy);
+  const s = scopeSummary(state, policy);
   const tokens = s.budget.find((b) => b.resource === "tokens");
   const budget =
     tokens === undefined

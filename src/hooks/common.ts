@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Answer } from "../core/batch.js";
 import { oneLineText } from "../core/one-line.js";
-import type { EventInput, ToolTouch } from "../core/events.js";
+import type { EventInput, ReinsEvent, ToolTouch } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { checkOf, checkPatterns, checkResult } from "./checks.js";
@@ -367,4 +367,9 @@ export function promptTaskEvents(
   }
   if (task !== undefined && task !== "") events.push({ kind: "task.started", task, taskType: "prompt" });
   return events;
+}
+
+/** `inputs` as events of `scope` at `at` (epoch ms), in order. */
+export function eventsAt(scope: string, at: number, inputs: readonly EventInput[]): ReinsEvent[] {
+  return inputs.map((input) => ({ ...input, at, scope }));
 }

@@ -13,6 +13,7 @@ import { Spool } from "../store/spool.js";
 import { ADAPTERS, AGENTS } from "./adapters.js";
 import type { AgentAdapter } from "./claude.js";
 import { TranscriptReader } from "./transcript.js";
+import { eventsAt } from "./common.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
@@ -171,7 +172,7 @@ export async function answerHook(
   // events are stored or spooled, so a call that dies in between leaves them to the next.
   const transcripts = services.transcripts.forCall();
   const plan = adapter.plan(input, { policy, before, transcripts });
-  const events = plan.events.map((e) => ({ ...e, at: now, scope: plan.scope }));
+  const events = eventsAt(plan.scope, now, plan.events);
   let warning = "";
   const governor = createGovernor({
     store,

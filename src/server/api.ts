@@ -19,7 +19,7 @@ import { MAX_RUN_STATUS, runIdSchema } from "../core/stored-run.js";
 import { oneLineText } from "../core/one-line.js";
 import type { ScopeSummary } from "../core/summary.js";
 import { createGovernor } from "../governor.js";
-import { noScope, policyFor, recordAction, summaryAt, type HumanAction } from "../shell/control.js";
+import { noScope, policyFor, recordAction, currentSummary, type HumanAction } from "../shell/control.js";
 import type { Spool } from "../store/spool.js";
 import { bearerToken } from "./secret.js";
 import type { StateScan } from "./scan.js";
@@ -228,13 +228,13 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
         const state = await store.state(scope);
         if (state === null) throw noScope(scope);
         const alerts = await store.alerts({ scope, acknowledged: false });
-        return { ...summaryAt(state, policy, now()), openAlerts: alerts.length };
+        return { ...currentSummary(state, policy, now()), openAlerts: alerts.length };
       };
       const summaries = async (prefix: string | null): Promise<ScopeSummary[]> => {
         const at = now();
         return (await ctx.scan.states())
           .filter((state) => prefix === null || state.scope.startsWith(prefix))
-          .map((state) => summaryAt(state, policy, at));
+          .map((state) => currentSummary(state, policy, at));
       };
       const listed = async (prefix: string | null, q: z.infer<typeof schemas.list>) => {
         let items = await summaries(prefix);

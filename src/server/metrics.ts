@@ -3,7 +3,7 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { StateScan } from "./scan.js";
 import { tallyOf } from "../core/tally.js";
-import { summaryAt } from "../shell/control.js";
+import { currentSummary } from "../shell/control.js";
 
 /** At most this many tool names become label values; the rest are summed under `other`. */
 const MAX_TOOL_LABELS = 50;
@@ -76,7 +76,7 @@ function snapshotOf(states: State[], policy: Policy, now: number): Snapshot {
       s.tokens.add({ agent, budget_type: type, token_type: tokenType }, n);
     s.cost.add({ agent, budget_type: type }, t.usd);
     if (!state.ended) {
-      const summary = summaryAt(state, policy, now);
+      const summary = currentSummary(state, policy, now);
       const ratio = Math.max(0, ...summary.budget.map((b) => b.ratio));
       s.utilization.max({ agent, budget_type: type }, ratio);
     }

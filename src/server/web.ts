@@ -8,8 +8,8 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import { runIdSchema } from "../core/stored-run.js";
-import { summarize } from "../core/summary.js";
-import { summaryAt } from "../shell/control.js";
+import { scopeSummary } from "../core/summary.js";
+import { currentSummary } from "../shell/control.js";
 import { runView } from "./run-view.js";
 import type { StateScan } from "./scan.js";
 
@@ -158,7 +158,7 @@ export async function registerWeb(
       alerts: { open: (await store.alerts({ acknowledged: false })).length },
     };
     for (const state of await scan.states()) {
-      const summary = summarize(state, policy, now);
+      const summary = scopeSummary(state, policy, now);
       out.budgets[summary.status] += 1;
       if (!state.scope.startsWith("session:")) continue;
       out.sessions.total += 1;
@@ -189,7 +189,7 @@ export async function registerWeb(
       return reply.code(404).send({ error: "not_found", message: `no run "${id}" in the store` });
     // The run's guard scope says what holds it now (a paused budget, an open breaker): what a person acts on.
     const guard = await store.state(`run:${id}`);
-    return runView(run, guard === null ? null : summaryAt(guard, policy, Date.now()));
+    return runView(run, guard === null ? null : currentSummary(guard, policy, Date.now()));
   });
 
   if (!existsSync(root)) {

@@ -5,7 +5,7 @@ import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
-import { summarize, type ScopeSummary } from "../core/summary.js";
+import { scopeSummary, type ScopeSummary } from "../core/summary.js";
 import { createGovernor } from "../governor.js";
 import { Spool } from "../store/spool.js";
 
@@ -26,12 +26,12 @@ export function noScope(scope: string): ReinsError {
 }
 
 /** A scope's summary now (wall-time budgets measured at `now`). */
-export function summaryAt(state: State, policy: Policy, now: number): ScopeSummary {
-  return summarize(state, policyFor(state.scope, policy), Math.max(state.lastAt ?? 0, now));
+export function currentSummary(state: State, policy: Policy, now: number): ScopeSummary {
+  return scopeSummary(state, policyFor(state.scope, policy), Math.max(state.lastAt ?? 0, now));
 }
 
 /** A stored scope's summary; throws not_found when the store has no such scope. */
-export async function summaryOf(
+export async function storedSummary(
   store: Store,
   scope: string,
   policy: Policy,
@@ -39,7 +39,7 @@ export async function summaryOf(
 ): Promise<ScopeSummary> {
   const state = await store.state(scope);
   if (state === null) throw noScope(scope);
-  return summaryAt(state, policy, now);
+  return currentSummary(state, policy, now);
 }
 
 /** A human action, without the time and scope it gets when recorded. */

@@ -1,4 +1,5 @@
 import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
+import type { Pipeline } from "../core/engine.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
@@ -31,7 +32,12 @@ export class MemoryStore implements Store {
   #alerts = new Map<string, StoredAlert>();
   #runs = new Map<string, EncodedRun>();
 
-  append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
+  append(
+    scope: string,
+    events: readonly ReinsEvent[],
+    policy: Policy,
+    guards?: Pipeline,
+  ): Promise<BatchResult> {
     const result = applyBatch(
       scope,
       events,
@@ -41,6 +47,7 @@ export class MemoryStore implements Store {
         return stored === undefined ? null : (JSON.parse(stored.snapshot) as State);
       },
       (s, id) => this.#scopes.get(s)?.ids.has(id) ?? false,
+      guards,
     );
     for (const [s, state] of result.states) {
       const stored = this.#scopes.get(s) ?? { snapshot: "", log: [], ids: new Set<string>(), lastAt: 0 };

@@ -2,6 +2,7 @@ import type { ChainableCommander, Redis } from "ioredis";
 import { applyBatch, scopesFor, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
+import type { Pipeline } from "../core/engine.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store, StoredRun } from "../core/store.js";
@@ -293,10 +294,15 @@ export class RedisStore implements Store {
     return sleep(Math.random() * Math.min(attempt, 20));
   }
 
-  append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
+  append(
+    scope: string,
+    events: readonly ReinsEvent[],
+    policy: Policy,
+    guards?: Pipeline,
+  ): Promise<BatchResult> {
     return this.#serial(async () => {
       try {
-        return await this.#append(scope, events, policy);
+        return await this.#append(scope, events, policy, guards);
       } catch (error) {
         await this.#redis.unwatch().catch(() => undefined);
         throw this.#error(error);
@@ -304,7 +310,12 @@ export class RedisStore implements Store {
     });
   }
 
-  async #append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
+  async #append(
+    scope: string,
+    events: readonly ReinsEvent[],
+    policy: Policy,
+    guards: Pipeline | undefined,
+  ): Promise<BatchResult> {
     const scopes = scopesFor(scope, events, policy);
     const stateKeys = scopes.map((s) => this.#key(s, "state"));
     const ids = [...new Set(events.flatMap((e) => (e.id === undefined ? [] : [e.id])))];
@@ -332,6 +343,7 @@ export class RedisStore implements Store {
           return snapshot === null ? null : (JSON.parse(snapshot) as State);
         },
         (s, id) => s === scope && seen.has(id),
+        guards,
       );
       if (result.records.length === 0) {
         await this.#redis.unwatch();

@@ -1,5 +1,5 @@
 import type { BatchResult, LogRecord, StoredAlert } from "../core/batch.js";
-import type { Decision } from "../core/engine.js";
+import type { Decision, Pipeline } from "../core/engine.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
@@ -93,7 +93,17 @@ export class RemoteStore implements Store {
     );
   }
 
-  async append(scope: string, events: readonly ReinsEvent[], _policy: Policy): Promise<BatchResult> {
+  async append(
+    scope: string,
+    events: readonly ReinsEvent[],
+    _policy: Policy,
+    guards?: Pipeline,
+  ): Promise<BatchResult> {
+    if (guards !== undefined)
+      throw new ReinsError(
+        "usage",
+        `reins server ${this.location} decides with its own guards: custom guards work with a memory, SQLite or Redis store`,
+      );
     const answer = await this.#call<{ decisions: (Decision | null)[]; state: State | null }>(
       "POST",
       "/api/decide",

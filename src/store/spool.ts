@@ -13,6 +13,7 @@ import {
 import { join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
+import type { Pipeline } from "../core/engine.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 
@@ -43,6 +44,14 @@ export interface DrainOptions {
    * deadline, so its new events never reach the store before its older ones.
    */
   scope?: string;
+  /** The guards that decide the delivered events, as the caller's own. @default the built-in ones */
+  guards?: Pipeline;
+}
+
+/** What decides delivered events: the policy, and the guards when they are not the built-in ones. */
+interface Decide {
+  policy: Policy;
+  guards: Pipeline | undefined;
 }
 
 /** Batches this process has spooled: orders its files within one millisecond. */
@@ -168,16 +177,17 @@ export class Spool {
     if (files.length === 0) return drained;
     const key = options.scope === undefined ? null : `-${scopeKey(options.scope)}-`;
     const own = key === null ? [] : files.filter((f) => f.includes(key));
-    await this.#deliver(store, policy, own, Number.POSITIVE_INFINITY, drained);
+    const decide = { policy, guards: options.guards };
+    await this.#deliver(store, decide, own, Number.POSITIVE_INFINITY, drained);
     const rest = key === null ? files : files.filter((f) => !f.includes(key));
-    await this.#deliver(store, policy, rest, options.deadline ?? Number.POSITIVE_INFINITY, drained);
+    await this.#deliver(store, decide, rest, options.deadline ?? Number.POSITIVE_INFINITY, drained);
     return drained;
   }
 
   /** Delivers `files` in order until `deadline`. */
   async #deliver(
     store: Store,
-    policy: Policy,
+    { policy, guards }: Decide,
     files: readonly string[],
     deadline: number,
     drained: Drained,
@@ -188,13 +198,14 @@ export class Spool {
       for (const delivery of deliveries) {
         if (Date.now() >= deadline) return;
         try {
-          await store.append(delivery.scope, delivery.events, policy);
+          await store.append(delivery.scope, delivery.events, policy, guards);
           drained.delivered += delivery.events.length;
           for (const file of delivery.files) rmSync(join(this.dir, file), { force: true });
         } catch (error) {
           if (ReinsError.is(error) && error.code === "store_unavailable") throw error;
           // Refused for what one of them holds: deliver them one by one, so only that one is set aside.
-          if (delivery.files.length > 1) await this.#deliverEach(store, policy, delivery.files, drained);
+          if (delivery.files.length > 1)
+            await this.#deliverEach(store, { policy, guards }, delivery.files, drained);
           else this.#reject(delivery.files, drained);
         }
       }
@@ -238,7 +249,7 @@ export class Spool {
   /** Delivers files one by one, setting aside each the store refuses; stops when the store is down. */
   async #deliverEach(
     store: Store,
-    policy: Policy,
+    { policy, guards }: Decide,
     files: readonly string[],
     drained: Drained,
   ): Promise<void> {
@@ -247,7 +258,7 @@ export class Spool {
       try {
         const batch = parseBatch(readFileSync(path, "utf8"));
         if (batch === null) throw new ReinsError("invalid_event", `${file} is not a spooled batch`);
-        await store.append(batch.scope, batch.events, policy);
+        await store.append(batch.scope, batch.events, policy, guards);
         drained.delivered += batch.events.length;
         rmSync(path, { force: true });
       } catch (error) {

@@ -5,6 +5,7 @@ import type Database from "better-sqlite3";
 import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
+import type { Pipeline } from "../core/engine.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store, StoredRun } from "../core/store.js";
@@ -111,6 +112,7 @@ interface Pending {
   scope: string;
   events: readonly ReinsEvent[];
   policy: Policy;
+  guards: Pipeline | undefined;
   resolve: (result: BatchResult) => void;
   reject: (error: unknown) => void;
 }
@@ -203,7 +205,7 @@ export class SqliteStore implements Store {
       ),
     };
     this.#append = db.transaction(
-      (scope: string, events: readonly ReinsEvent[], policy: Policy): BatchResult => {
+      (scope: string, events: readonly ReinsEvent[], policy: Policy, guards?: Pipeline): BatchResult => {
         const result = applyBatch(
           scope,
           events,
@@ -217,6 +219,7 @@ export class SqliteStore implements Store {
             return row === undefined ? null : (JSON.parse(row.state) as State);
           },
           (s, id) => this.#stmt.seen.get(s, id) !== undefined,
+          guards,
         );
         for (const r of result.records) {
           this.#stmt.addEvent.run(
@@ -241,7 +244,7 @@ export class SqliteStore implements Store {
     this.#group = db.transaction((queue: readonly Pending[]): Outcome[] =>
       queue.map((p) => {
         try {
-          return { result: this.#append(p.scope, p.events, p.policy) };
+          return { result: this.#append(p.scope, p.events, p.policy, p.guards) };
         } catch (error) {
           if (!db.inTransaction) throw error;
           return { error };
@@ -284,9 +287,15 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  append(scope: string, events: readonly ReinsEvent[], policy: Policy): Promise<BatchResult> {
+  append(
+    scope: string,
+    events: readonly ReinsEvent[],
+    policy: Policy,
+    guards?: Pipeline,
+  ): Promise<BatchResult> {
     return new Promise((resolve, reject) => {
-      if (this.#queue.push({ scope, events, policy, resolve, reject }) === 1) setImmediate(this.#flush);
+      if (this.#queue.push({ scope, events, policy, guards, resolve, reject }) === 1)
+        setImmediate(this.#flush);
     });
   }
 

@@ -1,5 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { resolvePolicy, timeline, type ReinsEvent } from "../../src/core/index.js";
+import {
+  block,
+  defaultGuards,
+  pass,
+  pipeline,
+  resolvePolicy,
+  timeline,
+  type Guard,
+  type ReinsEvent,
+} from "../../src/core/index.js";
+import { createGovernor } from "../../src/governor.js";
 import { ReinsError } from "../../src/core/errors.js";
 import type { Store, StoredRun } from "../../src/core/store.js";
 
@@ -101,6 +111,46 @@ export function storeContract(
       expect(result.answers[0]?.verdict).toBe("allow");
       expect((await store.events("spec:docs/spec.md")).map((r) => r.event)).toEqual([event]);
       expect(await store.scopes()).toContain("spec:docs/spec.md");
+    });
+
+    it("decides with the caller's own guards when given them, and with the built-in ones otherwise", async () => {
+      // A guard of a team's own: no `rm -rf` of anything, ever. The built-in guards allow one.
+      const noRmRf: Guard = {
+        name: "no-rm-rf",
+        order: 5,
+        category: "tool-discipline",
+        shortCircuit: false,
+        grades: ["deny"],
+        evaluate: (_state, event) =>
+          event.kind === "tool.requested" && /\brm\s+-rf\b/.test(event.command ?? "")
+            ? block("no-rm-rf", "rm -rf is not allowed here.")
+            : pass("no-rm-rf"),
+      };
+      const guards = pipeline([...defaultGuards, noRmRf]);
+      const call = (id: string): ReinsEvent => ({
+        kind: "tool.requested",
+        id,
+        at: 1_000,
+        scope: "session:g",
+        tool: "Bash",
+        inputHash: id,
+        command: "rm -rf build",
+      });
+      const plain = await store.append("session:g", [call("c1")], policy);
+      expect(plain.answers[0]?.verdict).toBe("allow");
+      const own = await store.append("session:g", [call("c2")], policy, guards);
+      expect(own.answers[0]).toMatchObject({
+        verdict: "block",
+        instructions: ["rm -rf is not allowed here."],
+      });
+      // Through a governor, as a library user records: the option reaches the store.
+      const governor = createGovernor({ store, policy, guards: [...defaultGuards, noRmRf] });
+      expect((await governor.recordEvent(call("c3")))?.verdict).toBe("block");
+      expect((await store.events("session:g")).map((r) => r.decision.verdict)).toEqual([
+        "allow",
+        "block",
+        "block",
+      ]);
     });
 
     it("lists scopes, most recently active first", async () => {
