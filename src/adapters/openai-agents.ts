@@ -1,0 +1,258 @@
+/**
+ * reins for the OpenAI Agents SDK (`@openai/agents`): guardrails for an agent's function tools and a wrapper
+ * for its model, both recording into one session of a governor. The SDK is only a type here: importing this
+ * module loads nothing of it.
+ */
+import { randomUUID } from "node:crypto";
+import type {
+  FunctionCallItem,
+  FunctionTool,
+  Model,
+  ModelProvider,
+  ModelRetryAdvice,
+  ModelRetryAdviceRequest,
+  Tool,
+  ToolGuardrailFunctionOutput,
+  ToolInputGuardrailDefinition,
+  ToolOutputGuardrailDefinition,
+} from "@openai/agents";
+import type { Decision, EventInput } from "../core/index.js";
+import { canonical, eventsAt, toolEndEvents, toolTouch, usageEvent, type ToolOutcome } from "../events.js";
+import type { Governor } from "../governor.js";
+import { reasonOf, verdictOf, worstAnswer } from "../hooks/common.js";
+import { openAiUsage, type SdkUsage } from "./openai-agents-usage.js";
+import { ReinsStopError, reinsStopOf, type ReinsStop } from "./openai-agents-stop.js";
+
+export { ReinsStopError, reinsStopOf, type ReinsStop } from "./openai-agents-stop.js";
+
+/** How reins names the agent in a session's `session.started`. */
+const AGENT = "openai-agents";
+
+/** The name of reins' guardrails, as the SDK lists them in a run's guardrail results. */
+const GUARDRAIL = "reins";
+
+/** The text the SDK's default error function gives the model for a tool that threw. */
+const SDK_ERROR = "An error occurred while running the tool.";
+
+const ALLOW: ToolGuardrailFunctionOutput = { behavior: { type: "allow" } };
+
+export interface GovernAgentsOptions {
+  /** The session's id: its events go to the scope `session:<id>`. */
+  session: string;
+  /**
+   * How a call ended, from what the tool returned. @default failed when the output is the SDK's message for a
+   * tool that threw (`An error occurred while running the tool...`) or timed out
+   */
+  outcome?: (output: unknown, tool: string) => ToolOutcome;
+}
+
+/** reins in one session of an agent: what to give the SDK, and whether reins has stopped the session. */
+export interface GovernedAgents {
+  /** `session:<id>`, the scope of every event. */
+  readonly scope: string;
+  /** Why reins stopped the session, once it has; the session then runs no tool and calls no model. */
+  readonly stopped: ReinsStop | null;
+  /**
+   * Copies of `tools` with reins' guardrails after their own: every function tool call is recorded before it
+   * runs (a denied call does not run: the model reads reins' reason instead of the tool's output) and after.
+   * Other tools (hosted, computer, shell, apply-patch) are returned as they are: the SDK has no guardrails
+   * for them.
+   */
+  tools<T extends Tool<C>, C = unknown>(tools: readonly T[]): T[];
+  /**
+   * The model, recording each response's usage as it arrives; a stop (a spent budget) ends the run with a
+   * `ReinsStopError` instead of the response. `name` prices the usage when the response does not say.
+   */
+  model(model: Model, name?: string): Model;
+  /** A provider whose every model is wrapped as `model` wraps one. */
+  provider(provider: ModelProvider): ModelProvider;
+}
+
+/**
+ * reins for one session of an OpenAI Agents SDK agent, recording through `governor`. A denied tool call is
+ * rejected with reins' reason (the model reads it as the call's output); a stop (`block` that needs a person)
+ * ends the run: `run()` rejects, and `reinsStopOf(error)` finds reins' reason in what it threw. Advice
+ * (`warn`) reaches the model after the next tool's output.
+ */
+export function governAgents(governor: Governor, options: GovernAgentsOptions): GovernedAgents {
+  const scope = `session:${options.session}`;
+  const outcomeOf = options.outcome ?? sdkOutcome;
+  let stopped: ReinsStop | null = null;
+  let started: Promise<unknown> | undefined;
+  /** reins' advice not yet given to the model: it follows the next tool output or denial. */
+  const pending: string[] = [];
+
+  async function record(inputs: readonly EventInput[]): Promise<Decision | null> {
+    started ??= governor.record(
+      scope,
+      eventsAt(scope, Date.now(), [{ kind: "session.started", agent: AGENT }]),
+    );
+    await started;
+    return worstAnswer((await governor.record(scope, eventsAt(scope, Date.now(), inputs))).answers);
+  }
+
+  /** The session's stop when `answer` is one (a block that needs a person): the session ends there. */
+  function stopOf(answer: Decision | null): ReinsStop | null {
+    if (answer === null || answer.verdict !== "block" || !answer.needsHuman) return null;
+    stopped ??= { kind: "reins.stop", scope, reason: reasonOf(answer), decision: answer };
+    return stopped;
+  }
+
+  /**
+   * An answer to something already done (a call that ran, a model response): a stop, or else whatever reins
+   * says is kept for the model. A confirmation asked for there has no form in the SDK: the model is told.
+   */
+  function afterwards(answer: Decision | null): ReinsStop | null {
+    const stop = stopOf(answer);
+    const verdict = verdictOf(answer);
+    if (stop === null && verdict !== null) pending.push(verdict.reason);
+    return stop;
+  }
+
+  const withPending = (text: string) => [text, ...pending.splice(0)].join("\n\n");
+  const tripwire = (stop: ReinsStop): ToolGuardrailFunctionOutput => ({
+    behavior: { type: "throwException" },
+    outputInfo: stop,
+  });
+
+  async function requested(call: FunctionCallItem): Promise<ToolGuardrailFunctionOutput> {
+    if (stopped !== null) return tripwire(stopped);
+    const answer = await record([{ kind: "tool.requested", ...touchOf(call) }]);
+    const stop = stopOf(answer);
+    if (stop !== null) return tripwire(stop);
+    const verdict = verdictOf(answer);
+    if (verdict === null) return ALLOW;
+    if (verdict.form === "note") {
+      pending.push(verdict.reason);
+      return ALLOW;
+    }
+    // A person's confirmation has no form in a tool call: it is denied, as by any agent without one.
+    return { behavior: { type: "rejectContent", message: withPending(verdict.reason) }, outputInfo: answer };
+  }
+
+  async function completed(call: FunctionCallItem, output: unknown): Promise<ToolGuardrailFunctionOutput> {
+    const events = toolEndEvents(touchOf(call), outcomeOf(output, call.name), governor.policy);
+    const stop = afterwards(await record(events));
+    return stop === null ? ALLOW : tripwire(stop);
+  }
+
+  function guarded<C>(tool: FunctionTool<C>): FunctionTool<C> {
+    const request: ToolInputGuardrailDefinition<C> = {
+      type: "tool_input",
+      name: GUARDRAIL,
+      run: ({ toolCall }) => requested(toolCall),
+    };
+    // Two output guardrails: the first records every call the tool ran (a guardrail that changes the
+    // output ends the list); the last gives the model reins' advice, unless the tool's output has a schema.
+    const end: ToolOutputGuardrailDefinition<C> = {
+      type: "tool_output",
+      name: GUARDRAIL,
+      run: ({ toolCall, output }) => completed(toolCall, output),
+    };
+    const advise: ToolOutputGuardrailDefinition<C> = {
+      type: "tool_output",
+      name: GUARDRAIL,
+      run: ({ output }) =>
+        Promise.resolve<ToolGuardrailFunctionOutput>(
+          pending.length === 0 || tool.outputSchema !== undefined
+            ? ALLOW
+            : { behavior: { type: "rejectContent", message: withPending(textOf(output)) } },
+        ),
+    };
+    return copyWith(tool, {
+      inputGuardrails: [...(tool.inputGuardrails ?? []), request],
+      outputGuardrails: [end, ...(tool.outputGuardrails ?? []), advise],
+    });
+  }
+
+  async function charge(usage: SdkUsage, id: string | undefined, model: string | undefined): Promise<void> {
+    // A response that reports no tokens (a provider without usage) has nothing to charge.
+    if (usage.inputTokens + usage.outputTokens === 0) return;
+    const priced = usageEvent(openAiUsage(id ?? randomUUID(), usage, model), governor.policy);
+    const stop = afterwards(await record([priced]));
+    if (stop !== null) throw new ReinsStopError(stop);
+  }
+
+  function refuseWhenStopped(): void {
+    if (stopped !== null) throw new ReinsStopError(stopped);
+  }
+
+  function model(inner: Model, name?: string): Model {
+    return {
+      async getResponse(request) {
+        refuseWhenStopped();
+        const response = await inner.getResponse(request);
+        const id = response.responseId ?? response.requestId;
+        await charge(response.usage, id, modelOf(response.providerData) ?? name);
+        return response;
+      },
+      async *getStreamedResponse(request) {
+        refuseWhenStopped();
+        for await (const event of inner.getStreamedResponse(request)) {
+          if (event.type === "response_done") {
+            const { usage, id, providerData } = event.response;
+            await charge(usage, id, modelOf(providerData) ?? name);
+          }
+          yield event;
+        }
+      },
+      getRetryAdvice(args: ModelRetryAdviceRequest): Promise<ModelRetryAdvice | undefined> {
+        // A stop is not a failure to retry: the runner's own policy could otherwise call the model again.
+        if (reinsStopOf(args.error) !== null)
+          return Promise.resolve({
+            suggested: false,
+            replaySafety: "unsafe",
+            reason: "reins stopped the run",
+          });
+        return Promise.resolve(inner.getRetryAdvice?.(args));
+      },
+    };
+  }
+
+  return {
+    scope,
+    get stopped() {
+      return stopped;
+    },
+    tools: (tools) => tools.map((tool) => (tool.type === "function" ? (guarded(tool) as typeof tool) : tool)),
+    model,
+    provider: (inner) => ({ getModel: async (name) => model(await inner.getModel(name), name) }),
+  };
+}
+
+/** What a function call touches, as reins names it: its input is the JSON of its arguments. */
+function touchOf(call: FunctionCallItem) {
+  let input: unknown = call.arguments;
+  try {
+    input = JSON.parse(call.arguments);
+  } catch {
+    // Arguments that are not JSON are hashed as the text they are.
+  }
+  return toolTouch(call.name, input, call.callId);
+}
+
+function textOf(output: unknown): string {
+  return typeof output === "string" ? output : canonical(output ?? null);
+}
+
+/** A call's end as the SDK reports it: a tool that threw or timed out gives the model the SDK's message. */
+function sdkOutcome(output: unknown): ToolOutcome {
+  const text = textOf(output);
+  const failed = text.startsWith(SDK_ERROR) || /^Tool '[^']*' timed out after \d+ms\.$/.test(text);
+  return { failed, text, output };
+}
+
+/** The model a response names (the Responses API's `model`), if it does. */
+function modelOf(providerData: Record<string, unknown> | undefined): string | undefined {
+  const model = providerData?.model;
+  return typeof model === "string" && model !== "" ? model : undefined;
+}
+
+/** A copy of `tool` with `fields` replaced, its prototype, getters and symbol-keyed fields kept (as the SDK copies tools). */
+function copyWith<T extends object>(tool: T, fields: Partial<T>): T {
+  const copy: unknown = Object.create(
+    Object.getPrototypeOf(tool) as object | null,
+    Object.getOwnPropertyDescriptors(tool),
+  );
+  return Object.assign(copy as T, fields);
+}
