@@ -92,6 +92,8 @@ export interface FakeOpenAiOptions {
 export type FakeOpenAi = FakeModel<RecordedRequest>;
 
 const DEFAULT_USAGE: ScriptedUsage = { input_tokens: 10, output_tokens: 5 };
+/** Every response's `created_at` (epoch seconds), which the AI SDK requires. */
+const CREATED_AT = 1_767_225_600;
 
 /** Starts the fake on a free port of 127.0.0.1. */
 export async function startFakeOpenAi(script: Script, options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> {
@@ -111,8 +113,17 @@ export async function startFakeOpenAi(script: Script, options: FakeOpenAiOptions
       const id = `resp_fake_${++responseCount}`;
       const output = buildOutput(reply, request.turn ?? 0, responseCount);
       const usage = usageOf(reply.usage);
-      if (body.stream === false) {
-        sendJson(res, 200, { id, object: "response", status: "completed", model: body.model, output, usage });
+      // The API streams only when asked to: the AI SDK's generateText leaves `stream` out.
+      if (body.stream !== true) {
+        sendJson(res, 200, {
+          id,
+          object: "response",
+          created_at: CREATED_AT,
+          status: "completed",
+          model: body.model,
+          output,
+          usage,
+        });
       } else {
         sendStream(res, id, body.model, output, usage);
       }
@@ -219,7 +230,14 @@ function sendStream(
   let sequence = 0;
   const send = (type: string, data: Record<string, unknown>) =>
     write({ type, sequence_number: sequence++, ...data }, type);
-  const response = { id, object: "response", model, status: "in_progress", output: [] };
+  const response = {
+    id,
+    object: "response",
+    created_at: CREATED_AT,
+    model,
+    status: "in_progress",
+    output: [],
+  };
   send("response.created", { response });
   output.forEach((item, output_index) => {
     if (item.type === "message") {
