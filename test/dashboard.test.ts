@@ -35,14 +35,18 @@ afterEach(async () => {
   expect(errors).toEqual([]);
 });
 
-/** A fresh tab on the dashboard; `token` puts the API token in its sessionStorage first. */
+/**
+ * A fresh tab on the dashboard, 1400 px wide unless `width` says; `token` puts the API token in its
+ * sessionStorage first, `script` runs before the page's own.
+ */
 async function open(
   hash = "",
-  options: { token?: boolean } = {},
+  options: { token?: boolean; script?: string; width?: number } = {},
 ): Promise<{ page: Page; dialogs: string[] }> {
-  context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  context = await browser.newContext({ viewport: { width: options.width ?? 1400, height: 1000 } });
   if (options.token === true)
     await context.addInitScript(`sessionStorage.setItem("reins.apiToken", ${JSON.stringify(api.token)})`);
+  if (options.script !== undefined) await context.addInitScript(options.script);
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   page.on("pageerror", (error) => pageErrors.push(error.message));
@@ -57,6 +61,56 @@ async function open(
   });
   await page.goto(`${api.url}/${hash}`);
   return { page, dialogs };
+}
+
+/** A label the chart painted on its canvas, as the box of its ink in canvas pixels. */
+interface PaintedLabel {
+  text: string;
+  left: number;
+  right: number;
+  top: number;
+  bottom: number;
+}
+
+/**
+ * Records the time-axis labels uPlot paints (centred, hung from the top: the x axis), one list per frame
+ * (a clear of the whole canvas starts one), in `window.paintedLabels`.
+ */
+const recordTimeLabels = `
+  window.paintedLabels = [];
+  const proto = CanvasRenderingContext2D.prototype;
+  const clearRect = proto.clearRect;
+  proto.clearRect = function (x, y, w, h) {
+    if (x === 0 && y === 0 && w === this.canvas.width && h === this.canvas.height) window.paintedLabels.push([]);
+    return clearRect.call(this, x, y, w, h);
+  };
+  const fillText = proto.fillText;
+  proto.fillText = function (text, x, y, ...rest) {
+    const frame = window.paintedLabels.at(-1);
+    if (frame !== undefined && text !== "" && this.textAlign === "center" && this.textBaseline === "top") {
+      const m = this.measureText(text);
+      frame.push({
+        text,
+        left: x - m.actualBoundingBoxLeft,
+        right: x + m.actualBoundingBoxRight,
+        top: y - m.actualBoundingBoxAscent,
+        bottom: y + m.actualBoundingBoxDescent,
+      });
+    }
+    return fillText.call(this, text, x, y, ...rest);
+  };
+`;
+
+/** Pairs of labels whose boxes overlap, as text for the failure message. */
+function overlapping(labels: PaintedLabel[]): string[] {
+  const hits: string[] = [];
+  labels.forEach((a, i) =>
+    labels.slice(i + 1).forEach((b) => {
+      const apart = a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+      if (!apart) hits.push(`"${a.text}" [${a.left}, ${a.right}] over "${b.text}" [${b.left}, ${b.right}]`);
+    }),
+  );
+  return hits;
 }
 
 const row = (page: Page, table: string, scope: string) =>
@@ -102,6 +156,22 @@ describeBrowser("dashboard", () => {
     expect(lists.some((u) => u.includes("sort=tokens&order=desc"))).toBe(true);
     expect(lists.some((u) => u.includes("status=paused"))).toBe(true);
     for (const u of lists) expect(Number(new URL(u).searchParams.get("limit")), u).toBeLessThanOrEqual(25);
+  });
+
+  it("the spend chart's time labels never overlap, on a wide screen or a narrow one", async () => {
+    for (const width of [1400, 1000, 700, 480]) {
+      const { page } = await open("", { script: recordTimeLabels, width });
+      await page.locator("[data-testid=spend-chart] canvas").waitFor();
+      const frames = () => page.evaluate<PaintedLabel[][]>("window.paintedLabels");
+      await expect.poll(async () => (await frames()).at(-1)?.length ?? 0).toBeGreaterThan(2);
+      const painted = await frames();
+      // The first label names the date: it is still drawn, and the labels after it make room for it.
+      expect(painted.at(-1)!.some((label) => /\d+\/\d+\/\d+/.test(label.text))).toBe(true);
+      for (const [i, labels] of painted.entries())
+        expect(overlapping(labels), `${width}px, frame ${i}`).toEqual([]);
+      await context!.close();
+      context = null;
+    }
   });
 
   it("acknowledging a tripped breaker turns it half-open in the page and in the API; its alert is acked by name", async () => {

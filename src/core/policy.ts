@@ -178,6 +178,8 @@ function buildSchema() {
 
   return z
     .object({
+      /** The JSON Schema of the file, for editors; not part of the policy. */
+      $schema: z.string().optional().meta({ description: "The JSON Schema of this file, for editors." }),
       /** When the store is down: `false` (default) allows with a warning; `true` blocks. */
       failClosed: z.boolean().default(DEFAULTS.failClosed),
       /** Where state is kept: `sqlite` (the project's `.reins/reins.db`), `sqlite:<path>`, `redis://...`, `rediss://...`, `memory`. */
@@ -399,7 +401,9 @@ function buildSchema() {
         )
         .default({}),
     })
-    .strict();
+    .strict()
+    .meta({ title: "reins policy", description: 'reins.config.json (README, "Configuration").' })
+    .transform(({ $schema: _schema, ...policy }) => policy);
 }
 
 /** The zod schema of a policy: every field optional in input, every default filled in on output. */

@@ -7,7 +7,7 @@ export const PLAN_SCHEMA_FILE = "schema/reins.plan.schema.json";
 /**
  * The JSON Schema (draft 2020-12) of the native plan format, generated from its zod schema as a plan is
  * written (durations as text or milliseconds), plus the rule that one of modules, tasks or import gives
- * the work. scripts/plan-schema.js writes it to schema/reins.plan.schema.json.
+ * the work. scripts/schemas.js writes it to schema/reins.plan.schema.json.
  */
 export function planJsonSchema(): Record<string, unknown> {
   const { $schema, title, description, ...generated } = z.toJSONSchema(planSchema, {

@@ -118,7 +118,7 @@ export function policyFromText(
   const input: Record<string, unknown> = file === null || text === null ? {} : parsePolicyText(file, text);
   const sources: Sources = {};
   for (const [path] of leaves(defaultPolicy)) sources[path.join(".")] = "default";
-  for (const [path] of leaves(input)) sources[path.join(".")] = file ?? "default";
+  for (const [path] of leaves(input)) if (path[0] !== "$schema") sources[path.join(".")] = file ?? "default";
   for (const [path] of leaves(defaultPolicy)) {
     const name = envName(path);
     const raw = env[name];

@@ -10,6 +10,11 @@ import { reportError, useLoad } from "./ui.js";
 let uplot: Promise<typeof uPlot> | null = null;
 const loadUplot = () => (uplot ??= import("uplot").then((m) => m.default));
 
+/** The axes' font, set so that the time labels can be measured before uPlot paints them. */
+const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
+/** Room kept between two time labels on one line, in CSS pixels. */
+const LABEL_GAP = 8;
+
 const COLORS = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#0891b2", "#dc2626", "#65a30d", "#db2777"];
 
 /** Lines up step series on one time axis (uPlot's shape): each value is the last one at or before x. */
@@ -29,6 +34,58 @@ export function align(series: SpendSeries[]): uPlot.AlignedData {
   return [xs.map((x) => x / 1000), ...columns, ...(series.length > 1 ? [total] : [])];
 }
 
+/**
+ * Blanks each line of a time label that would run into the same line of the last label kept before it
+ * (labels are centred on their tick at `centers`). uPlot spaces its ticks for short labels, but its first
+ * one also names the date ("11/23/26 4:17pm") and was printed over the next.
+ */
+function spaceLabels(
+  labels: (string | number | null)[],
+  centers: number[],
+  width: (text: string) => number,
+): (string | null)[] {
+  const lastRight: number[] = [];
+  return labels.map((label, i) => {
+    if (label === null) return null;
+    const center = centers[i] ?? 0;
+    const lines = String(label)
+      .split("\n")
+      .map((line, row) => {
+        if (line === "") return line;
+        const half = width(line) / 2;
+        if (center - half < (lastRight[row] ?? Number.NEGATIVE_INFINITY) + LABEL_GAP) return "";
+        lastRight[row] = center + half;
+        return line;
+      });
+    return lines.some((line) => line !== "") ? lines.join("\n") : null;
+  });
+}
+
+let measuring: CanvasRenderingContext2D | null = null;
+/** The width of `text` in the axes' font, in CSS pixels. */
+function labelWidth(text: string): number {
+  measuring ??= document.createElement("canvas").getContext("2d");
+  if (measuring === null) return 0;
+  measuring.font = AXIS_FONT;
+  return measuring.measureText(text).width;
+}
+
+/**
+ * Runs uPlot's own time labels through spaceLabels. By `init`, uPlot has turned the x axis' `values` into
+ * its formatter function; it calls that again each time it lays out the axis.
+ */
+function spaceTimeLabels(u: uPlot): void {
+  const axis = u.axes[0];
+  const format = axis?.values;
+  if (axis === undefined || typeof format !== "function") return;
+  axis.values = (self, splits, ...rest) =>
+    spaceLabels(
+      format(self, splits, ...rest),
+      splits.map((split) => self.valToPos(split, "x")),
+      labelWidth,
+    );
+}
+
 function options(UPlot: typeof uPlot, series: SpendSeries[], width: number): uPlot.Options {
   const stepped = UPlot.paths.stepped!({ align: 1 });
   const value = (_u: uPlot, v: number | null) => (v === null ? "—" : count(v));
@@ -37,7 +94,11 @@ function options(UPlot: typeof uPlot, series: SpendSeries[], width: number): uPl
     height: 240,
     legend: { show: true },
     scales: { x: { time: true } },
-    axes: [{}, { values: (_u, ticks) => ticks.map((t) => count(t)), size: 60 }],
+    axes: [
+      { font: AXIS_FONT },
+      { font: AXIS_FONT, values: (_u, ticks) => ticks.map((t) => count(t)), size: 60 },
+    ],
+    hooks: { init: [spaceTimeLabels] },
     series: [
       {},
       ...series.map((s, i) => ({
