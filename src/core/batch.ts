@@ -1,4 +1,6 @@
-import { advance, pipeline, type Decision, type DecisionAlert, type Pipeline } from "./engine.js";
+import type { Decision, DecisionAlert } from "./decision.js";
+import { advance } from "./engine.js";
+import { pipeline, type Pipeline } from "./pipeline.js";
 import { ReinsError } from "./errors.js";
 import type { ReinsEvent } from "./events.js";
 import { budget } from "./guards/budget.js";

@@ -1,42 +1,16 @@
-import type { AlertKind, Effect, Guard, GuardResult, Verdict } from "./guard.js";
+import { decisionOf, type Decision } from "./decision.js";
+import type { Effect, Guard, GuardResult } from "./guard.js";
 import { isHumanEvent, type ReinsEvent } from "./events.js";
 import { clip, pushCapped } from "./capped.js";
 import { ReinsError, assertNever } from "./errors.js";
 import { gradeOf, heldGrade } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
 import { meterAt } from "./meter.js";
+import { pipeline, type Pipeline } from "./pipeline.js";
 import type { Policy } from "./policy.js";
 import { applyEvent } from "./reduce.js";
 import { tally } from "./tally.js";
 import { CAPS, LEVEL, cloneState, initialState, type State } from "./state.js";
-
-/** An alert raised by a decision, for the humans watching. */
-export interface DecisionAlert {
-  kind: AlertKind;
-  guard: string;
-  message: string;
-}
-
-/** What reins answers for one event: the verdict, whether a person must confirm, and why. */
-export interface Decision {
-  /** Position of the event in its scope's log. */
-  seq: number;
-  verdict: Verdict;
-  needsHuman: boolean;
-  /** Every evaluated guard's result, in evaluation order. */
-  results: GuardResult[];
-  /** Corrective instructions for the agent, most severe first. */
-  instructions: string[];
-  alerts: DecisionAlert[];
-}
-
-/** An ordered list of guards, ready to evaluate. */
-export type Pipeline = readonly Guard[];
-
-/** Sorts guards into evaluation order. */
-export function pipeline(guards: readonly Guard[]): Pipeline {
-  return [...guards].sort((a, b) => a.order - b.order || a.name.localeCompare(b.name));
-}
 
 const standard = pipeline(defaultGuards);
 
@@ -148,23 +122,6 @@ function withinGrades(guard: Guard, result: GuardResult): GuardResult {
     default:
       return assertNever(held);
   }
-}
-
-const severity: Record<Verdict, number> = { allow: 0, warn: 1, block: 2 };
-
-function decisionOf(seq: number, results: GuardResult[]): Decision {
-  let verdict: Verdict = "allow";
-  let needsHuman = false;
-  const blocks: string[] = [];
-  const warnings: string[] = [];
-  const alerts: DecisionAlert[] = [];
-  for (const r of results) {
-    if (severity[r.verdict] > severity[verdict]) verdict = r.verdict;
-    if (r.needsHuman === true) needsHuman = true;
-    if (r.message !== undefined) (r.verdict === "block" ? blocks : warnings).push(r.message);
-    if (r.alert !== undefined) alerts.push({ kind: r.alert, guard: r.guard, message: r.message ?? r.guard });
-  }
-  return { seq, verdict, needsHuman, results, instructions: [...blocks, ...warnings], alerts };
 }
 
 function applyEffect(state: State, effect: Effect, at: number): void {

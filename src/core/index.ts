@@ -18,15 +18,9 @@ export {
   type TripReason,
 } from "./state.js";
 export { reduce, applyEvent, callSignature, commandKey } from "./reduce.js";
-export {
-  advance,
-  decide,
-  pipeline,
-  replay,
-  type Decision,
-  type DecisionAlert,
-  type Pipeline,
-} from "./engine.js";
+export { advance, decide, replay } from "./engine.js";
+export type { Decision, DecisionAlert } from "./decision.js";
+export { pipeline, type Pipeline } from "./pipeline.js";
 export type { AlertKind, Effect, Guard, GuardCategory, GuardResult, Verdict } from "./guard.js";
 export { pass, warn, block } from "./guard.js";
 export { defaultGuards } from "./guards/index.js";
