@@ -17,7 +17,8 @@ export {
   type State,
   type TripReason,
 } from "./state.js";
-export { reduce, applyEvent, callSignature, commandKey } from "./reduce.js";
+export { reduce, applyEvent } from "./reduce.js";
+export { callSignature, commandKey } from "./keys.js";
 export { advance, decide, replay } from "./engine.js";
 export type { Decision, DecisionAlert } from "./decision.js";
 export { pipeline, type Pipeline } from "./pipeline.js";

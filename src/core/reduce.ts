@@ -1,5 +1,6 @@
 import { CAPS, LEVEL, cloneState, emptyMeter, type Meter, type State } from "./state.js";
 import { amount, capSet, clip, pushCapped } from "./capped.js";
+import { churnLevel } from "./churn-level.js";
 import { assertNever } from "./errors.js";
 import type {
   BudgetExtended,
@@ -9,6 +10,7 @@ import type {
   UsageRecorded,
   VerificationRan,
 } from "./events.js";
+import { callSignature, commandKey, failureClass } from "./keys.js";
 import { levelOf, limitOf, usedOf, utilization } from "./meter.js";
 import { defaultPolicy, type Policy } from "./policy.js";
 
@@ -117,30 +119,6 @@ export function reduce(state: State, event: ReinsEvent, policy: Policy = default
   const next = cloneState(state);
   applyEvent(next, event, policy);
   return next;
-}
-
-/** The escalation level of a task after `failures` consecutive failures: 0 normal .. 3 halted. */
-export function churnLevel(failures: number, policy: Policy): number {
-  const { warningAt, interventionAt, haltAt } = policy.churn;
-  if (failures >= haltAt) return 3;
-  if (failures >= interventionAt) return 2;
-  if (failures >= warningAt) return 1;
-  return 0;
-}
-
-/** The signature of a call: equal signatures mean identical calls. */
-export function callSignature(event: { tool: string; inputHash: string }): string {
-  return clip(`${event.tool}#${event.inputHash}`);
-}
-
-/** Collapses white space so `npm  test` and `npm test` are one command. */
-export function commandKey(command: string): string {
-  return clip(command.trim().replace(/\s+/g, " "));
-}
-
-/** The failure class of a call: its command, or its tool when it runs none. */
-export function failureClass(event: { tool: string; command?: string }): string {
-  return event.command !== undefined ? `cmd:${commandKey(event.command)}` : `tool:${clip(event.tool)}`;
 }
 
 function enterTask(state: State, task: string, at: number): void {

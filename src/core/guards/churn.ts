@@ -1,5 +1,5 @@
 import { block, pass, warn, type Guard } from "../guard.js";
-import { churnLevel } from "../reduce.js";
+import { churnLevel } from "../churn-level.js";
 
 const name = "churn";
 

@@ -1,5 +1,5 @@
+import { checkCommand } from "../check-command.js";
 import { block, pass, type Guard } from "../guard.js";
-import { checkCommand } from "./completion-gate.js";
 
 const name = "verification-gate";
 

@@ -1,6 +1,6 @@
 import { block, pass, quote, type Guard } from "../guard.js";
 import { formatCount } from "../format.js";
-import { failureClass } from "../reduce.js";
+import { failureClass } from "../keys.js";
 
 const name = "wip-limits";
 
