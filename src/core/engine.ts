@@ -9,7 +9,7 @@ import { meterAt } from "./meter.js";
 import { pipeline, type Pipeline } from "./pipeline.js";
 import type { Policy } from "./policy.js";
 import { applyEvent } from "./reduce.js";
-import { tally } from "./tally.js";
+import { tally, tallyOf } from "./tally.js";
 import { CAPS, LEVEL, cloneState, initialState, type State } from "./state.js";
 
 const standard = pipeline(defaultGuards);
@@ -38,7 +38,8 @@ export function advance(
       if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
       applyEffect(state, effect, event.at);
     }
-  tally(state, event, decision, tripsBefore);
+  const tripped = state.breaker.trips > tripsBefore ? state.breaker.reason : null;
+  tally(tallyOf(state), event, decision, tripped);
   return decision;
 }
 

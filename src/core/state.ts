@@ -1,4 +1,5 @@
 import type { BudgetResource } from "./events.js";
+import { emptyTally, type Tally } from "./tally.js";
 
 /**
  * The state of one scope: plain JSON that round-trips, folded from its events. Every collection is
@@ -255,35 +256,4 @@ export function initialState(scope: string): State {
 /** A deep copy of a state (states are plain JSON). */
 export function cloneState(state: State): State {
   return structuredClone(state);
-}
-
-/**
- * Running totals of a scope, kept in its state so that metrics are derived from the store and stay
- * right across restarts and processes. Every map has a fixed set of keys or a cap.
- */
-export interface Tally {
-  /** The agent that started the session (`claude`, `codex`, `gemini`), or "" when unknown. */
-  agent: string;
-  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
-  usd: number;
-  /** Requested tool calls by tool name (capped, overflow under `other`). */
-  tools: Record<string, number>;
-  /** Decisions by `<verdict> <guard>`; the guard is the first one that gave the verdict, `none` for an allow. */
-  decisions: Record<string, number>;
-  /** Breaker trips by reason. */
-  trips: Record<string, number>;
-  /** Alerts raised, by kind. */
-  alerts: Record<string, number>;
-}
-
-export function emptyTally(): Tally {
-  return {
-    agent: "",
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    usd: 0,
-    tools: {},
-    decisions: {},
-    trips: {},
-    alerts: {},
-  };
 }
