@@ -1,7 +1,8 @@
+import { sendProbe, tripBreaker } from "./breaker.js";
 import { decisionOf, type Decision } from "./decision.js";
 import type { Effect, Guard, GuardResult } from "./guard.js";
 import { isHumanEvent, type ReinsEvent } from "./events.js";
-import { clip, pushCapped } from "./capped.js";
+import { pushCapped } from "./capped.js";
 import { ReinsError, assertNever } from "./errors.js";
 import { gradeOf, heldGrade } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
@@ -145,15 +146,7 @@ function applyEffect(state: State, effect: Effect, at: number): void {
       state.rate.firedWindow = effect.window;
       break;
     case "circuit.opened":
-      state.breaker = {
-        status: "open",
-        reason: effect.reason,
-        detail: clip(effect.detail), // it may quote the agent's text: a huge tool name must not grow the state
-        openedAt: at,
-        probe: "none",
-        probeAt: null,
-        trips: state.breaker.trips + 1,
-      };
+      state.breaker = tripBreaker(state.breaker, effect.reason, effect.detail, at);
       break;
     case "completion.refused":
       state.refusedClaims += 1;
@@ -168,8 +161,7 @@ function applyEffect(state: State, effect: Effect, at: number): void {
       pushCapped((state.priced ??= []), effect.model, CAPS.priced);
       break;
     case "circuit.probe":
-      state.breaker.probe = "in_flight";
-      state.breaker.probeAt = at;
+      state.breaker = sendProbe(state.breaker, at);
       break;
     default:
       assertNever(effect);

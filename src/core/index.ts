@@ -6,17 +6,8 @@ export type * from "./events.js";
 export { isHumanEvent } from "./events.js";
 export { ReinsError, assertNever, type ReinsErrorCode } from "./errors.js";
 export { defaultPolicy, policySchema, resolvePolicy, type Policy, type PolicyInput } from "./policy.js";
-export {
-  CAPS,
-  STATE_BOUND_BYTES,
-  cloneState,
-  initialState,
-  type Breaker,
-  type BreakerStatus,
-  type Meter,
-  type State,
-  type TripReason,
-} from "./state.js";
+export { CAPS, STATE_BOUND_BYTES, cloneState, initialState, type Meter, type State } from "./state.js";
+export type { Breaker, BreakerStatus, TripReason } from "./breaker.js";
 export { reduce, applyEvent } from "./reduce.js";
 export { callSignature, commandKey } from "./keys.js";
 export { advance, decide, replay } from "./engine.js";

@@ -1,4 +1,5 @@
 import { CAPS, LEVEL, cloneState, emptyMeter, type Meter, type State } from "./state.js";
+import { halfOpenBreaker, passProbe, resetBreaker, settleBreaker } from "./breaker.js";
 import { amount, capSet, clip, pushCapped } from "./capped.js";
 import { churnLevel } from "./churn-level.js";
 import { assertNever } from "./errors.js";
@@ -26,7 +27,7 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy): voi
   }
   state.lastAt = at;
   if (event.task !== undefined && event.task !== "") enterTask(state, clip(event.task), at);
-  settleBreaker(state, at, policy);
+  settle(state, at, policy);
 
   switch (event.kind) {
     case "session.started":
@@ -79,22 +80,11 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy): voi
       break;
     }
     case "human.circuit_acknowledged":
-      if (state.breaker.status === "open") {
-        state.breaker.status = "half_open";
-        state.breaker.probe = "none";
-        state.breaker.probeAt = null;
-      }
+      state.breaker = halfOpenBreaker(state.breaker);
       clearAnomalies(state);
       break;
     case "human.circuit_reset":
-      state.breaker = {
-        ...state.breaker,
-        status: "closed",
-        reason: null,
-        detail: null,
-        probe: "none",
-        probeAt: null,
-      };
+      state.breaker = resetBreaker(state.breaker);
       clearAnomalies(state);
       break;
     case "human.alert_acknowledged":
@@ -131,37 +121,13 @@ function recordTaskFailure(state: State, task: string): void {
   capSet(state.churn, task, { failures: memo.failures + 1, confirmed: memo.confirmed }, CAPS.churn);
 }
 
-/** Time-driven breaker moves: open → half-open after the auto cooldown, half-open → closed after a quiet cooldown. */
-function settleBreaker(state: State, at: number, policy: Policy): void {
-  const breaker = state.breaker;
-  const auto = policy.circuit.autoHalfOpenMs;
-  if (
-    breaker.status === "open" &&
-    auto !== null &&
-    breaker.openedAt !== null &&
-    at - breaker.openedAt >= auto
-  ) {
-    breaker.status = "half_open";
-    breaker.probe = "none";
-    breaker.probeAt = null;
-    // As after an acknowledgement: the counters that tripped it would trip the probe at once.
-    clearAnomalies(state);
-  }
-  if (
-    breaker.status === "half_open" &&
-    breaker.probe === "passed" &&
-    breaker.probeAt !== null &&
-    at - breaker.probeAt >= policy.circuit.cooldownMs
-  ) {
-    state.breaker = {
-      ...breaker,
-      status: "closed",
-      reason: null,
-      detail: null,
-      probe: "none",
-      probeAt: null,
-    };
-  }
+/** The breaker's moves with time (see settleBreaker). */
+function settle(state: State, at: number, policy: Policy): void {
+  const next = settleBreaker(state.breaker, at, policy.circuit);
+  // Half-opened by the timeout, as after an acknowledgement: the counters that tripped it would trip the
+  // probe at once.
+  if (state.breaker.status === "open" && next.status === "half_open") clearAnomalies(state);
+  state.breaker = next;
 }
 
 function clearAnomalies(state: State): void {
@@ -264,10 +230,7 @@ function applyCompletion(state: State, event: ToolCompleted): void {
       calls.sigOut = out;
     }
   }
-  if (state.breaker.status === "half_open" && state.breaker.probe === "in_flight" && !failed) {
-    state.breaker.probe = "passed";
-    state.breaker.probeAt = event.at;
-  }
+  if (!failed) state.breaker = passProbe(state.breaker, event.at);
 
   const cls = failureClass(event);
   if (failed) {

@@ -1,3 +1,4 @@
+import { closedBreaker, type Breaker } from "./breaker.js";
 import type { BudgetResource } from "./events.js";
 import { emptyTally, type Tally } from "./tally.js";
 
@@ -46,29 +47,6 @@ export interface Meter {
   paused: BudgetResource | null;
   startedAt: number;
   taskType: string | null;
-}
-
-export type BreakerStatus = "closed" | "open" | "half_open";
-
-/** Why the circuit opened. */
-export type TripReason =
-  | "duplicate_calls"
-  | "repeated_error"
-  | "failed_verifications"
-  | "probe_failed"
-  /** No longer trips the breaker (a rule of thumb: denied or advised); kept for snapshots written before. */
-  | "rapid_fire"
-  | "max_calls_per_task";
-
-export interface Breaker {
-  status: BreakerStatus;
-  reason: TripReason | null;
-  detail: string | null;
-  openedAt: number | null;
-  /** In half-open: whether the one probe call is out, came back good, or not yet sent. */
-  probe: "none" | "in_flight" | "passed";
-  probeAt: number | null;
-  trips: number;
 }
 
 /** One of the latest tool calls, for pattern detection. */
@@ -217,15 +195,7 @@ export function initialState(scope: string): State {
     cycle: 0,
     budget: { session: emptyMeter(0), tasks: {} },
     rate: { buckets: [], firedWindow: -1 },
-    breaker: {
-      status: "closed",
-      reason: null,
-      detail: null,
-      openedAt: null,
-      probe: "none",
-      probeAt: null,
-      trips: 0,
-    },
+    breaker: closedBreaker(),
     calls: {
       sig: "",
       streak: 0,
