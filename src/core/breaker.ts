@@ -1,4 +1,4 @@
-/** The circuit breaker of a scope: one type per status (closed, open, half-open) and every move between them. */
+/** A scope's circuit breaker: a type per status (closed, open, half-open) and every move between them. */
 import { clip } from "./capped.js";
 import type { Policy } from "./policy.js";
 

@@ -1,3 +1,4 @@
+/** The engine: applies an event to a scope's state, asks the guards, returns their decision. */
 import { sendProbe, tripBreaker } from "./breaker.js";
 import { decisionOf, type Decision } from "./decision.js";
 import type { Effect, Guard, GuardResult } from "./guard.js";

@@ -1,3 +1,4 @@
+/** What a guard is: its verdicts, alerts and effects, the Guard interface, and builders of its results. */
 import type { BudgetResource, ReinsEvent } from "./events.js";
 import type { Grade } from "./grade.js";
 import type { Policy } from "./policy.js";

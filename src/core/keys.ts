@@ -1,4 +1,4 @@
-/** The keys the state files calls and commands under: a call's signature, a command's key, a failure class. */
+/** The keys calls are known by in the state: a call's signature, a command's key, a failure class. */
 import { clip } from "./capped.js";
 
 /** The signature of a call: equal signatures mean identical calls. */

@@ -1,3 +1,4 @@
+/** The reducer: how each event changes the facts in a scope's state, apart from any guard's verdict. */
 import { CAPS, LEVEL, cloneState, emptyMeter, type Meter, type State } from "./state.js";
 import { halfOpenBreaker, passProbe, resetBreaker, settleBreaker } from "./breaker.js";
 import { amount, capSet, clip, pushCapped } from "./capped.js";

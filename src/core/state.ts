@@ -1,11 +1,10 @@
-import { closedBreaker, type Breaker } from "./breaker.js";
-import type { BudgetResource } from "./events.js";
-import { emptyTally, type Tally } from "./tally.js";
-
 /**
  * The state of one scope: plain JSON that round-trips, folded from its events. Every collection is
  * bounded (see CAPS), so a session of any length keeps a state under STATE_BOUND_BYTES.
  */
+import { closedBreaker, type Breaker } from "./breaker.js";
+import type { BudgetResource } from "./events.js";
+import { emptyTally, type Tally } from "./tally.js";
 
 /** Upper bound, in bytes of JSON, of any state, whatever events it has seen. */
 export const STATE_BOUND_BYTES = 256 * 1024;

@@ -1,3 +1,4 @@
+/** The Store port every store implements (memory, SQLite, Redis, remote), and the run record it keeps. */
 import type { BatchResult, StoredAlert } from "./batch.js";
 import type { LogRecord } from "./batch.js";
 import type { ReinsEvent } from "./events.js";

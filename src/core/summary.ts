@@ -1,3 +1,4 @@
+/** A scope's summary for people: spend against limits, budget status, breaker, activity (scopeSummary). */
 import type { BudgetResource } from "./events.js";
 import { RESOURCES, limitOf, usedOf, utilization, type MeterRef } from "./meter.js";
 import type { Policy } from "./policy.js";

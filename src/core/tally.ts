@@ -1,3 +1,4 @@
+/** The tally: a scope's running totals for metrics, kept in its state, and what each decided event adds. */
 import { amount, clip } from "./capped.js";
 import type { ReinsEvent } from "./events.js";
 

@@ -1,3 +1,4 @@
+/** The churn guard: escalates a task that keeps failing, up to halting it until a person confirms. */
 import { block, pass, warn, type Guard } from "../guard.js";
 import { churnLevel } from "../churn-level.js";
 

@@ -1,3 +1,4 @@
+/** The circuit-breaker guard: opens the breaker when the agent is stuck, holds calls while it is open. */
 import { own } from "../capped.js";
 import type { ReinsEvent, ToolRequested } from "../events.js";
 import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";

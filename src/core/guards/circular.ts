@@ -1,3 +1,4 @@
+/** The circular guard: the same action on the same resource, again and again, with nothing changing. */
 import { own } from "../capped.js";
 import { block, pass, quote, warn, times, type Guard } from "../guard.js";
 import { clip } from "../capped.js";

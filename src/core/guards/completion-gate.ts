@@ -1,3 +1,4 @@
+/** The completion gate: "done" is refused until the checks its level requires pass after the last edit. */
 import { clip } from "../capped.js";
 import { checkCommand } from "../check-command.js";
 import { block, pass, warn, type Guard, type GuardResult } from "../guard.js";

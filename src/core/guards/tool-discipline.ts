@@ -1,3 +1,4 @@
+/** The tool-discipline guard: advice on wasteful habits (rereading, retrying, editing untested). */
 import { clip } from "../capped.js";
 import { pass, quote, warn, type Guard } from "../guard.js";
 import { checkCommand } from "../check-command.js";

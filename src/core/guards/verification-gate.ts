@@ -1,3 +1,4 @@
+/** The verification gate: edits wait for a check after many unchecked ones; red checks hold new tasks. */
 import { checkCommand } from "../check-command.js";
 import { block, pass, type Guard } from "../guard.js";
 
