@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Answer, LogRecord } from "./core/batch.js";
-import { pipeline, type Decision } from "./core/engine.js";
+import type { Decision } from "./core/decision.js";
+import { pipeline } from "./core/pipeline.js";
 import { ReinsError } from "./core/errors.js";
 import type { ReinsEvent } from "./core/events.js";
 import type { Guard } from "./core/guard.js";

@@ -1,16 +1,17 @@
-import { advance, pipeline, type Decision, type DecisionAlert, type Pipeline } from "./engine.js";
+/**
+ * The one operation every store performs inside its transaction: apply a batch of a scope's events,
+ * charge the project's pools, and say what to write. Pure: the store loads what `scopesFor` names,
+ * passes it in, and writes what comes back.
+ */
+import type { Decision, DecisionAlert } from "./decision.js";
+import { advance } from "./engine.js";
+import { pipeline, type Pipeline } from "./pipeline.js";
 import { ReinsError } from "./errors.js";
 import type { ReinsEvent } from "./events.js";
 import { budget } from "./guards/budget.js";
 import { periodLabel } from "./period.js";
 import type { Policy } from "./policy.js";
 import { initialState, type State } from "./state.js";
-
-/**
- * The one operation every store performs inside its transaction: apply a batch of a scope's events,
- * charge the project's pools, and say what to write. Pure: the store loads what `scopesFor` names,
- * passes it in, and writes what comes back.
- */
 
 /** An event as kept in a scope's log, with the decision recorded for it. */
 export interface LogRecord {

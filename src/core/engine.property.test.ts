@@ -10,7 +10,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Decision } from "./engine.js";
+import type { Decision } from "./decision.js";
 import { advance, decide, replay } from "./engine.js";
 import type { BudgetResource, CompletionLevel, Outcome, ReinsEvent, ToolTouch } from "./events.js";
 import { gradeOf } from "./grade.js";

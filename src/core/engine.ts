@@ -1,42 +1,18 @@
-import type { AlertKind, Effect, Guard, GuardResult, Verdict } from "./guard.js";
+/** The engine: applies an event to a scope's state, asks the guards, returns their decision. */
+import { sendProbe, tripBreaker } from "./breaker.js";
+import { decisionOf, type Decision } from "./decision.js";
+import type { Effect, Guard, GuardResult } from "./guard.js";
 import { isHumanEvent, type ReinsEvent } from "./events.js";
-import { clip, pushCapped } from "./capped.js";
+import { pushCapped } from "./capped.js";
 import { ReinsError, assertNever } from "./errors.js";
 import { gradeOf, heldGrade } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
 import { meterAt } from "./meter.js";
+import { pipeline, type Pipeline } from "./pipeline.js";
 import type { Policy } from "./policy.js";
 import { applyEvent } from "./reduce.js";
-import { tally } from "./tally.js";
+import { tally, tallyOf } from "./tally.js";
 import { CAPS, LEVEL, cloneState, initialState, type State } from "./state.js";
-
-/** An alert raised by a decision, for the humans watching. */
-export interface DecisionAlert {
-  kind: AlertKind;
-  guard: string;
-  message: string;
-}
-
-/** What reins answers for one event: the verdict, whether a person must confirm, and why. */
-export interface Decision {
-  /** Position of the event in its scope's log. */
-  seq: number;
-  verdict: Verdict;
-  needsHuman: boolean;
-  /** Every evaluated guard's result, in evaluation order. */
-  results: GuardResult[];
-  /** Corrective instructions for the agent, most severe first. */
-  instructions: string[];
-  alerts: DecisionAlert[];
-}
-
-/** An ordered list of guards, ready to evaluate. */
-export type Pipeline = readonly Guard[];
-
-/** Sorts guards into evaluation order. */
-export function pipeline(guards: readonly Guard[]): Pipeline {
-  return [...guards].sort((a, b) => a.order - b.order || a.name.localeCompare(b.name));
-}
 
 const standard = pipeline(defaultGuards);
 
@@ -64,7 +40,8 @@ export function advance(
       if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
       applyEffect(state, effect, event.at);
     }
-  tally(state, event, decision, tripsBefore);
+  const tripped = state.breaker.trips > tripsBefore ? state.breaker.reason : null;
+  tally(tallyOf(state), event, decision, tripped);
   return decision;
 }
 
@@ -150,23 +127,6 @@ function withinGrades(guard: Guard, result: GuardResult): GuardResult {
   }
 }
 
-const severity: Record<Verdict, number> = { allow: 0, warn: 1, block: 2 };
-
-function decisionOf(seq: number, results: GuardResult[]): Decision {
-  let verdict: Verdict = "allow";
-  let needsHuman = false;
-  const blocks: string[] = [];
-  const warnings: string[] = [];
-  const alerts: DecisionAlert[] = [];
-  for (const r of results) {
-    if (severity[r.verdict] > severity[verdict]) verdict = r.verdict;
-    if (r.needsHuman === true) needsHuman = true;
-    if (r.message !== undefined) (r.verdict === "block" ? blocks : warnings).push(r.message);
-    if (r.alert !== undefined) alerts.push({ kind: r.alert, guard: r.guard, message: r.message ?? r.guard });
-  }
-  return { seq, verdict, needsHuman, results, instructions: [...blocks, ...warnings], alerts };
-}
-
 function applyEffect(state: State, effect: Effect, at: number): void {
   switch (effect.kind) {
     case "budget.fired": {
@@ -187,15 +147,7 @@ function applyEffect(state: State, effect: Effect, at: number): void {
       state.rate.firedWindow = effect.window;
       break;
     case "circuit.opened":
-      state.breaker = {
-        status: "open",
-        reason: effect.reason,
-        detail: clip(effect.detail), // it may quote the agent's text: a huge tool name must not grow the state
-        openedAt: at,
-        probe: "none",
-        probeAt: null,
-        trips: state.breaker.trips + 1,
-      };
+      state.breaker = tripBreaker(state.breaker, effect.reason, effect.detail, at);
       break;
     case "completion.refused":
       state.refusedClaims += 1;
@@ -210,8 +162,7 @@ function applyEffect(state: State, effect: Effect, at: number): void {
       pushCapped((state.priced ??= []), effect.model, CAPS.priced);
       break;
     case "circuit.probe":
-      state.breaker.probe = "in_flight";
-      state.breaker.probeAt = at;
+      state.breaker = sendProbe(state.breaker, at);
       break;
     default:
       assertNever(effect);

@@ -1,3 +1,5 @@
+/** reins' one error class (ReinsError) with its stable codes, and assertNever for exhaustive switches. */
+
 /** Stable codes for the errors reins raises; the CLI and HTTP layer map them to exit codes and statuses. */
 export type ReinsErrorCode =
   | "invalid_policy"

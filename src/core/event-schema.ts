@@ -1,3 +1,4 @@
+/** The zod schema of events from outside (a trace, a hook, the HTTP API), and parseEvent to check one. */
 import * as z from "zod";
 import { ReinsError } from "./errors.js";
 import type { ReinsEvent } from "./events.js";

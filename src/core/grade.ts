@@ -1,3 +1,5 @@
+/** The grades of an answer (allow, advise, deny, stop) and how decisions and guards' answers map to them. */
+
 /**
  * The three grades of an answer (DESIGN.md, "Guards"), from the least to the most the agent is held back:
  * - `advise`: context for the model; the call goes ahead.

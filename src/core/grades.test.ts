@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decide, pipeline } from "./engine.js";
+import { decide } from "./engine.js";
+import { pipeline } from "./pipeline.js";
 import type { ReinsEvent } from "./events.js";
 import { gradeOf, heldGrade } from "./grade.js";
 import { block, warn, type Guard, type GuardResult } from "./guard.js";

@@ -1,7 +1,9 @@
+/** What a guard is: its verdicts, alerts and effects, the Guard interface, and builders of its results. */
 import type { BudgetResource, ReinsEvent } from "./events.js";
 import type { Grade } from "./grade.js";
 import type { Policy } from "./policy.js";
-import type { State, TripReason } from "./state.js";
+import type { TripReason } from "./breaker.js";
+import type { State } from "./state.js";
 
 /** What a guard says of an event. */
 export type Verdict = "allow" | "warn" | "block";

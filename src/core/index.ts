@@ -6,27 +6,13 @@ export type * from "./events.js";
 export { isHumanEvent } from "./events.js";
 export { ReinsError, assertNever, type ReinsErrorCode } from "./errors.js";
 export { defaultPolicy, policySchema, resolvePolicy, type Policy, type PolicyInput } from "./policy.js";
-export {
-  CAPS,
-  STATE_BOUND_BYTES,
-  cloneState,
-  initialState,
-  type Breaker,
-  type BreakerStatus,
-  type Meter,
-  type State,
-  type TripReason,
-} from "./state.js";
-export { reduce, applyEvent, callSignature, commandKey } from "./reduce.js";
-export {
-  advance,
-  decide,
-  pipeline,
-  replay,
-  type Decision,
-  type DecisionAlert,
-  type Pipeline,
-} from "./engine.js";
+export { CAPS, STATE_BOUND_BYTES, cloneState, initialState, type Meter, type State } from "./state.js";
+export type { Breaker, BreakerStatus, TripReason } from "./breaker.js";
+export { reduce, applyEvent } from "./reduce.js";
+export { callSignature, commandKey } from "./keys.js";
+export { advance, decide, replay } from "./engine.js";
+export type { Decision, DecisionAlert } from "./decision.js";
+export { pipeline, type Pipeline } from "./pipeline.js";
 export type { AlertKind, Effect, Guard, GuardCategory, GuardResult, Verdict } from "./guard.js";
 export { pass, warn, block } from "./guard.js";
 export { defaultGuards } from "./guards/index.js";

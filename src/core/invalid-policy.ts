@@ -1,3 +1,4 @@
+/** The error of a policy or settings that failed their schema, naming each bad field and the value given. */
 import type * as z from "zod";
 import { ReinsError } from "./errors.js";
 

@@ -1,3 +1,4 @@
+/** One-line text: the pattern and the schema that every scope, and every id that becomes one, must match. */
 import * as z from "zod";
 
 /**

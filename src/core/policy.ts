@@ -1,3 +1,4 @@
+/** The policy: its defaults, its zod schema, and resolvePolicy, which fills in and checks a user's policy. */
 import * as z from "zod";
 import { DEFAULT_CHECK_PATTERNS } from "./check-patterns.js";
 import { invalidPolicy } from "./invalid-policy.js";

@@ -1,5 +1,8 @@
+/** The reducer: how each event changes the facts in a scope's state, apart from any guard's verdict. */
 import { CAPS, LEVEL, cloneState, emptyMeter, type Meter, type State } from "./state.js";
+import { halfOpenBreaker, passProbe, resetBreaker, settleBreaker } from "./breaker.js";
 import { amount, capSet, clip, pushCapped } from "./capped.js";
+import { churnLevel } from "./churn-level.js";
 import { assertNever } from "./errors.js";
 import type {
   BudgetExtended,
@@ -9,6 +12,7 @@ import type {
   UsageRecorded,
   VerificationRan,
 } from "./events.js";
+import { callSignature, commandKey, failureClass } from "./keys.js";
 import { levelOf, limitOf, usedOf, utilization } from "./meter.js";
 import { defaultPolicy, type Policy } from "./policy.js";
 
@@ -24,7 +28,7 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy): voi
   }
   state.lastAt = at;
   if (event.task !== undefined && event.task !== "") enterTask(state, clip(event.task), at);
-  settleBreaker(state, at, policy);
+  settle(state, at, policy);
 
   switch (event.kind) {
     case "session.started":
@@ -77,22 +81,11 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy): voi
       break;
     }
     case "human.circuit_acknowledged":
-      if (state.breaker.status === "open") {
-        state.breaker.status = "half_open";
-        state.breaker.probe = "none";
-        state.breaker.probeAt = null;
-      }
+      state.breaker = halfOpenBreaker(state.breaker);
       clearAnomalies(state);
       break;
     case "human.circuit_reset":
-      state.breaker = {
-        ...state.breaker,
-        status: "closed",
-        reason: null,
-        detail: null,
-        probe: "none",
-        probeAt: null,
-      };
+      state.breaker = resetBreaker(state.breaker);
       clearAnomalies(state);
       break;
     case "human.alert_acknowledged":
@@ -119,30 +112,6 @@ export function reduce(state: State, event: ReinsEvent, policy: Policy = default
   return next;
 }
 
-/** The escalation level of a task after `failures` consecutive failures: 0 normal .. 3 halted. */
-export function churnLevel(failures: number, policy: Policy): number {
-  const { warningAt, interventionAt, haltAt } = policy.churn;
-  if (failures >= haltAt) return 3;
-  if (failures >= interventionAt) return 2;
-  if (failures >= warningAt) return 1;
-  return 0;
-}
-
-/** The signature of a call: equal signatures mean identical calls. */
-export function callSignature(event: { tool: string; inputHash: string }): string {
-  return clip(`${event.tool}#${event.inputHash}`);
-}
-
-/** Collapses white space so `npm  test` and `npm test` are one command. */
-export function commandKey(command: string): string {
-  return clip(command.trim().replace(/\s+/g, " "));
-}
-
-/** The failure class of a call: its command, or its tool when it runs none. */
-export function failureClass(event: { tool: string; command?: string }): string {
-  return event.command !== undefined ? `cmd:${commandKey(event.command)}` : `tool:${clip(event.tool)}`;
-}
-
 function enterTask(state: State, task: string, at: number): void {
   state.task = task;
   if (state.budget.tasks[task] === undefined) capSet(state.budget.tasks, task, emptyMeter(at), CAPS.tasks);
@@ -153,37 +122,13 @@ function recordTaskFailure(state: State, task: string): void {
   capSet(state.churn, task, { failures: memo.failures + 1, confirmed: memo.confirmed }, CAPS.churn);
 }
 
-/** Time-driven breaker moves: open → half-open after the auto cooldown, half-open → closed after a quiet cooldown. */
-function settleBreaker(state: State, at: number, policy: Policy): void {
-  const breaker = state.breaker;
-  const auto = policy.circuit.autoHalfOpenMs;
-  if (
-    breaker.status === "open" &&
-    auto !== null &&
-    breaker.openedAt !== null &&
-    at - breaker.openedAt >= auto
-  ) {
-    breaker.status = "half_open";
-    breaker.probe = "none";
-    breaker.probeAt = null;
-    // As after an acknowledgement: the counters that tripped it would trip the probe at once.
-    clearAnomalies(state);
-  }
-  if (
-    breaker.status === "half_open" &&
-    breaker.probe === "passed" &&
-    breaker.probeAt !== null &&
-    at - breaker.probeAt >= policy.circuit.cooldownMs
-  ) {
-    state.breaker = {
-      ...breaker,
-      status: "closed",
-      reason: null,
-      detail: null,
-      probe: "none",
-      probeAt: null,
-    };
-  }
+/** The breaker's moves with time (see settleBreaker). */
+function settle(state: State, at: number, policy: Policy): void {
+  const next = settleBreaker(state.breaker, at, policy.circuit);
+  // Half-opened by the timeout, as after an acknowledgement: the counters that tripped it would trip the
+  // probe at once.
+  if (state.breaker.status === "open" && next.status === "half_open") clearAnomalies(state);
+  state.breaker = next;
 }
 
 function clearAnomalies(state: State): void {
@@ -286,10 +231,7 @@ function applyCompletion(state: State, event: ToolCompleted): void {
       calls.sigOut = out;
     }
   }
-  if (state.breaker.status === "half_open" && state.breaker.probe === "in_flight" && !failed) {
-    state.breaker.probe = "passed";
-    state.breaker.probeAt = event.at;
-  }
+  if (!failed) state.breaker = passProbe(state.breaker, event.at);
 
   const cls = failureClass(event);
   if (failed) {

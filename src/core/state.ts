@@ -1,9 +1,10 @@
-import type { BudgetResource } from "./events.js";
-
 /**
  * The state of one scope: plain JSON that round-trips, folded from its events. Every collection is
  * bounded (see CAPS), so a session of any length keeps a state under STATE_BOUND_BYTES.
  */
+import { closedBreaker, type Breaker } from "./breaker.js";
+import type { BudgetResource } from "./events.js";
+import { emptyTally, type Tally } from "./tally.js";
 
 /** Upper bound, in bytes of JSON, of any state, whatever events it has seen. */
 export const STATE_BOUND_BYTES = 256 * 1024;
@@ -45,29 +46,6 @@ export interface Meter {
   paused: BudgetResource | null;
   startedAt: number;
   taskType: string | null;
-}
-
-export type BreakerStatus = "closed" | "open" | "half_open";
-
-/** Why the circuit opened. */
-export type TripReason =
-  | "duplicate_calls"
-  | "repeated_error"
-  | "failed_verifications"
-  | "probe_failed"
-  /** No longer trips the breaker (a rule of thumb: denied or advised); kept for snapshots written before. */
-  | "rapid_fire"
-  | "max_calls_per_task";
-
-export interface Breaker {
-  status: BreakerStatus;
-  reason: TripReason | null;
-  detail: string | null;
-  openedAt: number | null;
-  /** In half-open: whether the one probe call is out, came back good, or not yet sent. */
-  probe: "none" | "in_flight" | "passed";
-  probeAt: number | null;
-  trips: number;
 }
 
 /** One of the latest tool calls, for pattern detection. */
@@ -216,15 +194,7 @@ export function initialState(scope: string): State {
     cycle: 0,
     budget: { session: emptyMeter(0), tasks: {} },
     rate: { buckets: [], firedWindow: -1 },
-    breaker: {
-      status: "closed",
-      reason: null,
-      detail: null,
-      openedAt: null,
-      probe: "none",
-      probeAt: null,
-      trips: 0,
-    },
+    breaker: closedBreaker(),
     calls: {
       sig: "",
       streak: 0,
@@ -255,35 +225,4 @@ export function initialState(scope: string): State {
 /** A deep copy of a state (states are plain JSON). */
 export function cloneState(state: State): State {
   return structuredClone(state);
-}
-
-/**
- * Running totals of a scope, kept in its state so that metrics are derived from the store and stay
- * right across restarts and processes. Every map has a fixed set of keys or a cap.
- */
-export interface Tally {
-  /** The agent that started the session (`claude`, `codex`, `gemini`), or "" when unknown. */
-  agent: string;
-  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
-  usd: number;
-  /** Requested tool calls by tool name (capped, overflow under `other`). */
-  tools: Record<string, number>;
-  /** Decisions by `<verdict> <guard>`; the guard is the first one that gave the verdict, `none` for an allow. */
-  decisions: Record<string, number>;
-  /** Breaker trips by reason. */
-  trips: Record<string, number>;
-  /** Alerts raised, by kind. */
-  alerts: Record<string, number>;
-}
-
-export function emptyTally(): Tally {
-  return {
-    agent: "",
-    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    usd: 0,
-    tools: {},
-    decisions: {},
-    trips: {},
-    alerts: {},
-  };
 }

@@ -1,3 +1,4 @@
+/** Stored runs of `reins run`: the checks and JSON encoding every store applies to ids, status, sizes. */
 import * as z from "zod";
 import { ReinsError } from "./errors.js";
 import { ONE_LINE } from "./one-line.js";

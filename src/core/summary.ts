@@ -1,7 +1,9 @@
+/** A scope's summary for people: spend against limits, budget status, breaker, activity (scopeSummary). */
 import type { BudgetResource } from "./events.js";
 import { RESOURCES, limitOf, usedOf, utilization, type MeterRef } from "./meter.js";
 import type { Policy } from "./policy.js";
-import type { BreakerStatus, State, TripReason } from "./state.js";
+import type { BreakerStatus, TripReason } from "./breaker.js";
+import type { State } from "./state.js";
 
 /** One limited resource of a meter. */
 export interface BudgetLine {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { defaultGuards } from "./guards/index.js";
-import { pipeline } from "./engine.js";
+import { pipeline } from "./pipeline.js";
 import { defaultPolicy, resolvePolicy } from "./policy.js";
 import { initialState } from "./state.js";
 import { TALLY_TOOLS, tallyOf } from "./tally.js";

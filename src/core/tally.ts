@@ -1,7 +1,6 @@
+/** The tally: a scope's running totals for metrics, kept in its state, and what each decided event adds. */
 import { amount, clip } from "./capped.js";
-import type { AlertKind, GuardResult, Verdict } from "./guard.js";
 import type { ReinsEvent } from "./events.js";
-import { emptyTally, type State, type Tally } from "./state.js";
 
 /** At most this many tool names are counted by name in one scope; the rest count as `other`. */
 export const TALLY_TOOLS = 32;
@@ -10,19 +9,52 @@ const bump = (map: Record<string, number>, key: string, by = 1) => {
   map[key] = (map[key] ?? 0) + by;
 };
 
+/**
+ * Running totals of a scope, kept in its state so that metrics are derived from the store and stay
+ * right across restarts and processes. Every map has a fixed set of keys or a cap.
+ */
+export interface Tally {
+  /** The agent that started the session (`claude`, `codex`, `gemini`), or "" when unknown. */
+  agent: string;
+  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  usd: number;
+  /** Requested tool calls by tool name (capped, overflow under `other`). */
+  tools: Record<string, number>;
+  /** Decisions by `<verdict> <guard>`; the guard is the first one that gave the verdict, `none` for an allow. */
+  decisions: Record<string, number>;
+  /** Breaker trips by reason. */
+  trips: Record<string, number>;
+  /** Alerts raised, by kind. */
+  alerts: Record<string, number>;
+}
+
+/** The tally of a scope before any event. */
+export function emptyTally(): Tally {
+  return {
+    agent: "",
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    usd: 0,
+    tools: {},
+    decisions: {},
+    trips: {},
+    alerts: {},
+  };
+}
+
 /** The tally of a state, created for snapshots written before tallies existed. */
-export function tallyOf(state: State): Tally {
+export function tallyOf(state: { tally?: Tally }): Tally {
   return (state.tally ??= emptyTally());
 }
 
-/** Counts one event and its decision; `tripsBefore` is the breaker's trip count before the event. */
-export function tally(
-  state: State,
-  event: ReinsEvent,
-  decision: { verdict: Verdict; results: readonly GuardResult[]; alerts: readonly { kind: AlertKind }[] },
-  tripsBefore: number,
-): void {
-  const t = tallyOf(state);
+/** What the tally counts of a decision: its verdict, the guard that gave it, and the alerts it raised. */
+export interface Counted {
+  verdict: string;
+  results: readonly { guard: string; verdict: string }[];
+  alerts: readonly { kind: string }[];
+}
+
+/** Counts one event and its decision into `t`; `tripped` is why the breaker tripped on it, if it did. */
+export function tally(t: Tally, event: ReinsEvent, decision: Counted, tripped: string | null): void {
   switch (event.kind) {
     case "session.started":
       if (event.agent !== undefined && t.agent === "") t.agent = clip(event.agent);
@@ -46,6 +78,6 @@ export function tally(
   }
   const deciding = decision.results.find((r) => r.verdict === decision.verdict && r.verdict !== "allow");
   bump(t.decisions, `${decision.verdict} ${deciding?.guard ?? "none"}`);
-  if (state.breaker.trips > tripsBefore && state.breaker.reason !== null) bump(t.trips, state.breaker.reason);
+  if (tripped !== null) bump(t.trips, tripped);
   for (const alert of decision.alerts) bump(t.alerts, alert.kind);
 }

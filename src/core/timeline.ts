@@ -1,3 +1,4 @@
+/** Timelines: a scripted session's events as an agent would cause them, for the demo, tests and benches. */
 import type {
   BudgetResource,
   CompletionLevel,

@@ -1,4 +1,4 @@
-import type { Decision } from "../core/engine.js";
+import type { Decision } from "../core/decision.js";
 import type { EventInput } from "../core/events.js";
 import { fnv1a } from "../core/timeline.js";
 

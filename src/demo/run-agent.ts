@@ -1,4 +1,5 @@
-import { advance, type Decision } from "../core/engine.js";
+import type { Decision } from "../core/decision.js";
+import { advance } from "../core/engine.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import { initialState, type State } from "../core/state.js";

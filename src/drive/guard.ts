@@ -4,7 +4,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { CheckResult } from "../control/types.js";
-import type { Decision } from "../core/engine.js";
+import type { Decision } from "../core/decision.js";
 import type { ReinsEvent } from "../core/events.js";
 import { gradeOf } from "../core/grade.js";
 import { scopeSummary } from "../core/summary.js";

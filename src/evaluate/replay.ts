@@ -1,5 +1,5 @@
 import { applyBatch, type Answer, type LogRecord } from "../core/batch.js";
-import type { Decision } from "../core/engine.js";
+import type { Decision } from "../core/decision.js";
 import type { EventInput, ReinsEvent } from "../core/events.js";
 import { gradeOf, type Grade } from "../core/grade.js";
 import type { Policy } from "../core/policy.js";

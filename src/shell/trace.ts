@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { poolPipeline } from "../core/batch.js";
-import { advance, type Decision } from "../core/engine.js";
+import type { Decision } from "../core/decision.js";
+import { advance } from "../core/engine.js";
 import { ReinsError } from "../core/errors.js";
 import { parseEvent } from "../core/event-schema.js";
 import type { ReinsEvent } from "../core/events.js";

@@ -1,5 +1,5 @@
 import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
-import type { Pipeline } from "../core/engine.js";
+import type { Pipeline } from "../core/pipeline.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";

@@ -1,5 +1,6 @@
 import type { BatchResult, LogRecord, StoredAlert } from "../core/batch.js";
-import type { Decision, Pipeline } from "../core/engine.js";
+import type { Decision } from "../core/decision.js";
+import type { Pipeline } from "../core/pipeline.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";

@@ -5,7 +5,7 @@ import type Database from "better-sqlite3";
 import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
-import type { Pipeline } from "../core/engine.js";
+import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store, StoredRun } from "../core/store.js";

@@ -1,4 +1,6 @@
-import { advance, type Decision, type Pipeline } from "../../src/core/engine.js";
+import type { Decision } from "../../src/core/decision.js";
+import { advance } from "../../src/core/engine.js";
+import type { Pipeline } from "../../src/core/pipeline.js";
 import type { Policy } from "../../src/core/policy.js";
 import { initialState } from "../../src/core/state.js";
 import { timeline, type Timeline } from "../../src/core/timeline.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { pipeline, type Decision } from "../engine.js";
+import type { Decision } from "../decision.js";
+import { pipeline } from "../pipeline.js";
 import type { BudgetResource, UsageRecorded } from "../events.js";
 import { resolvePolicy, type PolicyInput } from "../policy.js";
 import { LEVEL } from "../state.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { advance, pipeline } from "../engine.js";
+import { advance } from "../engine.js";
+import { pipeline } from "../pipeline.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { initialState } from "../state.js";
 import { timeline } from "../timeline.js";

@@ -1,5 +1,6 @@
+/** The churn guard: escalates a task that keeps failing, up to halting it until a person confirms. */
 import { block, pass, warn, type Guard } from "../guard.js";
-import { churnLevel } from "../reduce.js";
+import { churnLevel } from "../churn-level.js";
 
 const name = "churn";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { pipeline, type Decision, type Pipeline } from "../engine.js";
+import type { Decision } from "../decision.js";
+import { pipeline, type Pipeline } from "../pipeline.js";
 import { resolvePolicy, type PolicyInput } from "../policy.js";
 import { fnv1a } from "../timeline.js";
 import { driver } from "../../../test/support/drive.js";

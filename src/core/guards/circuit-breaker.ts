@@ -1,8 +1,10 @@
+/** The circuit-breaker guard: opens the breaker when the agent is stuck, holds calls while it is open. */
 import { own } from "../capped.js";
 import type { ReinsEvent, ToolRequested } from "../events.js";
 import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";
-import type { State, TripReason } from "../state.js";
+import type { TripReason } from "../breaker.js";
+import type { State } from "../state.js";
 
 const name = "circuit-breaker";
 
@@ -134,7 +136,7 @@ export const circuitBreaker: Guard = {
         if (event.kind !== "tool.requested" && event.kind !== "task.started") return pass(name);
         return block(
           name,
-          `The circuit breaker is open (${lowerFirst(breaker.detail ?? breaker.reason ?? "an anomaly")}). Do not retry; a person must acknowledge it (\`reins circuit ack ${state.scope}\`).`,
+          `The circuit breaker is open (${lowerFirst(breaker.detail)}). Do not retry; a person must acknowledge it (\`reins circuit ack ${state.scope}\`).`,
           { needsHuman: true },
         );
       case "half_open": {

@@ -1,7 +1,8 @@
+/** The circular guard: the same action on the same resource, again and again, with nothing changing. */
 import { own } from "../capped.js";
 import { block, pass, quote, warn, times, type Guard } from "../guard.js";
 import { clip } from "../capped.js";
-import { commandKey } from "../reduce.js";
+import { commandKey } from "../keys.js";
 
 const name = "circular";
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { pipeline, replay, type Decision } from "../engine.js";
+import type { Decision } from "../decision.js";
+import { replay } from "../engine.js";
+import { pipeline } from "../pipeline.js";
 import type { CompletionLevel } from "../events.js";
 import type { GuardResult } from "../guard.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";

@@ -1,27 +1,9 @@
-import { clip, own } from "../capped.js";
-import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
-import type { Policy } from "../policy.js";
-import type { State } from "../state.js";
+/** The completion gate: "done" is refused until the checks its level requires pass after the last edit. */
+import { clip } from "../capped.js";
+import { checkCommand } from "../check-command.js";
+import { block, pass, warn, type Guard, type GuardResult } from "../guard.js";
 
 const name = "completion-gate";
-
-/** The checks reins recognises in any project, in words, for an instruction with no command to name. */
-const KNOWN_CHECKS: Record<string, string> = {
-  tests: "the project's tests",
-  lint: "the project's linter",
-  build: "the project's build",
-  typecheck: "the project's type check",
-};
-
-/**
- * How to run a check, for an instruction: the command last seen running it, else the project's own command
- * (the policy's `completion.commands`, filled from the project's files), quoted; else the check in words.
- */
-export function checkCommand(state: State, check: string, policy: Policy): string {
-  // `clip` marks inherited names, so a clipped key never reads the prototype.
-  const command = state.checks[clip(check)]?.command ?? own(policy.completion.commands, check);
-  return command !== undefined ? quote(command) : (KNOWN_CHECKS[check] ?? `the ${check} verification`);
-}
 
 /**
  * Evidence-gated completion (seed 004): "done" is refused unless every verification the level requires

@@ -1,3 +1,4 @@
+/** The built-in guards by name, and defaultGuards, the list the standard pipeline sorts. */
 import type { Guard } from "../guard.js";
 import { budget } from "./budget.js";
 import { churn } from "./churn.js";

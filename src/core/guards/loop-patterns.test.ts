@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { pipeline, replay } from "../engine.js";
+import { replay } from "../engine.js";
+import { pipeline } from "../pipeline.js";
 import type { EventKind } from "../events.js";
 import type { GuardResult } from "../guard.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";

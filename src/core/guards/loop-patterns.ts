@@ -1,3 +1,4 @@
+/** The loop-patterns guard: alternating calls, near-identical calls and a repeating error. */
 import { own } from "../capped.js";
 import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { pipeline, type Decision } from "../engine.js";
+import type { Decision } from "../decision.js";
+import { pipeline } from "../pipeline.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { driver } from "../../../test/support/drive.js";
 import { maxIterations } from "./max-iterations.js";

@@ -1,3 +1,4 @@
+/** The max-iterations guard: stops a loop past its iteration limit. */
 import { block, pass, type Guard } from "../guard.js";
 
 const name = "max-iterations";

@@ -1,3 +1,4 @@
+/** The pricing guard: says once per session and model that an unlisted model's cost was estimated. */
 import { clip } from "../capped.js";
 import { pass, quote, warn, type Guard } from "../guard.js";
 

@@ -1,3 +1,4 @@
+/** The quality-regression guard: warns when a check's score keeps declining. */
 import { clip } from "../capped.js";
 import { pass, warn, type Guard } from "../guard.js";
 

@@ -1,3 +1,4 @@
+/** The self-protection guard: denies calls on reins' own files or acting as a person, unless allowed. */
 import { block, pass, quote, type Guard } from "../guard.js";
 
 const name = "self-protection";

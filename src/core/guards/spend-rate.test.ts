@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { advance, pipeline, type Decision } from "../engine.js";
+import type { Decision } from "../decision.js";
+import { advance } from "../engine.js";
+import { pipeline } from "../pipeline.js";
 import type { UsageRecorded } from "../events.js";
 import { resolvePolicy, type PolicyInput } from "../policy.js";
 import { initialState } from "../state.js";

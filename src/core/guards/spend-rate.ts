@@ -1,3 +1,4 @@
+/** The spend-rate guard: catches a runaway burst of spending within a rate window. */
 import { pass, warn, type Guard } from "../guard.js";
 import { formatCount, formatDuration, formatUsd } from "../format.js";
 

@@ -1,3 +1,4 @@
+/** The thrashing guard: the same file edited again and again while the checks stay red. */
 import { clip } from "../capped.js";
 import { pass, quote, warn, type Guard } from "../guard.js";
 

@@ -1,7 +1,8 @@
+/** The tool-discipline guard: advice on wasteful habits (rereading, retrying, editing untested). */
 import { clip } from "../capped.js";
 import { pass, quote, warn, type Guard } from "../guard.js";
-import { failureClass } from "../reduce.js";
-import { checkCommand } from "./completion-gate.js";
+import { checkCommand } from "../check-command.js";
+import { failureClass } from "../keys.js";
 
 const name = "tool-discipline";
 

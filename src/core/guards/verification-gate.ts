@@ -1,5 +1,6 @@
+/** The verification gate: edits wait for a check after many unchecked ones; red checks hold new tasks. */
+import { checkCommand } from "../check-command.js";
 import { block, pass, type Guard } from "../guard.js";
-import { checkCommand } from "./completion-gate.js";
 
 const name = "verification-gate";
 

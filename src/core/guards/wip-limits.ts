@@ -1,6 +1,7 @@
+/** The WIP-limits guard: caps on tasks in flight, unverified lines and retries of a failing command. */
 import { block, pass, quote, type Guard } from "../guard.js";
 import { formatCount } from "../format.js";
-import { failureClass } from "../reduce.js";
+import { failureClass } from "../keys.js";
 
 const name = "wip-limits";
 

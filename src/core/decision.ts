@@ -1,0 +1,43 @@
+/** A decision: what reins answers for one event, and how the guards' results combine into it. */
+import type { AlertKind, GuardResult, Verdict } from "./guard.js";
+
+/** An alert raised by a decision, for the humans watching. */
+export interface DecisionAlert {
+  kind: AlertKind;
+  guard: string;
+  message: string;
+}
+
+/** What reins answers for one event: the verdict, whether a person must confirm, and why. */
+export interface Decision {
+  /** Position of the event in its scope's log. */
+  seq: number;
+  verdict: Verdict;
+  needsHuman: boolean;
+  /** Every evaluated guard's result, in evaluation order. */
+  results: GuardResult[];
+  /** Corrective instructions for the agent, most severe first. */
+  instructions: string[];
+  alerts: DecisionAlert[];
+}
+
+const severity: Record<Verdict, number> = { allow: 0, warn: 1, block: 2 };
+
+/**
+ * The decision the results of one event's guards add up to: the most severe verdict, a person's
+ * confirmation if any guard asks for it, the blocks' instructions before the warnings', and every alert.
+ */
+export function decisionOf(seq: number, results: GuardResult[]): Decision {
+  let verdict: Verdict = "allow";
+  let needsHuman = false;
+  const blocks: string[] = [];
+  const warnings: string[] = [];
+  const alerts: DecisionAlert[] = [];
+  for (const r of results) {
+    if (severity[r.verdict] > severity[verdict]) verdict = r.verdict;
+    if (r.needsHuman === true) needsHuman = true;
+    if (r.message !== undefined) (r.verdict === "block" ? blocks : warnings).push(r.message);
+    if (r.alert !== undefined) alerts.push({ kind: r.alert, guard: r.guard, message: r.message ?? r.guard });
+  }
+  return { seq, verdict, needsHuman, results, instructions: [...blocks, ...warnings], alerts };
+}
