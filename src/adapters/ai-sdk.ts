@@ -9,6 +9,9 @@ import { eventsAt, toolEndEvents, toolTouch, usageEvent, type ToolOutcome } from
 import type { Governor } from "../governor.js";
 import { reasonOf, worstAnswer } from "../hooks/common.js";
 import { defaultOutput, failureOf, outcomeOf, withNote, type ModelOutput } from "./ai-sdk-results.js";
+import { reinsStop, type ReinsStop } from "./stop.js";
+
+export type { ReinsStop } from "./stop.js";
 
 export interface GovernSessionOptions {
   /** The session's id: its events go to the scope `session:<id>`. */
@@ -29,12 +32,11 @@ export interface GovernSessionOptions {
   finalAnswer?: boolean;
 }
 
-/** Why reins ended the session's loop: a person must act (extend a budget, acknowledge the breaker, confirm). */
-export interface ReinsStop {
-  /** reins' words, `reins: ...`. */
-  reason: string;
-  decision: Decision;
-  /** The event reins answered: a tool call asked for or ended, or a model call's usage. */
+/**
+ * Why reins ended the session's loop (a person must act: extend a budget, acknowledge the breaker, confirm),
+ * and the event it answered: a tool call asked for or ended, or a model call's usage.
+ */
+export interface ReinsStopAt extends ReinsStop {
   event: "tool.requested" | "tool.completed" | "usage.recorded";
 }
 
@@ -59,7 +61,7 @@ export interface GovernedSession {
   /** For `onStepFinish`: records the step's usage, priced by the policy, once per model response. */
   readonly onStepFinish: (step: StepUsage) => Promise<void>;
   /** The first stop reins made in this session, or null while it may go on. */
-  readonly stop: ReinsStop | null;
+  readonly stop: ReinsStopAt | null;
 }
 
 const brand = Symbol.for("reins.denied");
@@ -122,7 +124,7 @@ export function governSession(governor: Governor, options: GovernSessionOptions)
   /** Words that came with no tool call (usage): they go with the next tool result. */
   let unsent: string[] = [];
   let started = false;
-  let stop: ReinsStop | null = null;
+  let stop: ReinsStopAt | null = null;
   /** Whether the stop must end the loop now, and, when it waits for a final answer, the step it ends after. */
   let endNow = false;
   let lastStep: number | null = null;
@@ -135,11 +137,11 @@ export function governSession(governor: Governor, options: GovernSessionOptions)
   }
 
   /** Takes in an answer: keeps a stop, and returns what to tell the model (null for nothing). */
-  function heed(answer: Answer, event: ReinsStop["event"]): string | null {
+  function heed(answer: Answer, event: ReinsStopAt["event"]): string | null {
     if (answer === null || answer.verdict === "allow") return null;
     const reason = reasonOf(answer);
     if (answer.needsHuman) {
-      stop ??= { reason, decision: answer, event };
+      stop ??= { ...reinsStop(scope, answer), event };
       if (event === "usage.recorded") endNow = true;
     }
     return reason;

@@ -21,6 +21,9 @@ import type { Governor } from "../governor.js";
 import { claude, type ClaudeInput } from "../hooks/claude.js";
 import { reasonOf, verdictOf, worstAnswer } from "../hooks/common.js";
 import type { UsageReader } from "../hooks/transcript.js";
+import { reinsStop, ReinsStopped } from "./stop.js";
+
+export { ReinsStopped, type ReinsStop } from "./stop.js";
 
 export interface ClaudeAgentReinsOptions {
   /** Records the session's events and decides. */
@@ -45,29 +48,6 @@ export interface ClaudeAgentReins {
    * this throws `ReinsStopped`.
    */
   governed(query: Query): AsyncGenerator<SDKMessage, void>;
-}
-
-const brand = Symbol.for("reins.stopped");
-
-/** The query ended because reins stopped its session: a person must act (extend a budget, reset a breaker). */
-export class ReinsStopped extends Error {
-  readonly [brand] = true;
-
-  constructor(
-    readonly sessionId: string,
-    /** The decision that stopped it; `message` is its reason. */
-    readonly decision: Decision,
-    /** The query's last `result` message, when one came (its usage and cost). */
-    readonly result: SDKResultMessage | undefined,
-  ) {
-    super(reasonOf(decision));
-    this.name = "ReinsStopped";
-  }
-
-  /** True for any ReinsStopped, even one from another copy of the package. */
-  static is(value: unknown): value is ReinsStopped {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[brand] === true;
-  }
 }
 
 /** The hook events reins answers: those `reins init claude` installs for the CLI. */
@@ -242,7 +222,7 @@ export function claudeAgentReins(options: ClaudeAgentReinsOptions): ClaudeAgentR
     const stopped = () => (session === undefined ? undefined : stops.get(scopeOf(session)));
     const stop = (decision: Decision) => {
       query.close();
-      return new ReinsStopped(session ?? "", decision, result);
+      return new ReinsStopped(reinsStop(scopeOf(session ?? ""), decision), result);
     };
     try {
       for await (const message of query) {

@@ -19,11 +19,13 @@ import type {
 import type { Decision, EventInput } from "../core/index.js";
 import { canonical, eventsAt, toolEndEvents, toolTouch, usageEvent, type ToolOutcome } from "../events.js";
 import type { Governor } from "../governor.js";
-import { reasonOf, verdictOf, worstAnswer } from "../hooks/common.js";
+import { verdictOf, worstAnswer } from "../hooks/common.js";
 import { openAiUsage, type SdkUsage } from "./openai-agents-usage.js";
-import { ReinsStopError, reinsStopOf, type ReinsStop } from "./openai-agents-stop.js";
+import { reinsStopOf } from "./openai-agents-stop.js";
+import { reinsStop, ReinsStopped, type ReinsStop } from "./stop.js";
 
-export { ReinsStopError, reinsStopOf, type ReinsStop } from "./openai-agents-stop.js";
+export { reinsStopOf } from "./openai-agents-stop.js";
+export { ReinsStopped, type ReinsStop } from "./stop.js";
 
 /** How reins names the agent in a session's `session.started`. */
 const AGENT = "openai-agents";
@@ -61,7 +63,7 @@ export interface GovernedAgents {
   tools<T extends Tool<C>, C = unknown>(tools: readonly T[]): T[];
   /**
    * The model, recording each response's usage as it arrives; a stop (a spent budget) ends the run with a
-   * `ReinsStopError` instead of the response. `name` prices the usage when the response does not say.
+   * `ReinsStopped` instead of the response. `name` prices the usage when the response does not say.
    */
   model(model: Model, name?: string): Model;
   /** A provider whose every model is wrapped as `model` wraps one. */
@@ -94,7 +96,7 @@ export function governAgents(governor: Governor, options: GovernAgentsOptions): 
   /** The session's stop when `answer` is one (a block that needs a person): the session ends there. */
   function stopOf(answer: Decision | null): ReinsStop | null {
     if (answer === null || answer.verdict !== "block" || !answer.needsHuman) return null;
-    stopped ??= { kind: "reins.stop", scope, reason: reasonOf(answer), decision: answer };
+    stopped ??= reinsStop(scope, answer);
     return stopped;
   }
 
@@ -170,11 +172,11 @@ export function governAgents(governor: Governor, options: GovernAgentsOptions): 
     if (usage.inputTokens + usage.outputTokens === 0) return;
     const priced = usageEvent(openAiUsage(id ?? randomUUID(), usage, model), governor.policy);
     const stop = afterwards(await record([priced]));
-    if (stop !== null) throw new ReinsStopError(stop);
+    if (stop !== null) throw new ReinsStopped(stop);
   }
 
   function refuseWhenStopped(): void {
-    if (stopped !== null) throw new ReinsStopError(stopped);
+    if (stopped !== null) throw new ReinsStopped(stopped);
   }
 
   function model(inner: Model, name?: string): Model {

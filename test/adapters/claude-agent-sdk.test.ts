@@ -1,7 +1,12 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { query, type CanUseTool, type SDKMessage } from "@anthropic-ai/claude-agent-sdk";
+import {
+  query,
+  type CanUseTool,
+  type SDKMessage,
+  type SDKResultMessage,
+} from "@anthropic-ai/claude-agent-sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { claudeAgentReins, ReinsStopped } from "../../src/adapters/claude-agent-sdk.js";
 import { resolvePolicy, type Policy, type PolicyInput } from "../../src/core/index.js";
@@ -104,9 +109,9 @@ async function drive(script: Script, policy: Policy, delegate?: CanUseTool): Pro
   return { governor, messages, error, main: fake.mainRequests() };
 }
 
-const stopped = (error: unknown): ReinsStopped => {
+const stopped = (error: unknown): ReinsStopped<SDKResultMessage> => {
   expect(ReinsStopped.is(error), String(error)).toBe(true);
-  return error as ReinsStopped;
+  return error as ReinsStopped<SDKResultMessage>;
 };
 
 describe("reins/claude-agent-sdk with the real Claude Agent SDK", () => {
@@ -131,11 +136,9 @@ describe("reins/claude-agent-sdk with the real Claude Agent SDK", () => {
     const stop = stopped(error);
     expect(stop.message).toContain("The circuit breaker is");
     expect(stop.decision).toMatchObject({ verdict: "block", needsHuman: true });
-    const state = await governor.store.state(`session:${stop.sessionId}`);
+    const state = await governor.store.state(stop.scope);
     expect(state?.breaker).toMatchObject({ status: "open", reason: "duplicate_calls" });
-    const ended = (await governor.store.events(`session:${stop.sessionId}`)).filter(
-      (r) => r.event.kind === "tool.completed",
-    );
+    const ended = (await governor.store.events(stop.scope)).filter((r) => r.event.kind === "tool.completed");
     expect(ended.map((r) => (r.event as { outcome?: string }).outcome)).toEqual(["failure", "failure"]);
   }, 30_000);
 
@@ -155,7 +158,7 @@ describe("reins/claude-agent-sdk with the real Claude Agent SDK", () => {
     expect(main.length).toBeGreaterThanOrEqual(3);
     expect(main.length).toBeLessThanOrEqual(4);
     expect(runs()).toBeLessThanOrEqual(3);
-    const state = await governor.store.state(`session:${stop.sessionId}`);
+    const state = await governor.store.state(stop.scope);
     expect(state?.budget.session.paused).toBe("tokens");
   }, 30_000);
 

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import {
   governAgents,
-  ReinsStopError,
+  ReinsStopped,
   reinsStopOf,
   type GovernedAgents,
 } from "../../src/adapters/openai-agents.js";
@@ -183,7 +183,7 @@ describe("reins/openai-agents", () => {
   });
 
   for (const stream of [false, true]) {
-    it(`ends the SDK's loop when the token budget is spent, before maxTurns, with a ReinsStopError (${stream ? "streamed" : "not streamed"})`, async () => {
+    it(`ends the SDK's loop when the token budget is spent, before maxTurns, with a ReinsStopped (${stream ? "streamed" : "not streamed"})`, async () => {
       const { runs, read } = readFile();
       const script = [
         call("read_file", { path: "a.ts" }, { input_tokens: 700, output_tokens: 150 }),
@@ -197,9 +197,9 @@ describe("reins/openai-agents", () => {
       // The second response spent the budget: its call never ran, and the model was not called again.
       expect(fake!.mainRequests()).toHaveLength(2);
       expect(runs.count).toBe(1);
-      expect(error).toBeInstanceOf(ReinsStopError);
+      expect(error).toBeInstanceOf(ReinsStopped);
       const stop = reinsStopOf(error);
-      expect(stop).toBe((error as ReinsStopError).stop);
+      expect(stop).toBe((error as ReinsStopped).stop);
       expect(stop!.reason).toMatch(/^reins: The session has used 120% of its token budget .*Work is paused/);
       expect(reins.stopped).toBe(stop);
       // At 85% the model was warned, after the first call's output.
