@@ -1,4 +1,5 @@
-import { claude, type AgentAdapter } from "./claude.js";
+import type { AgentAdapter } from "./agent-adapter.js";
+import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { gemini } from "./gemini.js";
 

@@ -11,7 +11,7 @@ import { redact } from "../store/redact.js";
 import { UnavailableStore } from "../store/unavailable.js";
 import { Spool } from "../store/spool.js";
 import { ADAPTERS, AGENTS } from "./adapters.js";
-import type { AgentAdapter } from "./claude.js";
+import type { AgentAdapter } from "./agent-adapter.js";
 import { TranscriptReader } from "./transcript.js";
 import { eventsAt } from "./common.js";
 
