@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { AgentAdapter, HookContext, HookPlan } from "./agent-adapter.js";
+import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
 import {
   canonical,
   claimEvent,
@@ -85,7 +85,7 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
     case "SessionStart":
       return {
         scope,
-        events: [{ kind: "session.started", agent: "claude-code" }],
+        events: [{ kind: "session.started", agent: "claude" satisfies AgentName }],
         reply: statusReply("SessionStart", ctx.policy),
       };
     case "SessionEnd":

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { AgentAdapter, HookContext, HookPlan } from "./agent-adapter.js";
+import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
 import {
   canonical,
   claimEvent,
@@ -120,7 +120,7 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
         events: [
           {
             kind: "session.started",
-            agent: "codex",
+            agent: "codex" satisfies AgentName,
             ...(input.model !== undefined ? { model: input.model } : {}),
           },
         ],

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
-import type { AgentAdapter, HookContext, HookPlan } from "./agent-adapter.js";
+import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
 import { usageEvent, type UsageRecord } from "./usage.js";
 import {
   canonical,
@@ -192,7 +192,7 @@ export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
     case "SessionStart":
       return {
         scope,
-        events: [{ kind: "session.started", agent: "gemini-cli" }],
+        events: [{ kind: "session.started", agent: "gemini" satisfies AgentName }],
         reply: statusReply("SessionStart", ctx.policy),
       };
     case "SessionEnd":
