@@ -12,6 +12,7 @@ import type { LoadedPolicy } from "../shell/config.js";
 import { traceHeader, traceLine } from "../shell/trace.js";
 import { openStore } from "../store/open.js";
 import {
+  acknowledgeAlert,
   noScope,
   policyFor,
   recordAction,
@@ -288,24 +289,12 @@ export function registerStoreCommands(root: Command, ctx: StoreContext): void {
     .option("--by <name>", "who acknowledges")
     .option("--json", "print JSON")
     .action(async (opts: { scope?: string; all?: boolean; ack?: string; by?: string; json?: boolean }) => {
-      await withStore(ctx, async (store, policy) => {
+      await withStore(ctx, async (store, policy, loaded) => {
         if (opts.ack !== undefined) {
-          const alert = await store.acknowledgeAlert(opts.ack, actor(opts.by));
+          const by = actor(opts.by);
+          const alert = await acknowledgeAlert(store, policy, loaded.root, opts.ack, by, Date.now());
           if (alert === null)
             throw new ReinsError("not_found", `no alert "${opts.ack}" (see \`reins alerts --all\`)`);
-          await store.append(
-            alert.scope,
-            [
-              {
-                kind: "human.alert_acknowledged",
-                at: Date.now(),
-                scope: alert.scope,
-                alertId: alert.id,
-                by: actor(opts.by),
-              },
-            ],
-            policyFor(alert.scope, policy),
-          );
           if (opts.json === true) return json(alert);
           return io.stdout(`acknowledged ${alert.id}\n`);
         }

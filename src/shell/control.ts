@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { poolPolicy } from "../core/batch.js";
+import { poolPolicy, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
@@ -7,6 +7,7 @@ import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import { scopeSummary, type ScopeSummary } from "../core/summary.js";
 import { createGovernor } from "../governor.js";
+import { acknowledged, alertScope } from "../store/alerts.js";
 import { Spool } from "../store/spool.js";
 
 /**
@@ -74,4 +75,32 @@ export async function recordAction(
       "the action was spooled and will be applied when the store is back",
     );
   return state;
+}
+
+/**
+ * Acknowledges an alert as one human action, `human.alert_acknowledged` in the alert's scope, recorded like
+ * every other (the store marks the alert acknowledged in the same append; the spool keeps the event if the
+ * store drops mid-way, and the alert is marked when it is delivered). Returns the alert as acknowledged, or
+ * null when the store has no such alert; throws store_unavailable when the action could only be spooled.
+ */
+export async function acknowledgeAlert(
+  store: Store,
+  policy: Policy,
+  root: string,
+  id: string,
+  by: string,
+  now: number,
+): Promise<StoredAlert | null> {
+  const scope = alertScope(id);
+  const alert = scope === null ? undefined : (await store.alerts({ scope })).find((a) => a.id === id);
+  if (alert === undefined) return null;
+  await recordAction(
+    store,
+    policy,
+    root,
+    alert.scope,
+    { kind: "human.alert_acknowledged", alertId: id, by },
+    now,
+  );
+  return acknowledged(alert, by);
 }

@@ -12,7 +12,7 @@ import {
   encodeRun,
   type EncodedRun,
 } from "../core/stored-run.js";
-import { filterAlerts } from "./alerts.js";
+import { acknowledged, acknowledgementsOf, filterAlerts } from "./alerts.js";
 
 interface Scope {
   snapshot: string;
@@ -61,6 +61,10 @@ export class MemoryStore implements Store {
       if (record.event.id !== undefined) stored?.ids.add(record.event.id);
     }
     for (const alert of result.alerts) this.#alerts.set(alert.id, alert);
+    for (const ack of acknowledgementsOf(result.records)) {
+      const alert = this.#alerts.get(ack.alertId);
+      if (alert?.scope === ack.scope) this.#alerts.set(alert.id, acknowledged(alert, ack.by));
+    }
     return Promise.resolve(result);
   }
 
@@ -86,9 +90,8 @@ export class MemoryStore implements Store {
   acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null> {
     const alert = this.#alerts.get(id);
     if (alert === undefined) return Promise.resolve(null);
-    alert.acknowledged = true;
-    alert.acknowledgedBy = by;
-    return Promise.resolve({ ...alert });
+    this.#alerts.set(id, acknowledged(alert, by));
+    return Promise.resolve(acknowledged(alert, by));
   }
 
   saveRun(run: StoredRun): Promise<void> {
