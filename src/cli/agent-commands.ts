@@ -20,7 +20,7 @@ import { openServices, runHook } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
 import { agentToken, agentTokenPath, apiToken, hookSecret, tokenPath } from "../server/secret.js";
 import { createServer } from "../server/server.js";
-import { findRoot, type LoadedPolicy } from "../shell/config.js";
+import { findRoot, type LoadedPolicy } from "../config/load-policy.js";
 import { installMcp } from "../mcp/install.js";
 import { doctor, formatDoctor } from "./doctor.js";
 import type { Io } from "./io.js";

@@ -5,7 +5,7 @@ import { formatCount } from "../core/format.js";
 import type { Policy } from "../core/policy.js";
 import { demoAgents } from "../demo/agents.js";
 import { inMemory, runAgent, type AgentRun, type DecideFn, type Entry } from "../demo/run-agent.js";
-import { traceHeader, traceLine } from "../shell/trace.js";
+import { traceHeader, traceLine } from "../trace/trace.js";
 import type { Io } from "./io.js";
 import { pad, table } from "./table.js";
 

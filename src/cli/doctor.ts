@@ -21,7 +21,7 @@ import {
 } from "../hooks/trust.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
 import { existingHookSecret } from "../server/secret.js";
-import { loadPolicy } from "../shell/config.js";
+import { loadPolicy } from "../config/load-policy.js";
 import { defaultStorePath, openStore } from "../store/open.js";
 import { redact } from "../store/redact.js";
 

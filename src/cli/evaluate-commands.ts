@@ -8,7 +8,7 @@ import { sweepPolicies } from "../evaluate/sweep.js";
 import { replayRun, traceOf } from "../evaluate/replay.js";
 import { logFiles, readLog } from "../logs/load.js";
 import type { LoggedRun } from "../logs/run.js";
-import type { LoadedPolicy } from "../shell/config.js";
+import type { LoadedPolicy } from "../config/load-policy.js";
 import type { Io } from "./io.js";
 
 /** What `replay` and `evaluate` need from the program. */

@@ -8,18 +8,11 @@ import { formatCount, formatDuration, formatPercent, formatUsd } from "../core/f
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import type { BudgetLine, ScopeSummary } from "../core/summary.js";
-import type { LoadedPolicy } from "../shell/config.js";
-import { traceHeader, traceLine } from "../shell/trace.js";
+import type { LoadedPolicy } from "../config/load-policy.js";
+import { traceHeader, traceLine } from "../trace/trace.js";
 import { openStore } from "../store/open.js";
-import {
-  acknowledgeAlert,
-  noScope,
-  policyFor,
-  recordAction,
-  currentSummary,
-  storedSummary,
-  type HumanAction,
-} from "../shell/control.js";
+import { acknowledgeAlert, recordAction, type HumanAction } from "../people/actions.js";
+import { currentSummary, noScope, policyFor, storedSummary } from "../people/scope-view.js";
 import type { Io } from "./io.js";
 import { table } from "./table.js";
 

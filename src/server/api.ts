@@ -19,13 +19,8 @@ import { MAX_RUN_STATUS, runIdSchema } from "../core/stored-run.js";
 import { oneLineText } from "../core/one-line.js";
 import type { ScopeSummary } from "../core/summary.js";
 import { createGovernor } from "../governor.js";
-import {
-  acknowledgeAlert,
-  currentSummary,
-  noScope,
-  recordAction,
-  type HumanAction,
-} from "../shell/control.js";
+import { acknowledgeAlert, recordAction, type HumanAction } from "../people/actions.js";
+import { currentSummary, noScope } from "../people/scope-view.js";
 import type { Spool } from "../store/spool.js";
 import { bearerToken } from "./secret.js";
 import type { StateScan } from "./scan.js";

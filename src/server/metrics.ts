@@ -4,7 +4,7 @@ import type { State } from "../core/state.js";
 import type { StateScan } from "./scan.js";
 import { tallyOf } from "../core/tally.js";
 import { AGENT_NAMES, type AgentName } from "../hooks/agent-adapter.js";
-import { currentSummary } from "../shell/control.js";
+import { currentSummary } from "../people/scope-view.js";
 
 /** At most this many tool names become label values; the rest are summed under `other`. */
 const MAX_TOOL_LABELS = 50;

@@ -9,7 +9,7 @@ import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import { runIdSchema } from "../core/stored-run.js";
 import { scopeSummary } from "../core/summary.js";
-import { currentSummary } from "../shell/control.js";
+import { currentSummary } from "../people/scope-view.js";
 import { runView } from "./run-view.js";
 import type { StateScan } from "./scan.js";
 

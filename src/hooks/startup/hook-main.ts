@@ -1,6 +1,6 @@
 import "./jitless.js";
 import { readSync } from "node:fs";
-import { runHook } from "./run-hook.js";
+import { runHook } from "../run-hook.js";
 
 /** Whether bytes are one complete JSON value (the hook input, whole). */
 function isWholeJson(bytes: Buffer): boolean {

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "no
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Policy } from "../core/policy.js";
-import { findPolicyFile, findRoot, policyFromText, readPolicyText } from "./config.js";
+import { findPolicyFile, findRoot, policyFromText, readPolicyText } from "./load-policy.js";
 import { projectStamp } from "./project-files.js";
 
 /** Where the validated policy of the project at `root` is kept between hook calls. */

@@ -10,7 +10,7 @@ import { resolvePolicy, type Policy } from "../core/policy.js";
 import { timeline } from "../core/timeline.js";
 import { MemoryStore } from "../store/memory.js";
 import { Spool } from "../store/spool.js";
-import { acknowledgeAlert } from "./control.js";
+import { acknowledgeAlert } from "./actions.js";
 
 const policy = resolvePolicy({ budget: { session: { tokens: 10_000 } } });
 const scope = "session:spender";
