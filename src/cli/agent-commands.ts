@@ -1,3 +1,4 @@
+/** The CLI commands that connect agents to reins: hook, serve, init and doctor. */
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";

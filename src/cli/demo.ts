@@ -1,3 +1,4 @@
+/** `reins demo`: scripted agents run through the engine, shown as timelines and a summary table. */
 import { writeFileSync } from "node:fs";
 import { createColors } from "picocolors";
 import type { ReinsEvent } from "../core/events.js";

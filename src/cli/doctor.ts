@@ -1,3 +1,4 @@
+/** `reins doctor`: whether each agent's hooks, the programs they run and the daemon are in place. */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import {

@@ -1,3 +1,4 @@
+/** The CLI commands `replay` and `evaluate`: reins' judgement measured on agents' own logs. */
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";

@@ -1,3 +1,4 @@
+/** The reins CLI (reins/cli): `run(argv)` builds the commands, runs one and maps errors to exit codes. */
 import { Command, CommanderError } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { describePolicy, loadPolicy } from "../config/load-policy.js";

@@ -1,3 +1,4 @@
+/** The CLI commands on stored state: status, sessions, budget, circuit, confirm, alerts and export. */
 import { userInfo } from "node:os";
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";

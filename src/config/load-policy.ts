@@ -1,3 +1,4 @@
+/** The project's effective policy: its root, policy file, REINS_* variables and detected checks. */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ReinsError } from "../core/errors.js";

@@ -1,3 +1,4 @@
+/** The hooks' cache of the project's validated policy, used until what it was made from changes. */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";

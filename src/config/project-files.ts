@@ -1,3 +1,4 @@
+/** The project's files as check detection reads them, and the stamp that tells when they changed. */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { ProjectFiles } from "./project-checks.js";

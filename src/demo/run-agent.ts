@@ -1,3 +1,4 @@
+/** Runs a scripted agent through the engine or a store, keeping each event and its decision. */
 import { advance, type Decision } from "../core/engine.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";

@@ -1,3 +1,4 @@
+/** The hook adapters by agent name: claude, codex and gemini. */
 import type { AgentAdapter } from "./agent-adapter.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";

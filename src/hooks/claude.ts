@@ -1,3 +1,4 @@
+/** Claude Code's hook protocol: its input, how a tool call ended, and the replies in its forms. */
 import * as z from "zod";
 import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
 import {

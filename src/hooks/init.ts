@@ -1,3 +1,4 @@
+/** `reins init <agent>`: installs reins' hooks in an agent's settings, and takes them out again. */
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";

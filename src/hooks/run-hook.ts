@@ -1,3 +1,4 @@
+/** One hook call answered in-process: the input checked, planned by its adapter, recorded, replied to. */
 import { join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";

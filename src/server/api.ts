@@ -1,3 +1,4 @@
+/** The HTTP API under /api: budgets, circuits, alerts, sessions, runs, ingest, decide and the stream. */
 import { createHash } from "node:crypto";
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance } from "fastify";

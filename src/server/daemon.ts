@@ -1,3 +1,4 @@
+/** Finding this project's daemon: its address, and the proof by the hook secret that it is this project's. */
 import { spawn } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
 import { openSync } from "node:fs";

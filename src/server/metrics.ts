@@ -1,3 +1,4 @@
+/** The Prometheus metrics at /metrics, derived from the store's states at scrape time. */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";

@@ -1,3 +1,4 @@
+/** The project's secrets on disk: the hook secret, the people's API token and the agents' token. */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";

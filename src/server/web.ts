@@ -1,3 +1,4 @@
+/** The dashboard: its page and assets, and the overview, spend and run views it reads. */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";

@@ -1,3 +1,4 @@
+/** The store in this process's memory (reins/memory). */
 import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import type { Pipeline } from "../core/engine.js";
 import type { ReinsEvent } from "../core/events.js";

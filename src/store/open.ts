@@ -1,3 +1,4 @@
+/** Opens the store a spec names (memory, SQLite or Redis); the project's SQLite file by default. */
 import { isAbsolute, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import type { Store } from "../core/store.js";

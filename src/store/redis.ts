@@ -1,3 +1,4 @@
+/** The store in Redis (reins/redis), shared by many agents on many machines. */
 import type { ChainableCommander, Redis } from "ioredis";
 import { applyBatch, scopesFor, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";

@@ -1,3 +1,4 @@
+/** A reins server used as the store, through its HTTP API. */
 import type { BatchResult, LogRecord, StoredAlert } from "../core/batch.js";
 import type { Decision, Pipeline } from "../core/engine.js";
 import { ReinsError } from "../core/errors.js";

@@ -1,3 +1,4 @@
+/** The store in a SQLite file (reins/sqlite), the default. */
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";

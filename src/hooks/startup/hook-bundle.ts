@@ -1,3 +1,4 @@
+/** `reins hook <agent>` as bin/reins.js runs it: the bundled hook command, through the code cache. */
 import { fileURLToPath } from "node:url";
 import { codeCacheDir, requireCached } from "./code-cache.js";
 

@@ -1,3 +1,4 @@
+/** The hook command's main: reads the hook input from stdin, answers it in-process, writes the reply. */
 import "./jitless.js";
 import { readSync } from "node:fs";
 import { runHook } from "../run-hook.js";
