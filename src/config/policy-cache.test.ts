@@ -1,3 +1,4 @@
+/** Tests of the hooks' policy cache: used while its sources are unchanged, rebuilt when any changes. */
 import {
   existsSync,
   mkdirSync,

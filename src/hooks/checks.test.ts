@@ -1,3 +1,4 @@
+/** Tests of check recognition: which commands are checks, their results, and a project's own checks. */
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CHECK_PATTERNS } from "../core/check-patterns.js";
 import { checkOf, checkResult } from "./checks.js";
