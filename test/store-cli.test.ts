@@ -1,3 +1,4 @@
+/** The CLI's store commands on the demo's sessions in a SQLite store. */
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

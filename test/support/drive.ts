@@ -1,3 +1,4 @@
+/** A session driven step by step through some guards, for tests that read as an agent's actions. */
 import { advance, type Decision, type Pipeline } from "../../src/core/engine.js";
 import type { Policy } from "../../src/core/policy.js";
 import { initialState } from "../../src/core/state.js";

@@ -1,3 +1,4 @@
+/** The contract every store passes, as a suite each store's tests run. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   block,
