@@ -6,7 +6,7 @@ const argv = process.argv.slice(2);
 const hook = argv[0] === "hook" && argv.length >= 2 && !argv.includes("--help") && !argv.includes("-h");
 const main =
   hook && argv.length === 2 && !argv[1].startsWith("-")
-    ? require("../dist/hooks/hook-loader.cjs").hookMain(argv[1])
+    ? require("../dist/hooks/startup/hook-loader.cjs").hookMain(argv[1])
     : import("../dist/cli/run.js").then((cli) => cli.run(argv));
 main.then((code) => {
   process.exitCode = code;

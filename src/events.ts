@@ -15,6 +15,7 @@ export {
   toolEndEvents,
   toolTouch,
   type Pricing,
+  type PromptTaskOptions,
   type ToolOutcome,
 } from "./hooks/common.js";
 export { checkOf, checkPatterns, checkResult, type CheckPatterns } from "./hooks/checks.js";

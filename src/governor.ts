@@ -1,3 +1,4 @@
+/** The governor (reins/governor): records events through a store and answers with the guards' decisions. */
 import { randomUUID } from "node:crypto";
 import type { Answer, LogRecord } from "./core/batch.js";
 import type { Decision } from "./core/decision.js";

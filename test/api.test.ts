@@ -213,6 +213,24 @@ describe("breakers and alerts", () => {
     const done = await api.call("GET", `/api/alerts?budget_id=${enc(spender)}&acknowledged=true`);
     expect(done.json.items.map((a: { id: string }) => a.id)).toContain(id);
   });
+
+  it("acknowledging an alert records one human event in its scope, and the alert is acknowledged", async () => {
+    const open = await api.call("GET", "/api/alerts?acknowledged=false");
+    const alert = open.json.items[0] as { id: string; scope: string };
+    expect(alert).toBeDefined();
+    const ack = await api.call("POST", `/api/alerts/${enc(alert.id)}/acknowledge`, { by: "oncall" });
+    expect(ack.json).toMatchObject({ id: alert.id, acknowledged: true, acknowledgedBy: "oncall" });
+    const log = await api.call("GET", `/api/sessions/${enc(alert.scope)}/events?limit=1000`);
+    const acks = log.json.items.filter(
+      (r: { event: ReinsEvent }) =>
+        r.event.kind === "human.alert_acknowledged" && r.event.alertId === alert.id,
+    );
+    expect(acks.map((r: { event: ReinsEvent }) => r.event)).toMatchObject([
+      { by: "oncall", scope: alert.scope },
+    ]);
+    const listed = await api.call("GET", `/api/alerts?budget_id=${enc(alert.scope)}&acknowledged=true`);
+    expect(listed.json.items.map((a: { id: string }) => a.id)).toContain(alert.id);
+  });
 });
 
 describe("ingest", () => {

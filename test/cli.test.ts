@@ -1,3 +1,4 @@
+/** The commands demo, check and config, and the reins binary itself. */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

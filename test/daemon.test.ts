@@ -1,3 +1,4 @@
+/** The daemon answering hooks over HTTP, the native client, and the bundled `reins hook` command. */
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";

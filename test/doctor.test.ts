@@ -1,3 +1,4 @@
+/** `reins doctor` on projects whose hooks, trust, daemon and store are each in place or not. */
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";

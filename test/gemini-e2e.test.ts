@@ -106,7 +106,7 @@ describe.skipIf(geminiUnavailableReason() !== null)("reins guarding the real Gem
     }[];
     expect(status).toHaveLength(1);
     expect(status[0]).toMatchObject({
-      agent: "gemini-cli",
+      agent: "gemini",
       breaker: { status: "open", reason: "duplicate_calls" },
     });
     const { log } = await recorded(project, result.sessionId!);

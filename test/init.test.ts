@@ -1,3 +1,4 @@
+/** `reins init` for each agent, and the agents' own trust of the project and its hooks. */
 import {
   existsSync,
   mkdirSync,

@@ -5,7 +5,7 @@ import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { replayRun } from "../src/evaluate/replay.js";
 import { readLog } from "../src/logs/load.js";
-import { loadPolicy } from "../src/shell/config.js";
+import { loadPolicy } from "../src/config/load-policy.js";
 import { claudeUnavailableReason, findTranscript, runClaude } from "./support/claude-code.js";
 import { e2eEach, failJs, initReins, npmTestPackage, recorded } from "./support/e2e-project.js";
 import {

@@ -1,3 +1,4 @@
+/** Redis across processes: writers that lose and double-count nothing, outages spooled and delivered once. */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** The Redis store against a real redis-server: the store contract, its keys and TTLs, URLs and outages. */
 import { randomBytes } from "node:crypto";
 import { createServer, type AddressInfo, type Socket } from "node:net";
 import { Redis } from "ioredis";

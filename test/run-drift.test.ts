@@ -1,3 +1,4 @@
+/** `reins run` with spec drift: a section edited while the run goes on reopens the task that names it. */
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** `reins run --spec` end to end: the spec drafted, approved, planned and built by a scripted agent. */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** `reins run` end to end with scripted agents: plans, guards, replay, reports and interrupted runs. */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,3 +1,4 @@
+/** A smoke test of the engine: the 5th identical failing command is blocked. */
 import { describe, expect, it } from "vitest";
 import { defaultPolicy, replay, timeline } from "../src/core/index.js";
 

@@ -1,3 +1,4 @@
+/** The SQLite store under concurrent writers, its caches, group commit, failures and migrations. */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,3 +1,4 @@
+/** The CLI's store commands on the demo's sessions in a SQLite store. */
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -129,6 +130,24 @@ describe("the store commands on the demo's SQLite store", () => {
     }[];
     expect(after.find((a) => a.id === id)?.acknowledgedBy).toBe("ana");
     expect((await reins("alerts", "--ack", "nope#1#0")).code).toBe(2);
+  });
+
+  it("acknowledging an alert records one human event, and the alert is acknowledged", async () => {
+    const scope = await sessionNamed("burst");
+    const open = JSON.parse((await reins("alerts", "--scope", scope, "--json")).out) as { id: string }[];
+    const id = open.at(-1)!.id;
+    const acked = await reins("alerts", "--ack", id, "--by", "bo", "--json");
+    expect(acked.code).toBe(0);
+    expect(JSON.parse(acked.out)).toMatchObject({ id, acknowledged: true, acknowledgedBy: "bo" });
+    const store = new SqliteStore(join(project, ".reins", "reins.db"));
+    const log = await store.events(scope);
+    const acks = log.filter((r) => r.event.kind === "human.alert_acknowledged" && r.event.alertId === id);
+    expect(acks.map((r) => r.event)).toMatchObject([{ by: "bo", scope }]);
+    expect((await store.alerts({ scope })).find((a) => a.id === id)).toMatchObject({
+      acknowledged: true,
+      acknowledgedBy: "bo",
+    });
+    await store.close();
   });
 
   it("exports a scope as a trace that replays without divergence", async () => {

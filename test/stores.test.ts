@@ -1,3 +1,4 @@
+/** The store contract, run on the memory and SQLite stores. */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** The golden traces: each replays to the decisions it recorded. */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

@@ -1,3 +1,4 @@
+/** The CLI commands that connect agents to reins: hook, serve, init and doctor. */
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -20,7 +21,7 @@ import { openServices, runHook } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
 import { agentToken, agentTokenPath, apiToken, hookSecret, tokenPath } from "../server/secret.js";
 import { createServer } from "../server/server.js";
-import { findRoot, type LoadedPolicy } from "../shell/config.js";
+import { findRoot, type LoadedPolicy } from "../config/load-policy.js";
 import { installMcp } from "../mcp/install.js";
 import { doctor, formatDoctor } from "./doctor.js";
 import type { Io } from "./io.js";

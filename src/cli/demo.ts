@@ -1,3 +1,4 @@
+/** `reins demo`: scripted agents run through the engine, shown as timelines and a summary table. */
 import { writeFileSync } from "node:fs";
 import { createColors } from "picocolors";
 import type { ReinsEvent } from "../core/events.js";
@@ -5,7 +6,7 @@ import { formatCount } from "../core/format.js";
 import type { Policy } from "../core/policy.js";
 import { demoAgents } from "../demo/agents.js";
 import { inMemory, runAgent, type AgentRun, type DecideFn, type Entry } from "../demo/run-agent.js";
-import { traceHeader, traceLine } from "../shell/trace.js";
+import { traceHeader, traceLine } from "../trace/trace.js";
 import type { Io } from "./io.js";
 import { pad, table } from "./table.js";
 

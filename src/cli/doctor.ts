@@ -1,3 +1,4 @@
+/** `reins doctor`: whether each agent's hooks, the programs they run and the daemon are in place. */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import {
@@ -21,7 +22,7 @@ import {
 } from "../hooks/trust.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
 import { existingHookSecret } from "../server/secret.js";
-import { loadPolicy } from "../shell/config.js";
+import { loadPolicy } from "../config/load-policy.js";
 import { defaultStorePath, openStore } from "../store/open.js";
 import { redact } from "../store/redact.js";
 

@@ -1,3 +1,4 @@
+/** The CLI commands `replay` and `evaluate`: reins' judgement measured on agents' own logs. */
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
@@ -8,7 +9,7 @@ import { sweepPolicies } from "../evaluate/sweep.js";
 import { replayRun, traceOf } from "../evaluate/replay.js";
 import { logFiles, readLog } from "../logs/load.js";
 import type { LoggedRun } from "../logs/run.js";
-import type { LoadedPolicy } from "../shell/config.js";
+import type { LoadedPolicy } from "../config/load-policy.js";
 import type { Io } from "./io.js";
 
 /** What `replay` and `evaluate` need from the program. */

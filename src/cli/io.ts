@@ -1,3 +1,5 @@
+/** The CLI's input and output: the real process's streams, or lines kept in memory for tests. */
+
 /** Where a command reads and writes, so the CLI runs the same in a terminal and in tests. */
 export interface Io {
   stdout(text: string): void;

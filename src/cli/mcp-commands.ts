@@ -5,7 +5,7 @@ import { planPolicy } from "../mcp/ledger.js";
 import { serveStdio } from "../mcp/server.js";
 import { openStore } from "../store/open.js";
 import type { Io } from "./io.js";
-import type { LoadedPolicy } from "../shell/config.js";
+import type { LoadedPolicy } from "../config/load-policy.js";
 import { findPlan, PLAN_FILES } from "./run-commands.js";
 
 /** What the mcp command needs from the program. */

@@ -18,7 +18,7 @@ import { replayRun, resumeRun, runDir, runGovernor, startRun, type RunOutcome } 
 import { loadPlan } from "../plan/index.js";
 import { specFileKey } from "../spec/snapshot.js";
 import { advanceSpec } from "../workflow/run-spec.js";
-import type { LoadedPolicy } from "../shell/config.js";
+import type { LoadedPolicy } from "../config/load-policy.js";
 import { openStore } from "../store/open.js";
 import type { Io } from "./io.js";
 import { table } from "./table.js";

@@ -1,7 +1,8 @@
+/** The reins CLI (reins/cli): `run(argv)` builds the commands, runs one and maps errors to exit codes. */
 import { Command, CommanderError } from "commander";
 import { ReinsError } from "../core/errors.js";
-import { describePolicy, loadPolicy } from "../shell/config.js";
-import { checkTrace, readTrace } from "../shell/trace.js";
+import { describePolicy, loadPolicy } from "../config/load-policy.js";
+import { checkTrace, readTrace } from "../trace/trace.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../server/daemon.js";
 import { openStore } from "../store/open.js";
 import { join } from "node:path";

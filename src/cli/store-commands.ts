@@ -1,3 +1,4 @@
+/** The CLI commands on stored state: status, sessions, budget, circuit, confirm, alerts and export. */
 import { userInfo } from "node:os";
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
@@ -8,17 +9,11 @@ import { formatCount, formatDuration, formatPercent, formatUsd } from "../core/f
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import type { BudgetLine, ScopeSummary } from "../core/summary.js";
-import type { LoadedPolicy } from "../shell/config.js";
-import { traceHeader, traceLine } from "../shell/trace.js";
+import type { LoadedPolicy } from "../config/load-policy.js";
+import { traceHeader, traceLine } from "../trace/trace.js";
 import { openStore } from "../store/open.js";
-import {
-  noScope,
-  policyFor,
-  recordAction,
-  currentSummary,
-  storedSummary,
-  type HumanAction,
-} from "../shell/control.js";
+import { acknowledgeAlert, recordAction, type HumanAction } from "../people/actions.js";
+import { currentSummary, noScope, policyFor, storedSummary } from "../people/scope-view.js";
 import type { Io } from "./io.js";
 import { table } from "./table.js";
 
@@ -288,24 +283,12 @@ export function registerStoreCommands(root: Command, ctx: StoreContext): void {
     .option("--by <name>", "who acknowledges")
     .option("--json", "print JSON")
     .action(async (opts: { scope?: string; all?: boolean; ack?: string; by?: string; json?: boolean }) => {
-      await withStore(ctx, async (store, policy) => {
+      await withStore(ctx, async (store, policy, loaded) => {
         if (opts.ack !== undefined) {
-          const alert = await store.acknowledgeAlert(opts.ack, actor(opts.by));
+          const by = actor(opts.by);
+          const alert = await acknowledgeAlert(store, policy, loaded.root, opts.ack, by, Date.now());
           if (alert === null)
             throw new ReinsError("not_found", `no alert "${opts.ack}" (see \`reins alerts --all\`)`);
-          await store.append(
-            alert.scope,
-            [
-              {
-                kind: "human.alert_acknowledged",
-                at: Date.now(),
-                scope: alert.scope,
-                alertId: alert.id,
-                by: actor(opts.by),
-              },
-            ],
-            policyFor(alert.scope, policy),
-          );
           if (opts.json === true) return json(alert);
           return io.stdout(`acknowledged ${alert.id}\n`);
         }

@@ -1,3 +1,5 @@
+/** Plain-text tables for the terminal, padded by visible width (ANSI colours ignored). */
+
 /** Visible width of a string, ignoring ANSI colour codes. */
 export function visibleWidth(text: string): number {
   // eslint-disable-next-line no-control-regex

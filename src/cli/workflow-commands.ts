@@ -2,7 +2,7 @@
 import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
-import type { LoadedPolicy } from "../shell/config.js";
+import type { LoadedPolicy } from "../config/load-policy.js";
 import { specFileKey } from "../spec/snapshot.js";
 import { openStore } from "../store/open.js";
 import { recordApproval } from "../workflow/approval.js";

@@ -1,3 +1,4 @@
+/** Tests of aggregate statuses: a parent's status summed up from its leaves. */
 import { describe, expect, it } from "vitest";
 import { linked, planNode } from "../../test/support/plans.js";
 import { aggregates, noCounts, statusOfCounts, type StatusCounts } from "./aggregate.js";

@@ -1,3 +1,4 @@
+/** Tests of the done proof: each clause that must hold before a run ends as done. */
 import { describe, expect, it } from "vitest";
 import { planNode } from "../../test/support/plans.js";
 import { doneProof } from "./done-proof.js";

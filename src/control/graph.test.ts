@@ -1,3 +1,4 @@
+/** Tests of the plan as a graph: its hierarchy, dependency cycles and readiness. */
 import { describe, expect, it } from "vitest";
 import { linked, planNode } from "../../test/support/plans.js";
 import { aggregates } from "./aggregate.js";

@@ -1,3 +1,4 @@
+/** Tests of retries: what a failed attempt leads to. */
 import { describe, expect, it } from "vitest";
 import { backoffMs, judgeFailure } from "./retry.js";
 import { resolveSettings } from "./settings.js";

@@ -1,3 +1,4 @@
+/** Tests of scheduling: which units of work start, in what order, and what holds one back. */
 import { describe, expect, it } from "vitest";
 import { linked, planNode } from "../../test/support/plans.js";
 import { aggregates } from "./aggregate.js";

@@ -1,3 +1,4 @@
+/** Tests of the run settings: their defaults and validation. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ReinsError } from "../core/errors.js";

@@ -1,3 +1,4 @@
+/** Tests of a unit of work's statuses and the transitions between them. */
 import { describe, expect, it } from "vitest";
 import { ReinsError } from "../core/errors.js";
 import { assertTransition, canTransition, initialTask, isTerminal } from "./task-state.js";

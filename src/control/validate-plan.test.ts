@@ -1,3 +1,4 @@
+/** Tests of plan validation: ids, hierarchy, deps, checks and cycles. */
 import { describe, expect, it } from "vitest";
 import { invalidPlan, planNode } from "../../test/support/plans.js";
 import type { CheckDef, PlanNode } from "./types.js";

@@ -1,3 +1,4 @@
+/** Tests of work in progress and its limits. */
 import { describe, expect, it } from "vitest";
 import { resolveSettings } from "./settings.js";
 import { initialTask } from "./task-state.js";

@@ -72,7 +72,7 @@ describe("policy defaults (DESIGN.md, 'Guards and their default policy')", () =>
       component: ["tests", "lint", "component"],
       module: ["tests", "lint", "build", "module"],
     });
-    // No command is assumed: the shell fills in the project's own (see shell/config.ts).
+    // No command is assumed: the shell fills in the project's own (see config/load-policy.ts).
     expect(defaultPolicy.completion.commands).toEqual({});
   });
 

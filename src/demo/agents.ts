@@ -1,3 +1,4 @@
+/** The scripted agents of `reins demo`: generators of events that react to reins' decisions. */
 import type { Decision } from "../core/decision.js";
 import type { EventInput } from "../core/events.js";
 import { fnv1a } from "../core/timeline.js";

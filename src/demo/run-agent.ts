@@ -1,3 +1,4 @@
+/** Runs a scripted agent through the engine or a store, keeping each event and its decision. */
 import type { Decision } from "../core/decision.js";
 import { advance } from "../core/engine.js";
 import type { ReinsEvent } from "../core/events.js";

@@ -1,3 +1,4 @@
+/** Tests of boundary globs: which changed paths touch a boundary. */
 import { describe, expect, it } from "vitest";
 import { boundaryMatcher, touchesBoundary } from "./boundaries.js";
 

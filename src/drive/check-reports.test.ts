@@ -1,3 +1,4 @@
+/** Tests of reading a check's evidence: its exit code, a JUnit report or vitest's JSON report. */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

@@ -1,3 +1,4 @@
+/** Tests of running a task's checks in its working tree and reading their reports. */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";

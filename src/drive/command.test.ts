@@ -1,3 +1,4 @@
+/** Tests of running one shell command for the loop: bounded output, timeouts, process groups. */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

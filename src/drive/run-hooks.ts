@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync 
 import { join } from "node:path";
 import { initAgent, isReinsHook, readSettings } from "../hooks/init.js";
 import { claudeMcpEntry, codexMcpEntry, geminiMcpEntry, MCP_NAME } from "../mcp/install.js";
-import { reinsDir } from "../shell/reins-dir.js";
+import { reinsDir } from "../config/reins-dir.js";
 
 /** Whether a Claude Code settings file of the project already runs reins' hooks (then they apply as they are). */
 function hasReinsHooks(path: string): boolean {

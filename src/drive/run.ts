@@ -9,7 +9,7 @@ import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import { createGovernor, type Governor } from "../governor.js";
-import { reinsDir } from "../shell/reins-dir.js";
+import { reinsDir } from "../config/reins-dir.js";
 import { Spool } from "../store/spool.js";
 import type { DriveContext } from "./actions.js";
 import type { AgentRunner } from "./agents/runner.js";

@@ -1,3 +1,4 @@
+/** Tests of reading the spec sections a task names. */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** Tests of replaying logged runs through the hooks, the benchmark's sessions, and evaluation. */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

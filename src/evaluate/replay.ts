@@ -9,7 +9,7 @@ import { worstAnswer } from "../hooks/common.js";
 import type { RolloutNews, UsageReader } from "../hooks/transcript.js";
 import { usageEvent } from "../hooks/usage.js";
 import { isToolHook, toolCallCount, type LoggedCall, type LoggedRun } from "../logs/run.js";
-import { traceHeader, traceLine } from "../shell/trace.js";
+import { traceHeader, traceLine } from "../trace/trace.js";
 
 /**
  * Replays a logged run through the hooks' own path: each call's input is checked by its agent's adapter,

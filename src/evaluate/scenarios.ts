@@ -6,6 +6,8 @@ import { SessionScript } from "./script.js";
  * repeats legitimately (polling, paging, re-running the tests after each fix, red-green TDD). A good guard
  * stops or denies every stuck one and never a productive one; each stuck session says how it is stuck.
  */
+
+/** One scripted session, and whether a good guard stops it. */
 export interface Scenario {
   name: string;
   /** true: the agent is stuck and should be stopped or denied; false: it is working and must be left alone. */

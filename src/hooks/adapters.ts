@@ -1,4 +1,6 @@
-import { claude, type AgentAdapter } from "./claude.js";
+/** The hook adapters by agent name: claude, codex and gemini. */
+import type { AgentAdapter } from "./agent-adapter.js";
+import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { gemini } from "./gemini.js";
 

@@ -1,21 +1,19 @@
+/** Claude Code's hook protocol: its input, how a tool call ended, and the replies in its forms. */
 import * as z from "zod";
-import type { Answer } from "../core/batch.js";
-import type { EventInput } from "../core/events.js";
-import type { Policy } from "../core/policy.js";
-import type { State } from "../core/state.js";
-import { scopeSummary } from "../core/summary.js";
-import { formatCount, formatPercent } from "../core/format.js";
+import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
 import {
   canonical,
   claimEvent,
-  reasonOf,
+  contextReply,
+  promptTaskEvents,
   sessionIdSchema,
   toolEndEvents,
   toolTouch,
+  verdictOf,
   worstAnswer,
   type ToolOutcome,
 } from "./common.js";
-import type { UsageReader } from "./transcript.js";
+import { statusReply } from "./status-line.js";
 
 /**
  * The fields of Claude Code's hook input that reins reads; everything else is ignored. Built on first use: a
@@ -43,59 +41,7 @@ export const claudeInput = z.lazy(() =>
 
 export type ClaudeInput = z.infer<typeof claudeInput>;
 
-/** What one hook call records, and how to turn the answers into the agent's reply. */
-export interface HookPlan {
-  scope: string;
-  events: EventInput[];
-  /** The agent's JSON reply, or null for "nothing to say" (allow). */
-  reply(answers: Answer[], state: State | null): object | null;
-}
-
-/** One agent's hook protocol: how to read its input and how to answer it. */
-export interface AgentAdapter<I = unknown> {
-  name: string;
-  /** Checks the hook input; unknown fields are ignored. */
-  input: z.ZodType<I>;
-  /** The session id, scope of every event of the call. */
-  session(input: I): string;
-  /** The project folder the agent runs in, when the input says. */
-  cwd(input: I): string | undefined;
-  /**
-   * The environment variables in which the agent gives its hooks the project it was started in, in order of
-   * preference: only its own, since a hook of one agent may run inside another agent's session.
-   */
-  projectEnv: readonly string[];
-  /** Whether the plan needs the scope's state before the call (a hook that closes the previous task). */
-  needsState(input: I): boolean;
-  plan(input: I, ctx: HookContext): HookPlan;
-}
-
-export interface HookContext {
-  policy: Policy;
-  transcripts: UsageReader;
-  /** The scope's state before this call, for events that depend on it (the previous prompt's task). */
-  before: State | null;
-}
-
 const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-
-/** One line for the model about the session's budget and breaker. */
-export function statusLine(state: State | null, policy: Policy): string {
-  if (state === null) return "reins is guarding this session: no spend recorded yet.";
-  const s = scopeSummary(state, policy);
-  const tokens = s.budget.find((b) => b.resource === "tokens");
-  const budget =
-    tokens === undefined
-      ? "no token limit"
-      : `${formatCount(tokens.used)} of ${formatCount(tokens.limit)} tokens used (${formatPercent(tokens.ratio)})`;
-  const breaker =
-    s.breaker.status === "closed"
-      ? "circuit breaker closed"
-      : `circuit breaker ${s.breaker.status.replace("_", "-")}: ${s.breaker.detail ?? ""}`;
-  const paused =
-    s.status === "paused" ? " The budget is paused: stop and wait for a person to extend it." : "";
-  return `reins: session budget ${budget}; ${breaker}.${paused}`;
-}
 
 /**
  * How a Claude Code tool call ended. PostToolUse is a success (a Bash command that exits non-zero comes as
@@ -130,7 +76,7 @@ function claudeOutcome(input: ClaudeInput): ToolOutcome {
 export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
   const scope = `session:${input.session_id}`;
   const task =
-    input.prompt_id !== undefined && input.prompt_id !== "" ? { task: `prompt-${input.prompt_id}` } : {};
+    input.prompt_id !== undefined && input.prompt_id !== "" ? `prompt-${input.prompt_id}` : undefined;
   const usage = () => ctx.transcripts.read(input.session_id, input.transcript_path, ctx.policy);
   const tool = input.tool_name ?? "unknown";
   const touch = () => toolTouch(tool, input.tool_input, input.tool_use_id);
@@ -140,76 +86,46 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
     case "SessionStart":
       return {
         scope,
-        events: [{ kind: "session.started", agent: "claude-code" }],
-        reply: (_answers, state) => ({
-          hookSpecificOutput: {
-            hookEventName: "SessionStart",
-            additionalContext: statusLine(state, ctx.policy),
-          },
-        }),
+        events: [{ kind: "session.started", agent: "claude" satisfies AgentName }],
+        reply: statusReply("SessionStart", ctx.policy),
       };
     case "SessionEnd":
       return { scope, events: [...usage(), { kind: "session.ended" }], reply: none };
-    case "UserPromptSubmit": {
-      const events: EventInput[] = [];
-      const previous = ctx.before?.task ?? "";
-      if (previous.startsWith("prompt-") && ctx.before?.inFlight.includes(previous) === true) {
-        events.push({ kind: "task.ended", task: previous, status: "done" });
-      }
-      if ("task" in task) events.push({ kind: "task.started", task: task.task, taskType: "prompt" });
+    case "UserPromptSubmit":
       return {
         scope,
-        events: [...usage(), ...events],
-        reply: (_answers, state) => ({
-          hookSpecificOutput: {
-            hookEventName: "UserPromptSubmit",
-            additionalContext: statusLine(state, ctx.policy),
-          },
-        }),
+        // A prompt sent again under the id of the task in flight (scripted sessions reuse one) starts it anew.
+        events: [...usage(), ...promptTaskEvents(ctx.before, task, "prompt-", { sameTask: "restart" })],
+        reply: statusReply("UserPromptSubmit", ctx.policy),
       };
-    }
     case "PreToolUse":
       return {
         scope,
-        events: [{ kind: "tool.requested", ...task, ...touch() }],
+        events: [{ kind: "tool.requested", ...(task !== undefined ? { task } : {}), ...touch() }],
         reply: (answers) => {
-          const answer = worstAnswer(answers);
-          if (answer === null || answer.verdict === "allow") return null;
-          const reason = reasonOf(answer);
-          if (answer.verdict === "block") {
-            return {
-              hookSpecificOutput: {
-                hookEventName: "PreToolUse",
-                permissionDecision: "deny",
-                permissionDecisionReason: reason,
-              },
-            };
-          }
-          if (answer.needsHuman) {
-            return {
-              hookSpecificOutput: {
-                hookEventName: "PreToolUse",
-                permissionDecision: "ask",
-                permissionDecisionReason: reason,
-              },
-            };
-          }
-          return { hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: reason } };
+          const verdict = verdictOf(worstAnswer(answers));
+          if (verdict === null) return null;
+          if (verdict.form === "note") return contextReply("PreToolUse", verdict.reason);
+          return {
+            hookSpecificOutput: {
+              hookEventName: "PreToolUse",
+              permissionDecision: verdict.form,
+              permissionDecisionReason: verdict.reason,
+            },
+          };
         },
       };
     case "PostToolUse":
     case "PostToolUseFailure": {
-      const events = toolEndEvents(touch(), claudeOutcome(input), ctx.policy, task.task);
+      const events = toolEndEvents(touch(), claudeOutcome(input), ctx.policy, task);
       return {
         scope,
         events: [...events, ...usage()],
         reply: (answers) => {
-          const answer = worstAnswer(answers);
-          if (answer === null || answer.verdict === "allow") return null;
-          if (answer.verdict === "block") return { decision: "block", reason: reasonOf(answer) };
-          return {
-            hookSpecificOutput: { hookEventName: input.hook_event_name, additionalContext: reasonOf(answer) },
-          };
+          const verdict = verdictOf(worstAnswer(answers));
+          if (verdict === null) return null;
+          if (verdict.form === "deny") return { decision: "block", reason: verdict.reason };
+          return contextReply(input.hook_event_name, verdict.reason);
         },
       };
     }
@@ -217,12 +133,13 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
     case "SubagentStop":
       return {
         scope,
-        events: [...usage(), claimEvent(ctx.policy, input.last_assistant_message, task.task)],
+        events: [...usage(), claimEvent(ctx.policy, input.last_assistant_message, task)],
         reply: (answers) => {
-          const answer = answers[answers.length - 1] ?? null;
-          if (answer === null || answer.verdict === "allow") return null;
-          if (answer.verdict === "block") return { decision: "block", reason: reasonOf(answer) };
-          return { systemMessage: reasonOf(answer) };
+          // The claim's own answer decides, not an earlier event's.
+          const verdict = verdictOf(answers[answers.length - 1]);
+          if (verdict === null) return null;
+          if (verdict.form === "deny") return { decision: "block", reason: verdict.reason };
+          return { systemMessage: verdict.reason };
         },
       };
     default:

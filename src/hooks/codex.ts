@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { statusLine, type AgentAdapter, type HookContext, type HookPlan } from "./claude.js";
+import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
 import {
   canonical,
   claimEvent,
@@ -12,6 +12,7 @@ import {
   worstAnswer,
   type ToolOutcome,
 } from "./common.js";
+import { statusReply } from "./status-line.js";
 
 /**
  * Codex CLI's hook protocol (`.codex/hooks.json`, or `[hooks]` in `.codex/config.toml`): nearly Claude
@@ -111,10 +112,6 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
   /** What the session's rollout says since the last call: usage, and commands' exit codes. */
   const rollout = () =>
     ctx.transcripts.readRollout(input.session_id, input.transcript_path ?? undefined, ctx.policy);
-  const status =
-    (event: string): HookPlan["reply"] =>
-    (_answers, state) =>
-      contextReply(event, statusLine(state, ctx.policy));
 
   switch (input.hook_event_name) {
     case "SessionStart":
@@ -123,11 +120,11 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
         events: [
           {
             kind: "session.started",
-            agent: "codex",
+            agent: "codex" satisfies AgentName,
             ...(input.model !== undefined ? { model: input.model } : {}),
           },
         ],
-        reply: status("SessionStart"),
+        reply: statusReply("SessionStart", ctx.policy),
       };
     case "SessionEnd":
       return {
@@ -143,7 +140,7 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
       return {
         scope,
         events: [...rollout().usage, ...promptTaskEvents(ctx.before, task, "turn-")],
-        reply: status("UserPromptSubmit"),
+        reply: statusReply("UserPromptSubmit", ctx.policy),
       };
     case "PreToolUse":
       return {

@@ -351,6 +351,15 @@ export function claimEvent(policy: Policy, lastMessage: unknown, task?: string):
   };
 }
 
+/** How `promptTaskEvents` treats a prompt under the id of the task still in flight. */
+export interface PromptTaskOptions {
+  /**
+   * `continue`: the task goes on (a turn's prompts share its id); `restart`: it ends (done) and starts
+   * anew. @default "continue"
+   */
+  sameTask?: "continue" | "restart";
+}
+
 /**
  * A new prompt (turn) as tasks named `<prefix><id>`: the previous one of that kind still in flight ends
  * (done), the new one starts. Needs the scope's state before the call.
@@ -359,10 +368,12 @@ export function promptTaskEvents(
   before: State | null,
   task: string | undefined,
   prefix: string,
+  options: PromptTaskOptions = {},
 ): EventInput[] {
   const events: EventInput[] = [];
   const previous = before?.task ?? "";
-  if (previous.startsWith(prefix) && previous !== task && before?.inFlight.includes(previous) === true) {
+  const ends = previous !== task || options.sameTask === "restart";
+  if (previous.startsWith(prefix) && ends && before?.inFlight.includes(previous) === true) {
     events.push({ kind: "task.ended", task: previous, status: "done" });
   }
   if (task !== undefined && task !== "") events.push({ kind: "task.started", task, taskType: "prompt" });

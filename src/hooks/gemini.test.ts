@@ -335,7 +335,7 @@ describe("the Gemini CLI adapter", () => {
       "completion.claimed",
       "session.ended",
     ]);
-    expect(log[0]?.event).toMatchObject({ agent: "gemini-cli" });
+    expect(log[0]?.event).toMatchObject({ agent: "gemini" });
   });
 
   it("allows bad input with one line on stderr", async () => {

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
-import { statusLine, type AgentAdapter, type HookContext, type HookPlan } from "./claude.js";
+import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
 import { usageEvent, type UsageRecord } from "./usage.js";
 import {
   canonical,
@@ -15,6 +15,7 @@ import {
   worstAnswer,
   type ToolOutcome,
 } from "./common.js";
+import { statusReply } from "./status-line.js";
 
 /**
  * Gemini CLI's hook protocol (`hooks` in `.gemini/settings.json`, timeouts in milliseconds). Field names are
@@ -186,17 +187,13 @@ export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
   const scope = `session:${input.session_id}`;
   const tool = input.tool_name ?? "unknown";
   const none = () => null;
-  const status =
-    (event: string): HookPlan["reply"] =>
-    (_answers, state) =>
-      contextReply(event, statusLine(state, ctx.policy));
 
   switch (input.hook_event_name) {
     case "SessionStart":
       return {
         scope,
-        events: [{ kind: "session.started", agent: "gemini-cli" }],
-        reply: status("SessionStart"),
+        events: [{ kind: "session.started", agent: "gemini" satisfies AgentName }],
+        reply: statusReply("SessionStart", ctx.policy),
       };
     case "SessionEnd":
       return {
@@ -206,7 +203,7 @@ export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
         reply: none,
       };
     case "BeforeAgent":
-      return { scope, events: [], reply: status("BeforeAgent") };
+      return { scope, events: [], reply: statusReply("BeforeAgent", ctx.policy) };
     case "BeforeTool":
       return {
         scope,

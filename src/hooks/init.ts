@@ -1,8 +1,9 @@
+/** `reins init <agent>`: installs reins' hooks in an agent's settings, and takes them out again. */
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
-import { reinsDir } from "../shell/reins-dir.js";
+import { reinsDir } from "../config/reins-dir.js";
 import {
   codexHome,
   codexHookSlots,

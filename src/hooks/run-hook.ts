@@ -1,17 +1,18 @@
+/** One hook call answered in-process: the input checked, planned by its adapter, recorded, replied to. */
 import { join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import { createGovernor } from "../governor.js";
-import { findRoot } from "../shell/config.js";
-import { reinsDir } from "../shell/reins-dir.js";
-import { loadPolicyCached } from "../shell/policy-cache.js";
+import { findRoot } from "../config/load-policy.js";
+import { reinsDir } from "../config/reins-dir.js";
+import { loadPolicyCached } from "../config/policy-cache.js";
 import { openStore } from "../store/open.js";
 import { redact } from "../store/redact.js";
 import { UnavailableStore } from "../store/unavailable.js";
 import { Spool } from "../store/spool.js";
 import { ADAPTERS, AGENTS } from "./adapters.js";
-import type { AgentAdapter } from "./claude.js";
+import type { AgentAdapter } from "./agent-adapter.js";
 import { TranscriptReader } from "./transcript.js";
 import { eventsAt } from "./common.js";
 

@@ -1,3 +1,4 @@
+/** Tests of reading shell command lines: splitting, the last pipeline, wrappers. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { commandShape, outputShape } from "./shapes.js";

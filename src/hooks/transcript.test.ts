@@ -1,3 +1,4 @@
+/** Tests of reading usage from Claude Code transcripts, and of pricing it. */
 import { execFileSync } from "node:child_process";
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,3 +1,4 @@
+/** What an agent's own record adds since the last hook call: Claude Code's transcript, Codex's rollout. */
 import {
   closeSync,
   fstatSync,

@@ -1,3 +1,4 @@
+/** Tests of the agents' trust stores: Codex's config.toml and Gemini CLI's trusted folders. */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** The agents' trust stores: Codex and Gemini CLI made to trust the project and reins' hooks, and undone. */
 import { createHash } from "node:crypto";
 import {
   existsSync,

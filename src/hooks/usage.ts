@@ -1,3 +1,4 @@
+/** A model call's token usage, priced into a `usage.recorded` event. */
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import { costOf, hashOf, priceOf } from "./common.js";

@@ -1,3 +1,4 @@
+/** Tests of reading agents' logs from disk, each format told from its content. */
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** Tests of folding what reins' MCP tools remember from the plan scope's events. */
 import { describe, expect, it } from "vitest";
 import type { LogRecord } from "../core/batch.js";
 import { foldLedger, memoOf, startOf, type PlanEvent } from "./ledger.js";

@@ -1,3 +1,4 @@
+/** Tests of the plan as the MCP tools see it: nodes and the checks each scope requires. */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

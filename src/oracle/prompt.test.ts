@@ -1,3 +1,4 @@
+/** Tests of the prompt the reviewer model gets. */
 import { describe, expect, it } from "vitest";
 import { reviewPrompt } from "./prompt.js";
 

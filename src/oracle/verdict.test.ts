@@ -1,3 +1,4 @@
+/** Tests of reading the reviewer model's verdict. */
 import { describe, expect, it } from "vitest";
 import { parseVerdict } from "./verdict.js";
 

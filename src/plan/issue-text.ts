@@ -1,3 +1,4 @@
+/** How plan errors name things: paths into parsed data, values in a few characters, likely typos. */
 import type * as z from "zod";
 
 /** A segment of a path into parsed data: a map key or a list index. */

@@ -1,3 +1,4 @@
+/** Tests that the published JSON Schema of reins.plan.yaml is current and describes the format as written. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { planJsonSchema, PLAN_SCHEMA_FILE } from "./json-schema.js";

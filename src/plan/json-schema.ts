@@ -1,3 +1,4 @@
+/** The published JSON Schema of the native plan format, generated from its zod schema. */
 import * as z from "zod";
 import { planSchema } from "./plan-schema.js";
 

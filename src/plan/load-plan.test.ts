@@ -1,3 +1,4 @@
+/** Tests of loading a plan file, whatever its format. */
 import { cpSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** Reads a plan of any format (native, spec-kit, task-master) into the checked plan a run starts with. */
 import { readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import type { CheckDef, PlanNode } from "../control/types.js";

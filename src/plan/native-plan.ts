@@ -1,3 +1,4 @@
+/** The native plan format (reins.plan.yaml) validated field by field and flattened into draft nodes. */
 import type { CheckDef, NodeKind, PlanNode } from "../control/types.js";
 import { firstIssue, formatPath, issueText } from "./issue-text.js";
 import type { DraftNode, Place } from "./plan-graph.js";

@@ -1,3 +1,4 @@
+/** A plan's graph checked, whatever its format: unique ids, known deps and checks, no cycle. */
 import type { PlanNode } from "../control/types.js";
 import { planError } from "./yaml-source.js";
 

@@ -1,3 +1,4 @@
+/** The run settings a plan file may give. */
 import type { RunSettingsInput } from "../control/settings.js";
 
 /**

@@ -1,4 +1,4 @@
-// The text-level parts of reading spec-kit's tasks.md: a task line, a phase heading, a labelled paragraph.
+/** Reading spec-kit's tasks.md at the text level: a task line, a phase heading, a labelled paragraph. */
 import type { Nodes } from "mdast";
 
 /** The labels of a phase's paragraphs that say what it must achieve. */

@@ -1,3 +1,4 @@
+/** Tests of importing spec-kit's tasks.md. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { invalidPlan } from "../../test/support/plans.js";

@@ -1,3 +1,4 @@
+/** Tests of importing claude-task-master's tasks.json. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { invalidPlan } from "../../test/support/plans.js";

@@ -1,3 +1,4 @@
+/** Plan files parsed from YAML or JSON, with the way back from a field path to its line. */
 import { isAlias, isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { ReinsError } from "../core/errors.js";
 import { formatPath, shorten, type PathSegment } from "./issue-text.js";

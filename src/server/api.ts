@@ -1,3 +1,4 @@
+/** The HTTP API under /api: budgets, circuits, alerts, sessions, runs, ingest, decide and the stream. */
 import { createHash } from "node:crypto";
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance } from "fastify";
@@ -19,7 +20,8 @@ import { MAX_RUN_STATUS, runIdSchema } from "../core/stored-run.js";
 import { oneLineText } from "../core/one-line.js";
 import type { ScopeSummary } from "../core/summary.js";
 import { createGovernor } from "../governor.js";
-import { noScope, policyFor, recordAction, currentSummary, type HumanAction } from "../shell/control.js";
+import { acknowledgeAlert, recordAction, type HumanAction } from "../people/actions.js";
+import { currentSummary, noScope } from "../people/scope-view.js";
 import type { Spool } from "../store/spool.js";
 import { bearerToken } from "./secret.js";
 import type { StateScan } from "./scan.js";
@@ -356,13 +358,8 @@ export async function registerApi(parent: FastifyInstance, ctx: ApiContext): Pro
         { schema: { params: idParams, body: optionalBody(z.object({ by })) } },
         async (request) => {
           const who = request.body.by ?? "api";
-          const alert = await store.acknowledgeAlert(request.params.id, who);
+          const alert = await acknowledgeAlert(store, policy, ctx.root, request.params.id, who, now());
           if (alert === null) throw new ReinsError("not_found", `no alert "${request.params.id}"`);
-          await store.append(
-            alert.scope,
-            [{ kind: "human.alert_acknowledged", at: now(), scope: alert.scope, alertId: alert.id, by: who }],
-            policyFor(alert.scope, policy),
-          );
           return alert;
         },
       );

@@ -1,8 +1,9 @@
+/** Finding this project's daemon: its address, and the proof by the hook secret that it is this project's. */
 import { spawn } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
 import { openSync } from "node:fs";
 import { join } from "node:path";
-import { reinsDir } from "../shell/reins-dir.js";
+import { reinsDir } from "../config/reins-dir.js";
 import { existingHookSecret } from "./secret.js";
 
 /** The daemon's default address: loopback only. */

@@ -1,15 +1,27 @@
+/** The Prometheus metrics at /metrics, derived from the store's states at scrape time. */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { StateScan } from "./scan.js";
 import { tallyOf } from "../core/tally.js";
-import { currentSummary } from "../shell/control.js";
+import { AGENT_NAMES, type AgentName } from "../hooks/agent-adapter.js";
+import { currentSummary } from "../people/scope-view.js";
 
 /** At most this many tool names become label values; the rest are summed under `other`. */
 const MAX_TOOL_LABELS = 50;
 
 /** Agents named in labels; any other name is `other`, so a client cannot grow the label set. */
-const AGENTS = new Set(["claude", "codex", "gemini", "scripted"]);
+const AGENTS = new Set<string>([...AGENT_NAMES, "scripted"]);
+
+/** The names reins' hooks once wrote in `session.started`, still found in stored sessions. */
+const FORMER_NAMES: Readonly<Record<string, AgentName>> = { "claude-code": "claude", "gemini-cli": "gemini" };
+
+/** The `agent` label of a session's recorded agent: its one name, `unknown` when unsaid, else `other`. */
+export function agentLabel(recorded: string): string {
+  if (recorded === "") return "unknown";
+  const name = Object.hasOwn(FORMER_NAMES, recorded) ? FORMER_NAMES[recorded]! : recorded;
+  return AGENTS.has(name) ? name : "other";
+}
 
 type Labels = Record<string, string>;
 
@@ -70,8 +82,7 @@ function snapshotOf(states: State[], policy: Policy, now: number): Snapshot {
   for (const state of states) {
     const t = tallyOf(state);
     const type = budgetType(state.scope);
-    const agent =
-      type === "pool" ? "pool" : t.agent === "" ? "unknown" : AGENTS.has(t.agent) ? t.agent : "other";
+    const agent = type === "pool" ? "pool" : agentLabel(t.agent);
     for (const [tokenType, n] of Object.entries(t.tokens))
       s.tokens.add({ agent, budget_type: type, token_type: tokenType }, n);
     s.cost.add({ agent, budget_type: type }, t.usd);

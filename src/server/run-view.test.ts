@@ -1,3 +1,4 @@
+/** Tests of a run as the dashboard shows it. */
 import { describe, expect, it } from "vitest";
 import type { StoredRun } from "../core/store.js";
 import type { BudgetLine, ScopeSummary } from "../core/summary.js";

@@ -1,3 +1,4 @@
+/** Tests of reading every scope's state once for many readers. */
 import { describe, expect, it } from "vitest";
 import type { ReinsEvent } from "../core/events.js";
 import { defaultPolicy } from "../core/policy.js";

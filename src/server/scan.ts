@@ -1,3 +1,4 @@
+/** Every scope's state, read once for the many readers that need them all. */
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 

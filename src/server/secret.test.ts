@@ -1,3 +1,4 @@
+/** Tests of the project's secrets and bearer tokens. */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,8 +1,9 @@
+/** The project's secrets on disk: the hook secret, the people's API token and the agents' token. */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
-import { reinsDir } from "../shell/reins-dir.js";
+import { reinsDir } from "../config/reins-dir.js";
 
 /** Where a project's hook secret lives (mode 0600): it authenticates hook calls to the daemon. */
 export function secretPath(root: string): string {

@@ -1,3 +1,4 @@
+/** `reins serve`: the long-lived server that answers hooks and serves the API, dashboard and metrics. */
 import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
 import { isIP } from "node:net";

@@ -1,3 +1,4 @@
+/** The stream of what the server records, and the store wrapper that feeds it and the latency histogram. */
 import type { ServerResponse } from "node:http";
 import type { LogRecord } from "../core/batch.js";
 import type { Store } from "../core/store.js";

@@ -1,3 +1,4 @@
+/** The dashboard: its page and assets, and the overview, spend and run views it reads. */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
@@ -9,7 +10,7 @@ import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import { runIdSchema } from "../core/stored-run.js";
 import { scopeSummary } from "../core/summary.js";
-import { currentSummary } from "../shell/control.js";
+import { currentSummary } from "../people/scope-view.js";
 import { runView } from "./run-view.js";
 import type { StateScan } from "./scan.js";
 

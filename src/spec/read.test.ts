@@ -1,3 +1,4 @@
+/** Tests of reading specs from disk and caching their sections. */
 import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

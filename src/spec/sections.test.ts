@@ -1,3 +1,4 @@
+/** Tests of a markdown spec's sections and their normalised text. */
 import { describe, expect, it } from "vitest";
 import { normalizeSection } from "./normalize.js";
 import { findSection, parseSpec, sectionsUnder } from "./sections.js";

@@ -1,3 +1,4 @@
+/** Tests of spec snapshots: which sections changed since a run started. */
 import { describe, expect, it } from "vitest";
 import { planNode } from "../../test/support/plans.js";
 import type { PlanNode } from "../control/types.js";

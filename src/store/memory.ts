@@ -1,3 +1,4 @@
+/** The store in this process's memory (reins/memory). */
 import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import type { Pipeline } from "../core/pipeline.js";
 import type { ReinsEvent } from "../core/events.js";
@@ -12,7 +13,7 @@ import {
   encodeRun,
   type EncodedRun,
 } from "../core/stored-run.js";
-import { filterAlerts } from "./alerts.js";
+import { acknowledged, acknowledgementsOf, filterAlerts } from "./alerts.js";
 
 interface Scope {
   snapshot: string;
@@ -61,6 +62,10 @@ export class MemoryStore implements Store {
       if (record.event.id !== undefined) stored?.ids.add(record.event.id);
     }
     for (const alert of result.alerts) this.#alerts.set(alert.id, alert);
+    for (const ack of acknowledgementsOf(result.records)) {
+      const alert = this.#alerts.get(ack.alertId);
+      if (alert?.scope === ack.scope) this.#alerts.set(alert.id, acknowledged(alert, ack.by));
+    }
     return Promise.resolve(result);
   }
 
@@ -86,9 +91,8 @@ export class MemoryStore implements Store {
   acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null> {
     const alert = this.#alerts.get(id);
     if (alert === undefined) return Promise.resolve(null);
-    alert.acknowledged = true;
-    alert.acknowledgedBy = by;
-    return Promise.resolve({ ...alert });
+    this.#alerts.set(id, acknowledged(alert, by));
+    return Promise.resolve(acknowledged(alert, by));
   }
 
   saveRun(run: StoredRun): Promise<void> {

@@ -1,7 +1,8 @@
+/** Opens the store a spec names (memory, SQLite or Redis); the project's SQLite file by default. */
 import { isAbsolute, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import type { Store } from "../core/store.js";
-import { reinsDir } from "../shell/reins-dir.js";
+import { reinsDir } from "../config/reins-dir.js";
 import { MemoryStore } from "./memory.js";
 import { redact } from "./redact.js";
 import { SqliteStore } from "./sqlite.js";

@@ -1,3 +1,5 @@
+/** Store specs with their passwords hidden, for messages. */
+
 /** A store spec with any password hidden, for messages. */
 export function redact(spec: string): string {
   return spec.replace(

@@ -1,3 +1,4 @@
+/** The store in Redis (reins/redis), shared by many agents on many machines. */
 import type { ChainableCommander, Redis } from "ioredis";
 import { applyBatch, scopesFor, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
@@ -7,7 +8,7 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store, StoredRun } from "../core/store.js";
 import { byRecency, checkRunId, decodeListedRun, decodeRun, encodeRun } from "../core/stored-run.js";
-import { filterAlerts } from "./alerts.js";
+import { acknowledged, acknowledgementsOf, alertScope, filterAlerts } from "./alerts.js";
 import { redact } from "./redact.js";
 
 export interface RedisOptions {
@@ -95,11 +96,6 @@ function parseUrl(url: string): { tls: boolean; password: string } {
   return { tls: scheme === "rediss", password: decodeURIComponent(parsed.password) };
 }
 
-/** The scope of an alert id `<scope>#<seq>#<index>`, or null when it is not one. */
-function scopeOfAlert(id: string): string | null {
-  return /^(.+)#\d+#\d+$/.exec(id)?.[1] ?? null;
-}
-
 /** The answers of a pipeline, or the first error among them. */
 function repliesOf(replies: [Error | null, unknown][] | null): unknown[] {
   if (replies === null) throw new Error("the pipeline was aborted");
@@ -133,7 +129,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * An append is an optimistic transaction: WATCH the state keys of every scope the batch touches (the
  * session and its pools), read them, run `applyBatch`, then MULTI/EXEC all writes; when EXEC answers
  * null (another writer changed a watched key) it starts over, up to MAX_ATTEMPTS times with jittered
- * backoff. WATCH belongs to the connection, so this store's own writes run one at a time.
+ * backoff. WATCH belongs to the connection, so this store's own writes run one at a time. A batch that
+ * records a person's acknowledgement of an alert also watches the scope's alerts, and rewrites that alert
+ * acknowledged in the same MULTI.
  *
  * Multi-scope transactions work on a single Redis node (and with Sentinel). With Redis Cluster they need
  * every key in one slot: sessions that share a pool would have to carry a hash tag shared with the pool,
@@ -319,18 +317,23 @@ export class RedisStore implements Store {
     const scopes = scopesFor(scope, events, policy);
     const stateKeys = scopes.map((s) => this.#key(s, "state"));
     const ids = [...new Set(events.flatMap((e) => (e.id === undefined ? [] : [e.id])))];
+    // Alerts the batch may acknowledge: read, and watched, with the states, to be rewritten acknowledged.
+    const alertsKey = this.#key(scope, "alerts");
+    const acked = [
+      ...new Set(events.flatMap((e) => (e.kind === "human.alert_acknowledged" ? [e.alertId] : []))),
+    ];
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const epoch = this.#epoch;
-      const read = this.#redis.pipeline().watch(...stateKeys);
+      const read = this.#redis.pipeline().watch(...stateKeys, ...(acked.length > 0 ? [alertsKey] : []));
       for (const key of stateKeys) read.get(key);
       if (ids.length > 0) read.hmget(this.#key(scope, "ids"), ...ids);
+      if (acked.length > 0) read.hmget(alertsKey, ...acked);
       const replies = repliesOf(await read.exec());
       const snapshots = new Map(scopes.map((s, i) => [s, replies[i + 1] as string | null]));
-      const seen = new Set(
-        ids.filter(
-          (_id, i) => ((replies[scopes.length + 1] as (string | null)[] | undefined)?.[i] ?? null) !== null,
-        ),
-      );
+      const seenIds = ids.length > 0 ? (replies[scopes.length + 1] as (string | null)[]) : [];
+      const seen = new Set(ids.filter((_id, i) => (seenIds[i] ?? null) !== null));
+      const ackedAlerts = acked.length > 0 ? (replies.at(-1) as (string | null)[]) : [];
+      const storedAlerts = new Map(acked.map((id, i) => [id, ackedAlerts[i] ?? null]));
 
       const result = applyBatch(
         scope,
@@ -373,6 +376,12 @@ export class RedisStore implements Store {
         if (r.event.id !== undefined) group(eventIds, r.scope, r.event.id, r.seq);
       }
       for (const a of result.alerts) group(alerts, a.scope, a.id, JSON.stringify(a));
+      for (const ack of acknowledgementsOf(result.records)) {
+        const stored = alerts.get(ack.scope)?.get(ack.alertId) ?? storedAlerts.get(ack.alertId) ?? null;
+        if (ack.scope !== scope || stored === null) continue;
+        const alert = acknowledged(JSON.parse(stored) as StoredAlert, ack.by);
+        group(alerts, ack.scope, ack.alertId, JSON.stringify(alert));
+      }
       for (const [s, records] of logs) tx.rpush(this.#key(s, "log"), ...records.values());
       for (const [s, map] of eventIds) tx.hset(this.#key(s, "ids"), map);
       for (const [s, map] of alerts) tx.hset(this.#key(s, "alerts"), map);
@@ -458,7 +467,7 @@ export class RedisStore implements Store {
   }
 
   acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null> {
-    const scope = scopeOfAlert(id);
+    const scope = alertScope(id);
     if (scope === null) return Promise.resolve(null);
     const key = this.#key(scope, "alerts");
     return this.#serial(async () => {

@@ -1,3 +1,4 @@
+/** A reins server used as the store, through its HTTP API. */
 import type { BatchResult, LogRecord, StoredAlert } from "../core/batch.js";
 import type { Decision } from "../core/decision.js";
 import type { Pipeline } from "../core/pipeline.js";

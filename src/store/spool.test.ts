@@ -1,3 +1,4 @@
+/** Tests of the spool: events kept while the store is down and delivered exactly once. */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

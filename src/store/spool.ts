@@ -1,3 +1,4 @@
+/** The spool (reins/spool): events kept on disk while the store is down, delivered exactly once later. */
 import { createHash, randomUUID } from "node:crypto";
 import {
   closeSync,

@@ -1,3 +1,4 @@
+/** The store in a SQLite file (reins/sqlite), the default. */
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -10,6 +11,7 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store, StoredRun } from "../core/store.js";
 import { checkRunId, decodeListedRun, decodeRun, encodeRun, type EncodedRun } from "../core/stored-run.js";
+import { acknowledgementsOf } from "./alerts.js";
 
 // better-sqlite3 is CommonJS: require() loads it about 6 ms faster than import (no export scan), which the
 // hook command, one process per tool call, pays on every call.
@@ -194,6 +196,9 @@ export class SqliteStore implements Store {
       alerts: db.prepare<[], AlertRow>("SELECT * FROM alerts ORDER BY at DESC, scope, seq DESC"),
       alert: db.prepare<[string], AlertRow>("SELECT * FROM alerts WHERE id = ?"),
       ack: db.prepare("UPDATE alerts SET acknowledged = 1, acknowledged_by = ? WHERE id = ?"),
+      ackOfScope: db.prepare(
+        "UPDATE alerts SET acknowledged = 1, acknowledged_by = ? WHERE id = ? AND scope = ?",
+      ),
       saveRun: db.prepare<[EncodedRun]>(
         "INSERT INTO runs (id, status, updated_at, summary, checkpoint) VALUES (@id, @status, @updatedAt, @summary, @checkpoint) ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, summary = excluded.summary, checkpoint = excluded.checkpoint",
       ),
@@ -236,6 +241,8 @@ export class SqliteStore implements Store {
           this.#stmt.saveState.run(s, state.seq, state.lastAt ?? 0, JSON.stringify(state));
         for (const a of result.alerts)
           this.#stmt.addAlert.run(a.id, a.scope, a.seq, a.at, a.kind, a.guard, a.message);
+        for (const ack of acknowledgementsOf(result.records))
+          this.#stmt.ackOfScope.run(ack.by, ack.alertId, ack.scope);
         return result;
       },
     );

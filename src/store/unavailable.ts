@@ -1,3 +1,4 @@
+/** A stand-in for a store that could not be opened: every call fails with the reason. */
 import type { BatchResult, LogRecord, StoredAlert } from "../core/batch.js";
 import type { ReinsError } from "../core/errors.js";
 import type { State } from "../core/state.js";

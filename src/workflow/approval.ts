@@ -5,7 +5,7 @@
  */
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
-import { recordAction } from "../shell/control.js";
+import { recordAction } from "../people/actions.js";
 import { specFileKey } from "../spec/snapshot.js";
 import type { ApprovalFact } from "./assess.js";
 

@@ -1,3 +1,4 @@
+/** Tests of assessing where a spec-driven project stands. */
 import { describe, expect, it } from "vitest";
 import { planNode } from "../../test/support/plans.js";
 import type { PlanNode } from "../control/types.js";

@@ -1,3 +1,4 @@
+/** Tests of the spec-driven workflow's definition and its Mermaid chart. */
 import { describe, expect, it } from "vitest";
 import { checkDefinition, stepsText, toMermaid, WORKFLOW, type WorkflowDefinition } from "./definition.js";
 

@@ -1,3 +1,4 @@
+/** Captured runs of real agent CLIs, for the runners' tests. */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 

@@ -1,3 +1,4 @@
+/** A real `reins serve` server for the API tests, and scripted sessions to post to it. */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+/** Browser tests on Debian's Chromium: skipped without it, except under CI. */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";

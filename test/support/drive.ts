@@ -1,3 +1,4 @@
+/** A session driven step by step through some guards, for tests that read as an agent's actions. */
 import type { Decision } from "../../src/core/decision.js";
 import { advance } from "../../src/core/engine.js";
 import type { Pipeline } from "../../src/core/pipeline.js";

@@ -1,3 +1,4 @@
+/** A redis-server for fault tests, killed outright and started again. */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

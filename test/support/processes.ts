@@ -1,3 +1,4 @@
+/** Child processes for tests: reins' bin, fixtures, and waiting for them to finish. */
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,3 +1,5 @@
+/** Types for parse-prometheus-text-format, which ships none. */
+
 declare module "parse-prometheus-text-format" {
   interface Sample {
     value?: string;

@@ -1,3 +1,4 @@
+/** Git projects for `reins run` tests. */
 import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

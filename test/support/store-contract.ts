@@ -1,3 +1,4 @@
+/** The contract every store passes, as a suite each store's tests run. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   block,
@@ -177,6 +178,36 @@ export function storeContract(
       expect(acked).toMatchObject({ acknowledged: true, acknowledgedBy: "ana", kind: "budget_warning" });
       expect((await store.alerts({ acknowledged: false })).map((a) => a.id)).toEqual(["session:e#2#0"]);
       expect(await store.acknowledgeAlert("nope", "ana")).toBeNull();
+    });
+
+    it("marks an alert acknowledged in the append that records a person's acknowledgement, once", async () => {
+      const t = timeline("session:k").started().usage({ inputTokens: 8_500 }).usage({ inputTokens: 2_000 });
+      await store.append("session:k", t.events, policy);
+      await store.append("session:other", timeline("session:other").started().events, policy);
+      const ack = (id: string, alertId: string, by: string, scope = "session:k"): ReinsEvent => ({
+        kind: "human.alert_acknowledged",
+        alertId,
+        by,
+        id,
+        at: 5_000,
+        scope,
+      });
+      const first = await store.append("session:k", [ack("ack-1", "session:k#1#0", "ana")], policy);
+      expect(first.answers[0]?.verdict).toBe("allow");
+      const alerts = await store.alerts({ scope: "session:k" });
+      expect(alerts.map((a) => [a.id, a.acknowledged, a.acknowledgedBy])).toEqual([
+        ["session:k#2#0", false, null],
+        ["session:k#1#0", true, "ana"],
+      ]);
+      // The same event again is a duplicate: no record, and the alert keeps who acknowledged it.
+      const again = await store.append("session:k", [{ ...ack("ack-1", "session:k#1#0", "bob") }], policy);
+      expect(again.answers).toEqual([null]);
+      expect((await store.alerts({ acknowledged: true })).map((a) => a.acknowledgedBy)).toEqual(["ana"]);
+      // An acknowledgement recorded in another scope marks none of this scope's alerts.
+      await store.append("session:other", [ack("ack-2", "session:k#2#0", "eve", "session:other")], policy);
+      expect((await store.alerts({ acknowledged: false })).map((a) => a.id)).toEqual(["session:k#2#0"]);
+      const log = await store.events("session:k");
+      expect(log.filter((r) => r.event.kind === "human.alert_acknowledged")).toHaveLength(1);
     });
 
     it("charges a pool together with the session and pauses every session once the pool is spent", async () => {

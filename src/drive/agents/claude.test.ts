@@ -1,3 +1,4 @@
+/** Tests of reading Claude Code's print-mode output, on captured runs. */
 import { describe, expect, it } from "vitest";
 import { capturedRun, TIMED_OUT_NOTE } from "../../../test/support/agent-fixtures.js";
 import { parseClaude } from "./claude.js";

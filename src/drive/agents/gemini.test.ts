@@ -1,3 +1,4 @@
+/** Tests of reading Gemini CLI's stream-json output, on captured runs. */
 import { describe, expect, it } from "vitest";
 import { capturedRun, TIMED_OUT_NOTE } from "../../../test/support/agent-fixtures.js";
 import { parseGemini } from "./gemini.js";

@@ -1,3 +1,4 @@
+/** The agents `reins run` can drive, by the `--agent` spec that names them. */
 import { ReinsError } from "../../core/errors.js";
 import { claudeRunner, type ClaudeOptions } from "./claude.js";
 import { codexRunner, type CodexOptions } from "./codex.js";

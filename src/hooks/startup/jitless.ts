@@ -1,3 +1,4 @@
+/** Turns off zod's compiled parsers in the hook command, which parses one input and exits. */
 import * as z from "zod";
 
 // Imported first by hook-main.ts, before any schema is built. zod compiles a fast parser for each object

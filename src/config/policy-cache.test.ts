@@ -1,3 +1,4 @@
+/** Tests of the hooks' policy cache: used while its sources are unchanged, rebuilt when any changes. */
 import {
   existsSync,
   mkdirSync,
@@ -12,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ReinsError } from "../core/errors.js";
-import { loadPolicy } from "./config.js";
+import { loadPolicy } from "./load-policy.js";
 import { loadPolicyCached, policyCachePath } from "./policy-cache.js";
 
 function project(config: object | null = {}): string {

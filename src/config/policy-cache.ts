@@ -1,9 +1,10 @@
+/** The hooks' cache of the project's validated policy, used until what it was made from changes. */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Policy } from "../core/policy.js";
-import { findPolicyFile, findRoot, policyFromText, readPolicyText } from "./config.js";
+import { findPolicyFile, findRoot, policyFromText, readPolicyText } from "./load-policy.js";
 import { projectStamp } from "./project-files.js";
 
 /** Where the validated policy of the project at `root` is kept between hook calls. */

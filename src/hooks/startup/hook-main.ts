@@ -1,6 +1,7 @@
+/** The hook command's main: reads the hook input from stdin, answers it in-process, writes the reply. */
 import "./jitless.js";
 import { readSync } from "node:fs";
-import { runHook } from "./run-hook.js";
+import { runHook } from "../run-hook.js";
 
 /** Whether bytes are one complete JSON value (the hook input, whole). */
 function isWholeJson(bytes: Buffer): boolean {

@@ -1,46 +1,18 @@
+/**
+ * What people do to stored state, shared by the CLI and the HTTP API: a human action (extend, reset,
+ * acknowledge, confirm, approve) recorded as one event with who and why, through the governor and its spool.
+ */
 import { join } from "node:path";
-import { poolPolicy } from "../core/batch.js";
+import type { StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
-import { scopeSummary, type ScopeSummary } from "../core/summary.js";
 import { createGovernor } from "../governor.js";
+import { acknowledged, alertScope } from "../store/alerts.js";
 import { Spool } from "../store/spool.js";
-
-/**
- * What people do to stored state, shared by the CLI and the HTTP API: look at a scope's budget and
- * breaker, and record a human action (extend, reset, acknowledge, confirm) as an event with who and why.
- */
-
-/** The policy a scope's decisions are made under: a pool's own, or the project's. */
-export function policyFor(scope: string, policy: Policy): Policy {
-  if (!scope.startsWith("pool:")) return policy;
-  return poolPolicy(policy, scope.slice(5).split("@")[0] ?? "");
-}
-
-/** The error for a scope the store does not have. */
-export function noScope(scope: string): ReinsError {
-  return new ReinsError("not_found", `no scope "${scope}" in the store (see \`reins sessions\`)`);
-}
-
-/** A scope's summary now (wall-time budgets measured at `now`). */
-export function currentSummary(state: State, policy: Policy, now: number): ScopeSummary {
-  return scopeSummary(state, policyFor(state.scope, policy), Math.max(state.lastAt ?? 0, now));
-}
-
-/** A stored scope's summary; throws not_found when the store has no such scope. */
-export async function storedSummary(
-  store: Store,
-  scope: string,
-  policy: Policy,
-  now: number,
-): Promise<ScopeSummary> {
-  const state = await store.state(scope);
-  if (state === null) throw noScope(scope);
-  return currentSummary(state, policy, now);
-}
+import { noScope } from "./scope-view.js";
 
 /** A human action, without the time and scope it gets when recorded. */
 export type HumanAction = EventInput & { kind: `human.${string}` };
@@ -74,4 +46,32 @@ export async function recordAction(
       "the action was spooled and will be applied when the store is back",
     );
   return state;
+}
+
+/**
+ * Acknowledges an alert as one human action, `human.alert_acknowledged` in the alert's scope, recorded like
+ * every other (the store marks the alert acknowledged in the same append; the spool keeps the event if the
+ * store drops mid-way, and the alert is marked when it is delivered). Returns the alert as acknowledged, or
+ * null when the store has no such alert; throws store_unavailable when the action could only be spooled.
+ */
+export async function acknowledgeAlert(
+  store: Store,
+  policy: Policy,
+  root: string,
+  id: string,
+  by: string,
+  now: number,
+): Promise<StoredAlert | null> {
+  const scope = alertScope(id);
+  const alert = scope === null ? undefined : (await store.alerts({ scope })).find((a) => a.id === id);
+  if (alert === undefined) return null;
+  await recordAction(
+    store,
+    policy,
+    root,
+    alert.scope,
+    { kind: "human.alert_acknowledged", alertId: id, by },
+    now,
+  );
+  return acknowledged(alert, by);
 }

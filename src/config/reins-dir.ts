@@ -1,3 +1,4 @@
+/** The project's `.reins/` folder: made on first use, private to its owner, ignored by git. */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 

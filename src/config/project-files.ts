@@ -1,6 +1,7 @@
+/** The project's files as check detection reads them, and the stamp that tells when they changed. */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { ProjectFiles } from "../hooks/project-checks.js";
+import type { ProjectFiles } from "./project-checks.js";
 
 /** Largest project file read for check detection: a manifest, never a data file. */
 const MAX_READ = 1024 * 1024;
@@ -28,7 +29,7 @@ export function projectFiles(root: string): ProjectFiles {
 }
 
 /**
- * The files check detection reads or looks for (hooks/project-checks.ts). A file added, removed or changed
+ * The files check detection reads or looks for (project-checks.ts). A file added, removed or changed
  * among them changes the stamp; .NET solutions found by listing the root are the exception (a new one is
  * seen when the policy cache is next rebuilt).
  */

@@ -1,3 +1,4 @@
+/** Runs a CommonJS file through V8's code cache on disk, so the next process skips compiling it. */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -1,10 +1,11 @@
+/** reins.config.json as the loader reads it: a "$schema" key, and nothing else unknown. */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ReinsError } from "../core/errors.js";
 import { resolvePolicy } from "../core/policy.js";
-import { describePolicy, loadPolicy } from "./config.js";
+import { describePolicy, loadPolicy } from "./load-policy.js";
 
 /** A project whose reins.config.json holds `text`. */
 function project(text: string): string {

@@ -1,8 +1,9 @@
+/** The project's effective policy: its root, policy file, REINS_* variables and detected checks. */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../core/policy.js";
-import { detectProjectChecks } from "../hooks/project-checks.js";
+import { detectProjectChecks } from "./project-checks.js";
 import { projectFiles } from "./project-files.js";
 
 /** The policy files reins reads, in order of preference, relative to the project root. */

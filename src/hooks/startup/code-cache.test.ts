@@ -1,3 +1,4 @@
+/** Tests of running a CommonJS file through the V8 code cache, and where the cache lives. */
 import { existsSync, mkdtempSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,0 +1,35 @@
+/** What people are shown of a stored scope: its summary now, under its own policy (a pool's or the project's). */
+import { poolPolicy } from "../core/batch.js";
+import { ReinsError } from "../core/errors.js";
+import type { Policy } from "../core/policy.js";
+import type { State } from "../core/state.js";
+import type { Store } from "../core/store.js";
+import { scopeSummary, type ScopeSummary } from "../core/summary.js";
+
+/** The policy a scope's decisions are made under: a pool's own, or the project's. */
+export function policyFor(scope: string, policy: Policy): Policy {
+  if (!scope.startsWith("pool:")) return policy;
+  return poolPolicy(policy, scope.slice(5).split("@")[0] ?? "");
+}
+
+/** The error for a scope the store does not have. */
+export function noScope(scope: string): ReinsError {
+  return new ReinsError("not_found", `no scope "${scope}" in the store (see \`reins sessions\`)`);
+}
+
+/** A scope's summary now (wall-time budgets measured at `now`). */
+export function currentSummary(state: State, policy: Policy, now: number): ScopeSummary {
+  return scopeSummary(state, policyFor(state.scope, policy), Math.max(state.lastAt ?? 0, now));
+}
+
+/** A stored scope's summary; throws not_found when the store has no such scope. */
+export async function storedSummary(
+  store: Store,
+  scope: string,
+  policy: Policy,
+  now: number,
+): Promise<ScopeSummary> {
+  const state = await store.state(scope);
+  if (state === null) throw noScope(scope);
+  return currentSummary(state, policy, now);
+}

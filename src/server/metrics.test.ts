@@ -1,0 +1,98 @@
+/** The metrics' `agent` label: one name per agent CLI, whichever hook adapter (or older hook) started the session. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import parsePrometheusTextFormat from "parse-prometheus-text-format";
+import { afterAll, describe, expect, it } from "vitest";
+import type { ReinsEvent } from "../core/events.js";
+import { defaultPolicy } from "../core/policy.js";
+import type { Store } from "../core/store.js";
+import { ADAPTERS } from "../hooks/adapters.js";
+import { AGENT_NAMES } from "../hooks/agent-adapter.js";
+import { eventsAt } from "../hooks/common.js";
+import { answerHook } from "../hooks/run-hook.js";
+import { TranscriptReader } from "../hooks/transcript.js";
+import { usageEvent } from "../hooks/usage.js";
+import { MemoryStore } from "../store/memory.js";
+import { Spool } from "../store/spool.js";
+import { agentLabel, createMetrics } from "./metrics.js";
+import { StateScan } from "./scan.js";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Records `tokens` input tokens in `scope`, as any agent's usage is recorded. */
+async function spend(store: Store, scope: string, tokens: number, at: number): Promise<void> {
+  const usage = usageEvent(
+    { id: `u-${scope}`, input: tokens, output: 0, cacheRead: 0, cacheWrite: 0 },
+    defaultPolicy,
+  );
+  await store.append(scope, eventsAt(scope, at, [usage]), defaultPolicy);
+}
+
+/** `reins_tokens_used_total` of input tokens in sessions, by agent label, from a scrape of `store`. */
+async function inputTokensByAgent(store: Store): Promise<Record<string, number>> {
+  const text = await createMetrics(new StateScan(store), defaultPolicy).text(10_000);
+  const family = parsePrometheusTextFormat(text).find((f) => f.name === "reins_tokens_used_total");
+  const byAgent: Record<string, number> = {};
+  for (const m of family?.metrics ?? [])
+    if (m.labels?.token_type === "input" && m.labels.budget_type === "session")
+      byAgent[m.labels.agent ?? ""] = Number(m.value);
+  return byAgent;
+}
+
+describe("the agent label", () => {
+  it("is the agent's one name for a session started through each agent CLI's hook adapter", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-metrics-"));
+    dirs.push(dir);
+    const store = new MemoryStore();
+    const services = {
+      root: dir,
+      policy: defaultPolicy,
+      store,
+      spool: new Spool(join(dir, "spool")),
+      transcripts: new TranscriptReader(join(dir, "cursors")),
+    };
+    for (const [i, name] of AGENT_NAMES.entries()) {
+      const input = { session_id: `via-${name}`, hook_event_name: "SessionStart", cwd: dir };
+      const answered = await answerHook(ADAPTERS[name]!, input, services, 1_000);
+      expect(answered.warning).toBe("");
+      await spend(store, `session:via-${name}`, 100 * (i + 1), 2_000);
+    }
+    expect(await inputTokensByAgent(store)).toEqual({ claude: 100, codex: 200, gemini: 300 });
+  });
+
+  it("counts sessions that older hooks started as claude-code or gemini-cli under claude and gemini", async () => {
+    const store = new MemoryStore();
+    const started = (scope: string, agent: string): ReinsEvent[] =>
+      eventsAt(scope, 1_000, [{ kind: "session.started", agent }]);
+    for (const [scope, agent] of [
+      ["session:old-claude", "claude-code"],
+      ["session:old-gemini", "gemini-cli"],
+      ["session:new-claude", "claude"],
+      ["session:elsewhere", "my-own-loop"],
+    ] as const) {
+      await store.append(scope, started(scope, agent), defaultPolicy);
+      await spend(store, scope, 10, 2_000);
+    }
+    expect(await inputTokensByAgent(store)).toEqual({ claude: 20, gemini: 10, other: 10 });
+  });
+
+  it("keeps the label set closed: unknown for no name, other for names reins does not know", () => {
+    expect(["claude", "codex", "gemini", "scripted"].map(agentLabel)).toEqual([
+      "claude",
+      "codex",
+      "gemini",
+      "scripted",
+    ]);
+    expect(["claude-code", "gemini-cli"].map(agentLabel)).toEqual(["claude", "gemini"]);
+    expect(["", "toString", "__proto__", "codex-cli"].map(agentLabel)).toEqual([
+      "unknown",
+      "other",
+      "other",
+      "other",
+    ]);
+  });
+});
