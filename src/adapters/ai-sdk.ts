@@ -10,6 +10,10 @@ import type { Governor } from "../governor.js";
 import { reasonOf, worstAnswer } from "../hooks/common.js";
 import { defaultOutput, failureOf, outcomeOf, withNote, type ModelOutput } from "./ai-sdk-results.js";
 import { reinsStop, type ReinsStop } from "./stop.js";
+import type { SdkAgentName } from "./names.js";
+
+/** How reins names the agent in a session's `session.started`. */
+const AGENT: SdkAgentName = "ai-sdk";
 
 export type { ReinsStop } from "./stop.js";
 
@@ -130,7 +134,7 @@ export function governSession(governor: Governor, options: GovernSessionOptions)
   let lastStep: number | null = null;
 
   async function record(inputs: EventInput[]): Promise<NonNullable<Answer> | null> {
-    const first: EventInput[] = started ? [] : [{ kind: "session.started", agent: "ai-sdk" }];
+    const first: EventInput[] = started ? [] : [{ kind: "session.started", agent: AGENT }];
     started = true;
     const events = eventsAt(scope, Date.now(), [...first, ...inputs]);
     return worstAnswer((await governor.record(scope, events)).answers.slice(first.length));

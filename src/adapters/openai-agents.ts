@@ -23,12 +23,13 @@ import { verdictOf, worstAnswer } from "../hooks/common.js";
 import { openAiUsage, type SdkUsage } from "./openai-agents-usage.js";
 import { reinsStopOf } from "./openai-agents-stop.js";
 import { reinsStop, ReinsStopped, type ReinsStop } from "./stop.js";
+import type { SdkAgentName } from "./names.js";
 
 export { reinsStopOf } from "./openai-agents-stop.js";
 export { ReinsStopped, type ReinsStop } from "./stop.js";
 
 /** How reins names the agent in a session's `session.started`. */
-const AGENT = "openai-agents";
+const AGENT: SdkAgentName = "openai-agents";
 
 /** The name of reins' guardrails, as the SDK lists them in a run's guardrail results. */
 const GUARDRAIL = "reins";

@@ -88,6 +88,8 @@ describe("the agent label", () => {
       "scripted",
     ]);
     expect(["claude-code", "gemini-cli"].map(agentLabel)).toEqual(["claude", "gemini"]);
+    // The SDK adapters' sessions are theirs, not other's.
+    expect(["openai-agents", "ai-sdk"].map(agentLabel)).toEqual(["openai-agents", "ai-sdk"]);
     expect(["", "toString", "__proto__", "codex-cli"].map(agentLabel)).toEqual([
       "unknown",
       "other",

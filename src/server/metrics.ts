@@ -4,6 +4,7 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { StateScan } from "./scan.js";
 import { tallyOf } from "../core/tally.js";
+import { SDK_AGENT_NAMES } from "../adapters/names.js";
 import { AGENT_NAMES, type AgentName } from "../hooks/agent-adapter.js";
 import { currentSummary } from "../people/scope-view.js";
 
@@ -11,7 +12,7 @@ import { currentSummary } from "../people/scope-view.js";
 const MAX_TOOL_LABELS = 50;
 
 /** Agents named in labels; any other name is `other`, so a client cannot grow the label set. */
-const AGENTS = new Set<string>([...AGENT_NAMES, "scripted"]);
+const AGENTS = new Set<string>([...AGENT_NAMES, ...SDK_AGENT_NAMES, "scripted"]);
 
 /** The names reins' hooks once wrote in `session.started`, still found in stored sessions. */
 const FORMER_NAMES: Readonly<Record<string, AgentName>> = { "claude-code": "claude", "gemini-cli": "gemini" };
