@@ -29,6 +29,15 @@ async function reins(dir: string, ...argv: string[]) {
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
 const server = { command: process.execPath, args: [binPath(), "mcp"] };
 
+/** Codex's entry: approved, a verify's time allowed, and required, so Codex waits for it. */
+const codexEntry = {
+  ...server,
+  default_tools_approval_mode: "approve",
+  tool_timeout_sec: 1800,
+  startup_timeout_sec: 30,
+  required: true,
+};
+
 describe("reins init <agent> --mcp", () => {
   it("claude: adds reins to .mcp.json with alwaysLoad, approves it, keeps the user's servers, and uninstalls exactly it", async () => {
     const dir = project();
@@ -95,13 +104,7 @@ describe("reins init <agent> --mcp", () => {
       model: "gpt-5",
       mcp_servers: {
         docs: { command: "docs-server" },
-        reins: {
-          ...server,
-          default_tools_approval_mode: "approve",
-          tool_timeout_sec: 1800,
-          startup_timeout_sec: 30,
-          required: true,
-        },
+        reins: codexEntry,
       },
     });
     const trust = readToml(readFileSync(join(dir, "home", ".codex", "config.toml"), "utf8"));
@@ -127,13 +130,7 @@ describe("reins init <agent> --mcp", () => {
     expect(out.out).toBe(`added the reins MCP server (reins mcp) to ${config}\n`);
     expect(readToml(readFileSync(config, "utf8"))).toEqual({
       mcp_servers: {
-        reins: {
-          ...server,
-          default_tools_approval_mode: "approve",
-          tool_timeout_sec: 1800,
-          startup_timeout_sec: 30,
-          required: true,
-        },
+        reins: codexEntry,
       },
     });
     await reins(dir, "init", "codex", "--mcp", "--user", "--uninstall");

@@ -22,6 +22,7 @@ import { claude, type ClaudeInput } from "../hooks/claude.js";
 import { reasonOf, verdictOf, worstAnswer } from "../hooks/common.js";
 import type { UsageReader } from "../hooks/transcript.js";
 import { reinsStop, ReinsStopped } from "./stop.js";
+import { hookEventsOf } from "../hooks/init.js";
 
 export { ReinsStopped, type ReinsStop } from "./stop.js";
 
@@ -51,16 +52,7 @@ export interface ClaudeAgentReins {
 }
 
 /** The hook events reins answers: those `reins init claude` installs for the CLI. */
-const HOOKED: readonly HookEvent[] = [
-  "SessionStart",
-  "UserPromptSubmit",
-  "PreToolUse",
-  "PostToolUse",
-  "PostToolUseFailure",
-  "Stop",
-  "SubagentStop",
-  "SessionEnd",
-];
+const HOOKED = hookEventsOf("claude") as readonly HookEvent[];
 
 /**
  * The tool hooks: their replies reach the model (a denial, a note) without keeping the agent from stopping.
