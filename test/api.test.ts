@@ -7,6 +7,7 @@ import { agentToken } from "../src/server/secret.js";
 import { isLoopback } from "../src/server/server.js";
 import { RemoteStore } from "../src/store/remote.js";
 import { scripted, startApi, type ApiServer } from "./support/api-server.js";
+import { freePort } from "./support/redis-server.js";
 
 /**
  * The control-plane API against a real server on 127.0.0.1 with a real SQLite store: every endpoint,
@@ -707,6 +708,35 @@ describe("runs of reins run", () => {
     const agents = new RemoteStore(api.url, agentToken(api.project).value, 10_000);
     await expect(agents.saveRun(saved)).rejects.toMatchObject({ code: "store_unavailable" });
     expect((await agents.run("run-remote"))?.status).toBe("paused");
+  });
+
+  it("RemoteStore takes the next server listed when one cannot be reached, and names each when none can", async () => {
+    const gone = `http://127.0.0.1:${await freePort()}`;
+    const switched: string[] = [];
+    const fleet = new RemoteStore(`${gone}, ${api.url}`, api.token, 5_000, {
+      onAnswer: (s) => switched.push(s),
+    });
+    const event: ReinsEvent = { kind: "session.started", at: 1, scope: "session:fleet-store", agent: "sdk" };
+    const result = await fleet.append(event.scope, [event], defaultPolicy);
+    expect(result.answers).toHaveLength(1);
+    expect(fleet.location).toBe(api.url);
+    expect(switched).toEqual([api.url]);
+    // Told which answered last, a store goes there first, and hears of no switch.
+    const next = new RemoteStore(`${gone},${api.url}`, api.token, 5_000, {
+      first: api.url,
+      onAnswer: (s) => switched.push(s),
+    });
+    expect((await next.state("session:fleet-store"))?.seq).toBe(1);
+    expect(switched).toEqual([api.url]);
+
+    const none = new RemoteStore(`${gone}, http://127.0.0.1:${await freePort()}`, api.token, 2_000);
+    const error = await none.state("session:fleet-store").catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "store_unavailable" });
+    expect((error as Error).message).toMatch(
+      /^reins servers unreachable: http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\), http/,
+    );
+    expect((error as Error).message).not.toContain("\n");
+    expect(() => new RemoteStore(" , ", api.token)).toThrow(/names no server/);
   });
 
   it("refuses custom guards through RemoteStore: the server decides with its own, so it says so in one line", async () => {

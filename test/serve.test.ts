@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -301,6 +302,63 @@ describe("remote hooks (REINS_SERVER_URL)", () => {
     expect(commands.filter((c) => c === "ls")).toHaveLength(1);
     expect(commands.filter((c) => c === "pwd")).toHaveLength(2);
     expect(log).toHaveLength(13);
+  });
+
+  it("fail over past a server that hangs and one that is gone to the next listed, within their timeout", async () => {
+    const api = await startApi();
+    servers.push(api);
+    // A server that accepts connections and never answers, and a port nobody listens on.
+    const hung = createServer(() => undefined);
+    let hungTried = 0;
+    hung.on("connection", () => (hungTried += 1));
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+    const gone = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, "127.0.0.1", resolve));
+    const gonePort = (gone.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => gone.close(() => resolve()));
+    try {
+      const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+      const agentMachine = project();
+      const env = {
+        REINS_SERVER_URL: `${hungUrl}, http://127.0.0.1:${gonePort}, ${api.url}`,
+        REINS_TOKEN: api.token,
+        REINS_SERVER_TIMEOUT_MS: "3000",
+      };
+      const call = (n: number) => ({
+        session_id: "fleet-1",
+        transcript_path: "",
+        cwd: agentMachine,
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "node migrate.js" },
+        tool_use_id: `call-${n}`,
+      });
+      const failed = (n: number) => ({
+        ...call(n),
+        hook_event_name: "PostToolUseFailure",
+        error: "Exit code 1\nECONNREFUSED",
+      });
+      const replies = [];
+      let afterFirst = 0;
+      for (let n = 1; n <= 5; n++) {
+        replies.push(await hook(agentMachine, env, call(n)));
+        if (n === 1) afterFirst = hungTried;
+        await hook(agentMachine, env, failed(n));
+      }
+      // Every call was decided by the live server: no warning, nothing spooled, the 5th identical
+      // failing call denied as the server's guards decide.
+      expect(replies.map((r) => [r.code, r.stderr])).toEqual(replies.map(() => [0, ""]));
+      expect(replies[4]!.reply?.hookSpecificOutput.permissionDecision).toBe("deny");
+      expect(existsSync(join(agentMachine, ".reins", "spool"))).toBe(false);
+      expect((await api.services.store.state("session:fleet-1"))?.seq).toBe(10);
+      // Only the first hook process waited on the hanging server: the project remembers which answered.
+      expect(afterFirst).toBeGreaterThan(0);
+      expect(hungTried).toBe(afterFirst);
+      expect(readFileSync(join(agentMachine, ".reins", "server-answered"), "utf8")).toBe(api.url);
+    } finally {
+      hung.closeAllConnections();
+      await new Promise<void>((resolve) => hung.close(() => resolve()));
+    }
   });
 
   it("a wrong token is refused, reported in one line, and the call is allowed", async () => {

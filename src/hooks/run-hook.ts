@@ -1,4 +1,5 @@
 /** One hook call answered in-process: the input checked, planned by its adapter, recorded, replied to. */
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
@@ -55,7 +56,7 @@ export async function openServices(
   try {
     store =
       server !== undefined && server !== ""
-        ? await openRemote(server, env)
+        ? await openRemote(server, env, root)
         : await openStore(
             spec,
             root,
@@ -75,13 +76,33 @@ export async function openServices(
   };
 }
 
-async function openRemote(url: string, env: NodeJS.ProcessEnv): Promise<Store> {
+async function openRemote(url: string, env: NodeJS.ProcessEnv, root: string): Promise<Store> {
   const { RemoteStore, DEFAULT_REMOTE_TIMEOUT_MS } = await import("../store/remote.js");
   const timeout = Number(env.REINS_SERVER_TIMEOUT_MS ?? DEFAULT_REMOTE_TIMEOUT_MS);
+  // Which of a fleet's servers answered the project's hooks last: the next hook process tries it first,
+  // so a server that hangs costs one call its share of the timeout, not every call.
+  const last = join(root, ".reins", "server-answered");
+  let first: string | undefined;
+  try {
+    first = readFileSync(last, "utf8").trim();
+  } catch {
+    // none yet: the servers in the order listed
+  }
   return new RemoteStore(
     url,
     env.REINS_TOKEN ?? "",
     Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_REMOTE_TIMEOUT_MS,
+    {
+      ...(first !== undefined ? { first } : {}),
+      onAnswer: (server) => {
+        try {
+          writeFileSync(`${last}.${process.pid}`, server);
+          renameSync(`${last}.${process.pid}`, last);
+        } catch {
+          // only a hint for the next call
+        }
+      },
+    },
   );
 }
 

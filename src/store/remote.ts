@@ -18,28 +18,49 @@ export const DEFAULT_REMOTE_TIMEOUT_MS = 2_000;
  * cannot be reached in time, or refuses the token, calls fail with `store_unavailable`, so the
  * governor answers allow with a warning and spools the events for exactly-once delivery later. Runs of
  * `reins run` are saved with `PUT /api/runs/:id`, which takes the people's token, not the agents'.
+ *
+ * `url` may list several servers of one fleet (comma-separated, all on one shared store): a call goes to
+ * the one that answered last, and one that cannot be reached is passed over for the next, within the
+ * call's one timeout. A server that answers at all (an error status included) is not passed over. A
+ * retried event is applied once: the servers share the store, and events carry their ids.
  */
 export class RemoteStore implements Store {
   readonly kind = "remote";
-  readonly location: string;
+  readonly #servers: readonly string[];
+  /** The server that answered last: calls go there first. */
+  #current = 0;
   readonly #token: string;
   readonly #timeoutMs: number;
 
-  constructor(url: string, token: string, timeoutMs = DEFAULT_REMOTE_TIMEOUT_MS) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new ReinsError(
-        "usage",
-        `REINS_SERVER_URL "${url}" is not a URL (e.g. http://reins.internal:7878)`,
-      );
-    }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
-      throw new ReinsError("usage", `REINS_SERVER_URL must be http:// or https://, got "${parsed.protocol}"`);
-    this.location = parsed.origin + parsed.pathname.replace(/\/+$/, "");
+  readonly #onAnswer: ((server: string) => void) | undefined;
+
+  /**
+   * `options.first` is the server to try first (the one that answered another process last), when it is
+   * one of `url`'s; `options.onAnswer` hears of a server that answered when it was not the one tried first.
+   */
+  constructor(
+    url: string,
+    token: string,
+    timeoutMs = DEFAULT_REMOTE_TIMEOUT_MS,
+    options: { first?: string; onAnswer?: (server: string) => void } = {},
+  ) {
+    const servers = url
+      .split(",")
+      .map((u) => u.trim())
+      .filter((u) => u !== "")
+      .map(serverOf);
+    if (servers.length === 0)
+      throw new ReinsError("usage", `REINS_SERVER_URL names no server (e.g. http://reins.internal:7878)`);
+    this.#servers = servers;
+    this.#current = Math.max(0, options.first === undefined ? 0 : servers.indexOf(options.first));
+    this.#onAnswer = options.onAnswer;
     this.#token = token;
     this.#timeoutMs = timeoutMs;
+  }
+
+  /** The server calls go to now, for messages: a URL without credentials. */
+  get location(): string {
+    return this.#servers[this.#current] ?? "";
   }
 
   /**
@@ -47,25 +68,7 @@ export class RemoteStore implements Store {
    * `not_found`).
    */
   async #call<T>(method: "GET" | "POST" | "PUT", path: string, body?: string): Promise<T | null> {
-    let response: Response;
-    try {
-      response = await fetch(`${this.location}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${this.#token}`,
-          ...(body !== undefined ? { "content-type": "application/json" } : {}),
-        },
-        ...(body !== undefined ? { body } : {}),
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code;
-      const why =
-        (error as Error).name === "TimeoutError"
-          ? `no answer in ${this.#timeoutMs} ms`
-          : (cause ?? (error as Error).message);
-      throw new ReinsError("store_unavailable", `reins server ${this.location} unreachable (${why})`);
-    }
+    const response = await this.#fetch(method, path, body);
     const text = await response.text();
     if (response.ok) return JSON.parse(text) as T;
     let message = text.slice(0, 300);
@@ -92,6 +95,49 @@ export class RemoteStore implements Store {
     throw new ReinsError(
       "store_unavailable",
       `reins server ${this.location} answered ${response.status}: ${message}`,
+    );
+  }
+
+  /**
+   * The first answer of the servers, from the one that answered last on: each unreachable one is passed
+   * over, and each try has an even share of what is left of the timeout, so a server that hangs cannot
+   * take the others' time.
+   */
+  async #fetch(method: string, path: string, body: string | undefined): Promise<Response> {
+    const deadline = Date.now() + this.#timeoutMs;
+    const failures: string[] = [];
+    const count = this.#servers.length;
+    for (let tried = 0; tried < count; tried++) {
+      const index = (this.#current + tried) % count;
+      const server = this.#servers[index] ?? "";
+      const share = Math.max(1, Math.floor((deadline - Date.now()) / (count - tried)));
+      try {
+        const response = await fetch(`${server}${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${this.#token}`,
+            ...(body !== undefined ? { "content-type": "application/json" } : {}),
+          },
+          ...(body !== undefined ? { body } : {}),
+          signal: AbortSignal.timeout(share),
+        });
+        if (index !== this.#current) {
+          this.#current = index;
+          this.#onAnswer?.(server);
+        }
+        return response;
+      } catch (error) {
+        const cause = (error as { cause?: { code?: string } }).cause?.code;
+        const why =
+          (error as Error).name === "TimeoutError"
+            ? `no answer in ${share} ms`
+            : (cause ?? (error as Error).message);
+        failures.push(`${server} (${why})`);
+      }
+    }
+    throw new ReinsError(
+      "store_unavailable",
+      `reins server${count > 1 ? "s" : ""} unreachable: ${failures.join(", ")}`,
     );
   }
 
@@ -185,4 +231,17 @@ export class RemoteStore implements Store {
   }
 
   async close(): Promise<void> {}
+}
+
+/** One server of REINS_SERVER_URL as calls address it: its origin and path, without a trailing slash. */
+function serverOf(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ReinsError("usage", `REINS_SERVER_URL "${url}" is not a URL (e.g. http://reins.internal:7878)`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+    throw new ReinsError("usage", `REINS_SERVER_URL must be http:// or https://, got "${parsed.protocol}"`);
+  return parsed.origin + parsed.pathname.replace(/\/+$/, "");
 }
