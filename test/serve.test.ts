@@ -243,6 +243,25 @@ function hook(cwd: string, env: NodeJS.ProcessEnv, payload: object) {
   );
 }
 
+/** The n-th Claude Code PreToolUse of one failing command in `session`, and its PostToolUseFailure. */
+function failingCall(session: string, cwd: string) {
+  const call = (n: number) => ({
+    session_id: session,
+    transcript_path: "",
+    cwd,
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: "node migrate.js" },
+    tool_use_id: `call-${n}`,
+  });
+  const failed = (n: number) => ({
+    ...call(n),
+    hook_event_name: "PostToolUseFailure",
+    error: "Exit code 1\nECONNREFUSED",
+  });
+  return { call, failed };
+}
+
 describe("remote hooks (REINS_SERVER_URL)", () => {
   it("decide on the shared server; while it is down they allow with a warning and spool; then it drains exactly once", async () => {
     const api = await startApi();
@@ -250,20 +269,7 @@ describe("remote hooks (REINS_SERVER_URL)", () => {
     const port = Number(new URL(api.url).port);
     const agentMachine = project();
     const env = { REINS_SERVER_URL: api.url, REINS_TOKEN: api.token, REINS_SERVER_TIMEOUT_MS: "1000" };
-    const call = (n: number) => ({
-      session_id: "remote-1",
-      transcript_path: "",
-      cwd: agentMachine,
-      hook_event_name: "PreToolUse",
-      tool_name: "Bash",
-      tool_input: { command: "node migrate.js" },
-      tool_use_id: `call-${n}`,
-    });
-    const failed = (n: number) => ({
-      ...call(n),
-      hook_event_name: "PostToolUseFailure",
-      error: "Exit code 1\nECONNREFUSED",
-    });
+    const { call, failed } = failingCall("remote-1", agentMachine);
 
     // The same failing command again and again: the server's guards deny it.
     const replies = [];
@@ -324,20 +330,7 @@ describe("remote hooks (REINS_SERVER_URL)", () => {
         REINS_TOKEN: api.token,
         REINS_SERVER_TIMEOUT_MS: "3000",
       };
-      const call = (n: number) => ({
-        session_id: "fleet-1",
-        transcript_path: "",
-        cwd: agentMachine,
-        hook_event_name: "PreToolUse",
-        tool_name: "Bash",
-        tool_input: { command: "node migrate.js" },
-        tool_use_id: `call-${n}`,
-      });
-      const failed = (n: number) => ({
-        ...call(n),
-        hook_event_name: "PostToolUseFailure",
-        error: "Exit code 1\nECONNREFUSED",
-      });
+      const { call, failed } = failingCall("fleet-1", agentMachine);
       const replies = [];
       let afterFirst = 0;
       for (let n = 1; n <= 5; n++) {
