@@ -22,21 +22,48 @@ function events(scope, n) {
   return workload(n, scope);
 }
 
+/**
+ * The bytes a store writes for one append, as it writes them: each record's event and decision, and the
+ * new snapshot of every scope the batch changed, as JSON. (The OS's own count of bytes written is not
+ * trusted here: sandboxes report it loosely.)
+ */
+function payloadBytes(result) {
+  let bytes = 0;
+  for (const r of result.records) bytes += JSON.stringify(r.event).length + JSON.stringify(r.decision).length;
+  for (const state of result.states.values()) bytes += JSON.stringify(state).length;
+  return bytes;
+}
+
+/** A Redis server's count of bytes it received and commands it ran, from INFO. */
+async function redisCounters(url) {
+  const r = new Redis(url);
+  const stats = await r.info("stats");
+  const commands = await r.info("commandstats");
+  r.disconnect();
+  const bytes = Number(/total_net_input_bytes:(\d+)/.exec(stats)?.[1] ?? Number.NaN);
+  const calls = [...commands.matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  return { bytes, calls };
+}
+
+const perDecision = (n, decisions) => Math.round(n / decisions).toLocaleString("en");
+
 export async function sqliteBench(report) {
   const dir = mkdtempSync(join(tmpdir(), "reins-bench-"));
   const store = new SqliteStore(join(dir, "reins.db"));
   const sessions = Array.from({ length: 10 }, (_, i) => events(`session:b${i}`, 2_000));
   const latencies = [];
+  const results = [];
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < 2_000; i++) {
     for (const list of sessions) {
       const e = list[i];
       const s = process.hrtime.bigint();
-      await store.append(e.scope, [e], policy);
+      results.push(await store.append(e.scope, [e], policy));
       latencies.push(Number(process.hrtime.bigint() - s));
     }
   }
   const rate = latencies.length / (Number(process.hrtime.bigint() - t0) / 1e9);
+  const written = results.map(payloadBytes);
   await store.close();
 
   // Baseline: the same number of one-row write transactions on a bare table with the same journal settings.
@@ -57,6 +84,7 @@ export async function sqliteBench(report) {
     {
       latency: `p50 ${us(median(latencies))}, p99 ${us(quantile(latencies, 0.99))}`,
       baseline: `bare one-row write transactions: ${Math.round(baseRate).toLocaleString("en")}/s (reins is ${(baseRate / rate).toFixed(1)}x slower per write)`,
+      written: `${Math.round(median(written)).toLocaleString("en")} bytes written per decision (median; max ${Math.max(...written).toLocaleString("en")}): the event, its decision and the whole new snapshot, as JSON; the bare row above is ${payload.length.toLocaleString("en")} bytes`,
       aim: ">= 5,000 decisions/s, p99 < 2 ms",
     },
   );
@@ -110,6 +138,7 @@ export async function redisBench(report) {
     Array.from({ length: clients }, () => RedisStore.connect(server.url, { keyPrefix: "bench:" })),
   );
   const latencies = [];
+  const before = await redisCounters(server.url);
   const t0 = process.hrtime.bigint();
   await Promise.all(
     stores.map(async (store, c) => {
@@ -121,6 +150,7 @@ export async function redisBench(report) {
     }),
   );
   const rate = latencies.length / (Number(process.hrtime.bigint() - t0) / 1e9);
+  const after = await redisCounters(server.url);
   await Promise.all(stores.map((s) => s.close()));
 
   // Baseline: the same round trips without the engine (WATCH + GET, then MULTI SET EXEC) from 8 clients.
@@ -145,6 +175,7 @@ export async function redisBench(report) {
     {
       latency: `p50 ${us(median(latencies))}, p99 ${us(quantile(latencies, 0.99))}`,
       baseline: `bare WATCH/GET/MULTI/SET/EXEC from ${clients} clients: ${Math.round(baseRate).toLocaleString("en")}/s (reins is ${(baseRate / rate).toFixed(1)}x slower)`,
+      sent: `${perDecision(after.bytes - before.bytes, latencies.length)} bytes sent to Redis and ${((after.calls - before.calls) / latencies.length).toFixed(1)} commands per decision (INFO stats, commandstats; the counters' own INFO calls included)`,
       aim: ">= 5,000 decisions/s",
     },
   );
