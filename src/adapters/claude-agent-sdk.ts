@@ -15,7 +15,7 @@ import type {
   SDKResultMessage,
   SyncHookJSONOutput,
 } from "@anthropic-ai/claude-agent-sdk";
-import type { Answer, Decision } from "../core/index.js";
+import type { Answer, Decision, EventInput } from "../core/index.js";
 import { eventsAt, usageEvent } from "../events.js";
 import type { Governor } from "../governor.js";
 import { claude, type ClaudeInput } from "../hooks/claude.js";
@@ -23,6 +23,10 @@ import { reasonOf, verdictOf, worstAnswer } from "../hooks/common.js";
 import type { UsageReader } from "../hooks/transcript.js";
 import { reinsStop, ReinsStopped } from "./stop.js";
 import { hookEventsOf } from "../hooks/init.js";
+import type { SdkAgentName } from "./names.js";
+
+/** How reins names the agent in a session's `session.started`. */
+const AGENT: SdkAgentName = "claude-agent-sdk";
 
 export { ReinsStopped, type ReinsStop } from "./stop.js";
 
@@ -88,6 +92,8 @@ interface OpenCall {
 export function claudeAgentReins(options: ClaudeAgentReinsOptions): ClaudeAgentReins {
   const { governor } = options;
   const stops = new Map<string, Decision>();
+  /** Sessions whose start this adapter recorded: the SDK calls no SessionStart hook, so the first prompt does. */
+  const started = new Set<string>();
   const notes = new Map<string, string[]>();
 
   const note = (scope: string, text: string) => notes.set(scope, [...(notes.get(scope) ?? []), text]);
@@ -133,10 +139,15 @@ export function claudeAgentReins(options: ClaudeAgentReinsOptions): ClaudeAgentR
     // The state before the call only closes the previous prompt's task: without the store, there is none.
     const before = claude.needsState(input) ? await governor.store.state(scope).catch(() => null) : null;
     const plan = claude.plan(input, { policy: governor.policy, before, transcripts: noTranscripts });
-    const { answers, state } = await governor.record(
+    const first: EventInput[] =
+      event === "SessionStart" || started.has(plan.scope) ? [] : [{ kind: "session.started", agent: AGENT }];
+    started.add(plan.scope);
+    const recorded = await governor.record(
       plan.scope,
-      eventsAt(plan.scope, Date.now(), plan.events),
+      eventsAt(plan.scope, Date.now(), [...first, ...plan.events]),
     );
+    const { state } = recorded;
+    const answers = recorded.answers.slice(first.length);
     const claim = event === "Stop" || event === "SubagentStop";
     const decisive = (claim ? answers[answers.length - 1] : worstAnswer(answers)) ?? null;
     const stop = stopIn(decisive);

@@ -89,7 +89,11 @@ describe("the agent label", () => {
     ]);
     expect(["claude-code", "gemini-cli"].map(agentLabel)).toEqual(["claude", "gemini"]);
     // The SDK adapters' sessions are theirs, not other's.
-    expect(["openai-agents", "ai-sdk"].map(agentLabel)).toEqual(["openai-agents", "ai-sdk"]);
+    expect(["claude-agent-sdk", "openai-agents", "ai-sdk"].map(agentLabel)).toEqual([
+      "claude-agent-sdk",
+      "openai-agents",
+      "ai-sdk",
+    ]);
     expect(["", "toString", "__proto__", "codex-cli"].map(agentLabel)).toEqual([
       "unknown",
       "other",

@@ -202,6 +202,12 @@ describe("reins/claude-agent-sdk with the real Claude Agent SDK", () => {
     const result = messages.find((m) => m.type === "result");
     expect(result).toMatchObject({ subtype: "success", result: "Done." });
     const scope = `session:${result!.session_id}`;
+    // The SDK calls no SessionStart hook: the adapter records the session's start with its first prompt.
+    const log = await governor.store.events(scope);
+    expect(log.filter((r) => r.event.kind === "session.started").map((r) => r.event)).toEqual([
+      expect.objectContaining({ kind: "session.started", agent: "claude-agent-sdk" }),
+    ]);
+    expect(log[0]?.event.kind).toBe("session.started");
     const recorded = (await governor.store.events(scope))
       .map((r) => r.event)
       .filter((e) => e.kind === "usage.recorded");
