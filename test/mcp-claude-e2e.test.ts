@@ -12,7 +12,7 @@ import {
   type ScriptedReply,
 } from "./support/fake-anthropic.js";
 import { reinsBin } from "./support/processes.js";
-import { git } from "./support/run-project.js";
+import { gitProject } from "./support/run-project.js";
 
 /**
  * reins' MCP tools through the real Claude Code CLI, offline against a scripted Messages API on 127.0.0.1:
@@ -48,20 +48,13 @@ const TOOLS = ["update_task_status", "verify_task_completion"].map((t) => `mcp__
 
 beforeEach(() => {
   ({ root, project, home } = e2eProject("mcp-claude"));
+  gitProject(project, {
+    ".gitignore": ".reins/\n",
+    "package.json": `${JSON.stringify({ name: "calc", private: true, type: "module" })}\n`,
+    "reins.plan.yaml": PLAN,
+    "test/add.test.js": TEST,
+  });
   mkdirSync(join(project, "src"));
-  mkdirSync(join(project, "test"));
-  writeFileSync(join(project, ".gitignore"), ".reins/\n");
-  writeFileSync(
-    join(project, "package.json"),
-    `${JSON.stringify({ name: "calc", private: true, type: "module" })}\n`,
-  );
-  writeFileSync(join(project, "reins.plan.yaml"), PLAN);
-  writeFileSync(join(project, "test", "add.test.js"), TEST);
-  git(project, "init", "-q", "-b", "main");
-  git(project, "config", "user.email", "test@example.com");
-  git(project, "config", "user.name", "Test");
-  git(project, "add", "-A");
-  git(project, "commit", "-q", "-m", "start");
   // The work the agent did before it claims done: right, but not yet verified.
   writeFileSync(join(project, "src", "add.js"), "export const add = (a, b) => a + b;\n");
 });

@@ -7,7 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startFakeAnthropic, type FakeAnthropic, type ScriptedReply } from "./support/fake-anthropic.js";
 import { reinsBin } from "./support/processes.js";
-import { git } from "./support/run-project.js";
+import { gitProject } from "./support/run-project.js";
 
 /**
  * The oracle in `reins mcp`, through the SDK's MCP client over stdio (`node bin/reins.js mcp`, built by
@@ -51,20 +51,14 @@ let fake: FakeAnthropic | undefined;
 
 beforeEach(() => {
   project = realpathSync(mkdtempSync(join(tmpdir(), "reins-mcp-oracle-")));
-  mkdirSync(join(project, "src"));
-  mkdirSync(join(project, "test"));
   const files: Record<string, string> = {
     ".gitignore": ".reins/\n",
     "package.json": `${JSON.stringify({ name: "calc", private: true, type: "module" })}\n`,
     "reins.plan.yaml": PLAN,
     "test/add.test.js": ADD_TEST,
   };
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(project, name), text);
-  git(project, "init", "-q", "-b", "main");
-  git(project, "config", "user.email", "test@example.com");
-  git(project, "config", "user.name", "Test");
-  git(project, "add", "-A");
-  git(project, "commit", "-q", "-m", "start");
+  gitProject(project, files);
+  mkdirSync(join(project, "src"));
   clients = [];
 });
 

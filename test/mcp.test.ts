@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -7,7 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { reinsBin } from "./support/processes.js";
-import { git, reinsIn } from "./support/run-project.js";
+import { git, gitProject, reinsIn } from "./support/run-project.js";
 
 /**
  * `reins mcp` through the real MCP client of the SDK over stdio: `node bin/reins.js mcp` (built by
@@ -73,8 +73,6 @@ let clients: Client[];
 
 beforeEach(() => {
   project = realpathSync(mkdtempSync(join(tmpdir(), "reins-mcp-")));
-  mkdirSync(join(project, "src"));
-  mkdirSync(join(project, "test"));
   const files: Record<string, string> = {
     ".gitignore": ".reins/\n",
     "package.json": `${JSON.stringify({ name: "calc", private: true, type: "module" })}\n`,
@@ -84,12 +82,7 @@ beforeEach(() => {
     "test/add.test.js": test("add"),
     "test/mul.test.js": test("mul"),
   };
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(project, name), text);
-  git(project, "init", "-q", "-b", "main");
-  git(project, "config", "user.email", "test@example.com");
-  git(project, "config", "user.name", "Test");
-  git(project, "add", "-A");
-  git(project, "commit", "-q", "-m", "start");
+  gitProject(project, files);
   clients = [];
 });
 
