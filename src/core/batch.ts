@@ -96,6 +96,12 @@ export function poolPolicy(policy: Policy, name: string): Policy {
   return derived;
 }
 
+/** The policy a scope's decisions are made under: a pool's own, or the project's. */
+export function policyFor(scope: string, policy: Policy): Policy {
+  if (!scope.startsWith("pool:")) return policy;
+  return poolPolicy(policy, scope.slice(5).split("@")[0] ?? "");
+}
+
 /** The worse of two decisions, keeping both's guard results, instructions and alerts. */
 function combine(own: Decision, pool: Decision): Decision {
   const rank = { allow: 0, warn: 1, block: 2 } as const;

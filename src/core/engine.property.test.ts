@@ -17,6 +17,9 @@ import { gradeOf } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "./policy.js";
 import { initialState, type State } from "./state.js";
+import { block, pass, type Guard } from "./guard.js";
+import { pipeline } from "./pipeline.js";
+import { rebuild } from "./snapshot.js";
 
 /** The seed of every property in this file; REINS_SEED overrides it for exploring. */
 const SEED = Number(process.env.REINS_SEED ?? 20261101);
@@ -309,6 +312,54 @@ describe("engine properties (seeded fast-check)", () => {
         expect(before.decisions).toStrictEqual(whole.decisions.slice(0, cut));
         expect(after.decisions).toStrictEqual(whole.decisions.slice(cut));
         expect(Object.fromEntries(after.states)).toStrictEqual(Object.fromEntries(whole.states));
+      }),
+      run(200),
+    );
+  });
+
+  it("1c. rebuilds exactly: a snapshot at any cut plus the logged records after it is the state advance kept", () => {
+    // Tight budgets and a custom guard that trips the breaker, so effects of every kind are in the records.
+    const policy = resolvePolicy({ budget: { session: { tokens: 40_000, toolCalls: 60 } } });
+    const tripOnLint: Guard = {
+      name: "no-lint",
+      order: 5,
+      category: "tool-discipline",
+      shortCircuit: false,
+      grades: ["stop"],
+      evaluate: (_state, event) =>
+        event.kind === "tool.requested" && event.command === "npm run lint"
+          ? block("no-lint", "no lint", {
+              needsHuman: true,
+              effects: [{ kind: "circuit.opened", reason: "repeated_error", detail: "lint" }],
+            })
+          : pass("no-lint"),
+    };
+    const guards = pipeline([...defaultGuards, tripOnLint]);
+    fc.assert(
+      fc.property(eventsArb(2, 150), fc.nat(), (events, cutSeed) => {
+        const states = new Map<string, State>();
+        const snapshots = new Map<string, State>();
+        const tails = new Map<string, { event: ReinsEvent; decision: Decision }[]>();
+        const cut = cutSeed % (events.length + 1);
+        const snapshot = () => {
+          for (const [scope, state] of states) snapshots.set(scope, jsonCopy(state));
+        };
+        events.forEach((event, i) => {
+          if (i === cut) snapshot();
+          let state = states.get(event.scope);
+          if (state === undefined) states.set(event.scope, (state = initialState(event.scope)));
+          const decision = advance(state, event, policy, guards);
+          if (i >= cut) {
+            const tail = tails.get(event.scope) ?? [];
+            tails.set(event.scope, [...tail, jsonCopy({ event, decision })]);
+          }
+        });
+        if (cut === events.length) snapshot();
+        for (const [scope, state] of states) {
+          const fromSnapshot = snapshots.has(scope) ? jsonCopy(snapshots.get(scope)!) : null;
+          const rebuilt = rebuild(scope, fromSnapshot, tails.get(scope) ?? [], policy);
+          expect(rebuilt).toStrictEqual(jsonCopy(state));
+        }
       }),
       run(200),
     );

@@ -34,7 +34,31 @@ export function advance(
   applyEvent(state, event, policy);
   const results = isHumanEvent(event) ? [] : evaluate(guards, state, event, policy);
   const decision = decisionOf(seq, results);
-  for (const result of results)
+  settle(state, event, decision, tripsBefore);
+  return decision;
+}
+
+/**
+ * Applies a logged event to `state` in place exactly as `advance` did when it decided it, without asking
+ * any guard: the facts from the event, the state changes from the recorded decision's effects. `policy`
+ * must be the one the event was decided under (the reducer sizes windows with it). Rebuilds a state from
+ * a snapshot and the log records after it, whatever guards decided them.
+ */
+export function reapply(state: State, event: ReinsEvent, decision: Decision, policy: Policy): void {
+  if (event.scope !== state.scope || decision.seq !== state.seq) {
+    throw new ReinsError(
+      "scope_mismatch",
+      `record ${event.scope}#${decision.seq} applied to the state of ${state.scope} at ${state.seq}`,
+    );
+  }
+  const tripsBefore = state.breaker.trips;
+  applyEvent(state, event, policy);
+  settle(state, event, decision, tripsBefore);
+}
+
+/** The decision's effects on the state, and its count in the tally: the part of `advance` after the guards. */
+function settle(state: State, event: ReinsEvent, decision: Decision, tripsBefore: number): void {
+  for (const result of decision.results)
     for (const effect of result.effects ?? []) {
       // A blocked call never runs, so it cannot be the half-open breaker's probe.
       if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
@@ -42,7 +66,6 @@ export function advance(
     }
   const tripped = state.breaker.trips > tripsBefore ? state.breaker.reason : null;
   tally(tallyOf(state), event, decision, tripped);
-  return decision;
 }
 
 /** The pure engine: the state after `event` and the decision for it. `state` is left untouched. */

@@ -1,16 +1,12 @@
 /** What people are shown of a stored scope: its summary now, under its own policy (a pool's or the project's). */
-import { poolPolicy } from "../core/batch.js";
+import { policyFor } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import { scopeSummary, type ScopeSummary } from "../core/summary.js";
 
-/** The policy a scope's decisions are made under: a pool's own, or the project's. */
-export function policyFor(scope: string, policy: Policy): Policy {
-  if (!scope.startsWith("pool:")) return policy;
-  return poolPolicy(policy, scope.slice(5).split("@")[0] ?? "");
-}
+export { policyFor };
 
 /** The error for a scope the store does not have. */
 export function noScope(scope: string): ReinsError {
