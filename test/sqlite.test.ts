@@ -11,6 +11,7 @@ import { ReinsError, defaultPolicy, resolvePolicy, timeline } from "../src/core/
 import { MemoryStore } from "../src/store/memory.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { finished, startFixture } from "./support/processes.js";
+import { workload } from "./support/workload.js";
 
 function tempDir(): string {
   return mkdtempSync(join(tmpdir(), "reins-sqlite-"));
@@ -91,6 +92,82 @@ describe("SQLite's in-memory states", () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe("SQLite snapshots and log tails", () => {
+  const file = () => join(tempDir(), "reins.db");
+  /** Usage with cache reads, which a policy may count or not: a reducer difference between policies. */
+  const cached = (scope: string, n: number) => ({ ...usage(scope, n), id: `c${n}`, cacheReadTokens: 1_000 });
+  const counting = resolvePolicy({ budget: { countCacheReads: true } });
+
+  it("writes the whole state once every 32 events, within the stated bound on bytes per decision", async () => {
+    const store = new SqliteStore(file());
+    const events = workload(640, "session:w");
+    let records = 0;
+    let largest = 0;
+    for (const event of events) {
+      const result = await store.append(event.scope, [event], defaultPolicy);
+      for (const r of result.records)
+        records += JSON.stringify(r.event).length + JSON.stringify(r.decision).length;
+      for (const state of result.states.values()) largest = Math.max(largest, JSON.stringify(state).length);
+    }
+    const { snapshots, bytes } = store.writes;
+    // The first event writes one (and the policy's JSON), then one at every 32nd event.
+    expect(snapshots).toBe(1 + Math.floor((640 - 1) / 32));
+    // The bound: the records, plus a 32nd of a snapshot per decision, plus the policy once per scope.
+    const bound = records + Math.ceil(640 / 32) * largest + JSON.stringify(defaultPolicy).length;
+    expect(bytes).toBeLessThanOrEqual(bound);
+    expect(bytes).toBeGreaterThan(records);
+    const memory = new MemoryStore();
+    await memory.append("session:w", events, defaultPolicy);
+    expect(await store.state("session:w")).toEqual(await memory.state("session:w"));
+    await store.close();
+  });
+
+  it("another store on the file rebuilds a state mid-tail exactly, and goes on from it", async () => {
+    const path = file();
+    const a = new SqliteStore(path);
+    const b = new SqliteStore(path);
+    const memory = new MemoryStore();
+    const events = workload(100, "session:m");
+    try {
+      for (const [i, event] of events.entries()) {
+        const store = i % 7 === 3 ? b : a;
+        const [mine, theirs] = await Promise.all([
+          store.append(event.scope, [event], defaultPolicy),
+          memory.append(event.scope, [event], defaultPolicy),
+        ]);
+        expect(mine.answers).toEqual(theirs.answers);
+        if (i % 10 === 5) expect(await b.state("session:m")).toEqual(await memory.state("session:m"));
+      }
+      expect(await a.state("session:m")).toEqual(await memory.state("session:m"));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("replays a tail under the policy it was decided under, not the reader's, and snapshots a change", async () => {
+    const path = file();
+    const first = new SqliteStore(path);
+    for (let n = 0; n < 10; n++) await first.append("session:p", [cached("session:p", n)], counting);
+    await first.close();
+    // A process with another policy (cache reads not counted) picks the scope up mid-tail.
+    const second = new SqliteStore(path);
+    expect((await second.state("session:p"))?.budget.session.spent.tokens).toBe(10 * 1_010);
+    await second.append("session:p", [cached("session:p", 10)], defaultPolicy);
+    expect(second.writes.snapshots).toBe(1);
+    const memory = new MemoryStore();
+    for (let n = 0; n < 10; n++) await memory.append("session:p", [cached("session:p", n)], counting);
+    await memory.append("session:p", [cached("session:p", 10)], defaultPolicy);
+    const expected = await memory.state("session:p");
+    expect(expected?.budget.session.spent.tokens).toBe(10 * 1_010 + 10);
+    expect(await second.state("session:p")).toEqual(expected);
+    await second.close();
+    const third = new SqliteStore(path);
+    expect(await third.state("session:p")).toEqual(expected);
+    await third.close();
   });
 });
 
@@ -228,10 +305,13 @@ describe("SQLite schema migrations", () => {
     await store.append("session:old", more.events, policy);
     const count = before.records.length + more.events.length;
     expect((await store.events("session:old")).map((r) => r.seq)).toEqual([...Array(count).keys()]);
+    const memory = new MemoryStore();
+    await memory.append("session:old", [...t.events, ...more.events], policy);
+    expect(await store.state("session:old")).toEqual(await memory.state("session:old"));
     await store.close();
 
     const upgraded = new Database(file, { readonly: true });
-    expect(upgraded.pragma("user_version", { simple: true })).toBe(2);
+    expect(upgraded.pragma("user_version", { simple: true })).toBe(3);
     expect(
       upgraded
         .prepare(
