@@ -1,8 +1,9 @@
 /** The store in this process's memory (reins/memory). */
-import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
+import { applyBatch, policyFor, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import type { Pipeline } from "../core/pipeline.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Policy } from "../core/policy.js";
+import { rebuild, snapshotDue } from "../core/snapshot.js";
 import type { State } from "../core/state.js";
 import type { Store, StoredRun } from "../core/store.js";
 import {
@@ -16,15 +17,21 @@ import {
 import { acknowledged, acknowledgementsOf, filterAlerts } from "./alerts.js";
 
 interface Scope {
+  /** The state now: changed in place by each append, never cloned on the way. */
+  state: State;
+  /** A JSON snapshot every SNAPSHOT_EVERY events, with the policy the records after it were decided under. */
   snapshot: string;
+  snapshotSeq: number;
+  snapshotPolicy: Policy;
   log: LogRecord[];
   ids: Set<string>;
-  lastAt: number;
 }
 
 /**
- * A store in this process's memory: for tests and the library's default. Snapshots are kept as JSON so a
- * caller can never alias the stored state.
+ * A store in this process's memory: for tests and the library's default. A scope's state is changed in
+ * place by each append (the states in an append's result are the store's own: read them, do not change
+ * them). An append that fails part way puts the states it changed back, from their last snapshot and the
+ * log after it. Records are kept as copies, so a caller can never alias the log.
  */
 export class MemoryStore implements Store {
   readonly kind = "memory";
@@ -39,26 +46,59 @@ export class MemoryStore implements Store {
     policy: Policy,
     guards?: Pipeline,
   ): Promise<BatchResult> {
-    const result = applyBatch(
-      scope,
-      events,
-      policy,
-      (s) => {
-        const stored = this.#scopes.get(s);
-        return stored === undefined ? null : (JSON.parse(stored.snapshot) as State);
-      },
-      (s, id) => this.#scopes.get(s)?.ids.has(id) ?? false,
-      guards,
-    );
-    for (const [s, state] of result.states) {
-      const stored = this.#scopes.get(s) ?? { snapshot: "", log: [], ids: new Set<string>(), lastAt: 0 };
-      stored.snapshot = JSON.stringify(state);
-      stored.lastAt = state.lastAt ?? 0;
-      this.#scopes.set(s, stored);
+    // In an executor, so a batch refused is a rejection, as from every store.
+    return new Promise((resolve) => resolve(this.#append(scope, events, policy, guards)));
+  }
+
+  #append(
+    scope: string,
+    events: readonly ReinsEvent[],
+    policy: Policy,
+    guards: Pipeline | undefined,
+  ): BatchResult {
+    const changed: Scope[] = [];
+    let result: BatchResult;
+    let records: LogRecord[];
+    try {
+      result = applyBatch(
+        scope,
+        events,
+        policy,
+        (s) => {
+          const stored = this.#scopes.get(s);
+          if (stored !== undefined) changed.push(stored);
+          return stored?.state ?? null;
+        },
+        (s, id) => this.#scopes.get(s)?.ids.has(id) ?? false,
+        guards,
+      );
+      records = result.records.map((record) => JSON.parse(JSON.stringify(record)) as LogRecord);
+    } catch (error) {
+      for (const stored of changed) stored.state = this.#rebuilt(stored);
+      throw error;
     }
-    for (const record of result.records) {
+    for (const [s, state] of result.states) {
+      const own = policyFor(s, policy);
+      const stored = this.#scopes.get(s);
+      if (stored === undefined) {
+        const snapshot = JSON.stringify(state);
+        this.#scopes.set(s, {
+          state,
+          snapshot,
+          snapshotSeq: state.seq,
+          snapshotPolicy: own,
+          log: [],
+          ids: new Set<string>(),
+        });
+      } else if (snapshotDue(state.seq, stored.snapshotSeq, stored.snapshotPolicy === own)) {
+        stored.snapshot = JSON.stringify(state);
+        stored.snapshotSeq = state.seq;
+        stored.snapshotPolicy = own;
+      }
+    }
+    for (const record of records) {
       const stored = this.#scopes.get(record.scope);
-      stored?.log.push(JSON.parse(JSON.stringify(record)) as LogRecord);
+      stored?.log.push(record);
       if (record.event.id !== undefined) stored?.ids.add(record.event.id);
     }
     for (const alert of result.alerts) this.#alerts.set(alert.id, alert);
@@ -66,12 +106,18 @@ export class MemoryStore implements Store {
       const alert = this.#alerts.get(ack.alertId);
       if (alert?.scope === ack.scope) this.#alerts.set(alert.id, acknowledged(alert, ack.by));
     }
-    return Promise.resolve(result);
+    return result;
+  }
+
+  /** A scope's state from its snapshot and the records after it: what it was before a failed append. */
+  #rebuilt(stored: Scope): State {
+    const snapshot = JSON.parse(stored.snapshot) as State;
+    return rebuild(snapshot.scope, snapshot, stored.log.slice(stored.snapshotSeq), stored.snapshotPolicy);
   }
 
   state(scope: string): Promise<State | null> {
     const stored = this.#scopes.get(scope);
-    return Promise.resolve(stored === undefined ? null : (JSON.parse(stored.snapshot) as State));
+    return Promise.resolve(stored === undefined ? null : structuredClone(stored.state));
   }
 
   events(scope: string, options: { from?: number; limit?: number } = {}): Promise<LogRecord[]> {
@@ -81,7 +127,8 @@ export class MemoryStore implements Store {
   }
 
   scopes(): Promise<string[]> {
-    return Promise.resolve([...this.#scopes].sort((a, b) => b[1].lastAt - a[1].lastAt).map(([s]) => s));
+    const lastAt = (stored: Scope) => stored.state.lastAt ?? 0;
+    return Promise.resolve([...this.#scopes].sort((a, b) => lastAt(b[1]) - lastAt(a[1])).map(([s]) => s));
   }
 
   alerts(filter: { scope?: string; acknowledged?: boolean } = {}): Promise<StoredAlert[]> {
