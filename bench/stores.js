@@ -100,7 +100,7 @@ export async function sqliteBench(report) {
     {
       latency: `p50 ${us(median(together.latencies))}, p99 ${us(quantile(together.latencies, 0.99))}`,
       ratio: `${(together.rate / alone.rate).toFixed(1)}x one append at a time`,
-      aim: ">= 10,000 decisions/s, p99 <= 1 ms",
+      note: "each latency includes the wait for the other sessions' appends committed with it",
     },
   );
 }
