@@ -11,6 +11,7 @@ import type { State } from "./core/state.js";
 import type { Store } from "./core/store.js";
 import { MemoryStore } from "./store/memory.js";
 import type { Spool } from "./store/spool.js";
+import { spoolMayHold } from "./spool-watch.js";
 
 export interface GovernorOptions {
   /** Where state lives. @default a new MemoryStore */
@@ -97,7 +98,8 @@ export function createGovernor(options: GovernorOptions = {}): Governor {
     const stamped = events.map((e) => (e.id === undefined ? { ...e, id: randomUUID() } : e));
     try {
       const deadline = Date.now() + (options.drainBudgetMs ?? DRAIN_BUDGET_MS);
-      if (options.spool !== undefined)
+      // A stat tells an empty spool from one to deliver: listing it on every call cost more than the rest.
+      if (options.spool !== undefined && spoolMayHold(options.spool))
         await options.spool.drain(store, policy, { deadline, scope, ...(guards ? { guards } : {}) });
       const result = await store.append(scope, stamped, policy, guards);
       return {

@@ -474,6 +474,10 @@ describe("the server's own defences", () => {
     expect(await raw(`localhost:${port}`)).toBe(200);
     expect(await raw(`evil.example:${port}`)).toBe(403);
     expect(await raw("127.0.0.1.evil.example")).toBe(403);
+    // The server remembers the last good Host, never a bad one: each is judged again after the other.
+    expect(await raw(`localhost:${port}`)).toBe(200);
+    expect(await raw(`evil.example:${port}`)).toBe(403);
+    expect(await raw(`localhost:${port}`)).toBe(200);
   });
 
   it("tells loopback by address, not by the text's first characters", () => {

@@ -5,7 +5,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { apiToken, authorized, bearerToken, hookSecret, secretPath, tokenPath } from "./secret.js";
+import {
+  apiToken,
+  authorized,
+  bearerCheck,
+  bearerToken,
+  hookSecret,
+  secretPath,
+  tokenPath,
+} from "./secret.js";
 
 const project = () => mkdtempSync(join(tmpdir(), "reins-secret-"));
 
@@ -52,5 +60,24 @@ describe("secrets", () => {
     expect(authorized("Bearer \u00a0", "")).toBe(false);
     expect(authorized(`Bearer ${secret}`, "x", secret)).toBe(true);
     expect(authorized(`Basic ${secret}`, secret)).toBe(false);
+  });
+
+  it("checks headers against the secrets it was built with, each spelling of the scheme, never an empty one", () => {
+    const people = "p".repeat(48);
+    const agents = "a".repeat(48);
+    const check = bearerCheck(people, "", agents);
+    expect(check(`Bearer ${people}`)).toBe(true);
+    expect(check(`bearer\t${agents} `)).toBe(true);
+    expect(check(`Bearer ${people.slice(1)}`)).toBe(false);
+    expect(check(`Bearer ${people}x`)).toBe(false);
+    expect(check(`Basic ${people}`)).toBe(false);
+    expect(check("Bearer ")).toBe(false);
+    expect(check(undefined)).toBe(false);
+    expect(bearerCheck("")("Bearer x")).toBe(false);
+    expect(bearerCheck()(`Bearer ${people}`)).toBe(false);
+    // A multi-byte token of as many characters as the secret is compared by its bytes, and refused.
+    expect(bearerCheck("é".repeat(24) + "x".repeat(24))(`Bearer ${"e".repeat(24)}${"x".repeat(24)}`)).toBe(
+      false,
+    );
   });
 });

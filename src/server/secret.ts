@@ -99,15 +99,25 @@ export function bearerToken(header: string | undefined): string | null {
   return match?.[1] ?? null;
 }
 
+/**
+ * A check of `Authorization` headers against secrets fixed at startup, built once: each request then only
+ * reads its token and compares it with each secret in constant time. Empty secrets never match.
+ */
+export function bearerCheck(...secrets: string[]): (header: string | undefined) => boolean {
+  const expected = secrets.filter((secret) => secret.length > 0).map((secret) => Buffer.from(secret));
+  return (header) => {
+    const token = bearerToken(header);
+    if (token === null) return false;
+    const given = Buffer.from(token);
+    // Every secret is compared, so the time does not tell which one matched.
+    let ok = false;
+    for (const secret of expected)
+      if (given.length === secret.length && timingSafeEqual(given, secret)) ok = true;
+    return ok;
+  };
+}
+
 /** Compares a presented bearer token with any of the accepted secrets in constant time. */
 export function authorized(header: string | undefined, ...secrets: string[]): boolean {
-  const token = bearerToken(header);
-  if (token === null) return false;
-  const given = Buffer.from(token);
-  let ok = false;
-  for (const secret of secrets) {
-    const expected = Buffer.from(secret);
-    if (secret.length > 0 && given.length === expected.length && timingSafeEqual(given, expected)) ok = true;
-  }
-  return ok;
+  return bearerCheck(...secrets)(header);
 }

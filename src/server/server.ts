@@ -9,7 +9,7 @@ import { answerHook, hookFailure, readHookInput, withWarning, type HookServices 
 import { proofOf } from "./daemon.js";
 import { registerApi } from "./api.js";
 import { createMetrics } from "./metrics.js";
-import { authorized } from "./secret.js";
+import { bearerCheck } from "./secret.js";
 import { EventHub, observedStore } from "./stream.js";
 import { StateScan } from "./scan.js";
 import { registerWeb } from "./web.js";
@@ -87,38 +87,59 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // only changes do. The dashboard is told apart by the route matched, so no spelling of a path reaches
   // /api or /metrics without the token.
   const withCors = options.corsOrigins !== undefined && options.corsOrigins.length > 0;
-  app.addHook("onRequest", (request, reply, done) => {
-    // On loopback, reads are open: a page elsewhere must not reach them through a name that resolves to
-    // 127.0.0.1 (DNS rebinding), so the Host must name this machine.
-    if (openReads && !isLoopback(hostName(request.headers.host))) {
-      void reply.code(403).send({
-        error: "forbidden",
-        message: `this server answers requests for 127.0.0.1, ::1 or localhost, not ${JSON.stringify(request.headers.host ?? "")}`,
-      });
-      return;
-    }
-    // Decided by the route the router matched, never by the raw URL: the router decodes `%62udgets` to
-    // `budgets`, and a query string follows `/healthz`.
-    const method = request.method;
+  /** Who may call a route: anyone, the agents' token or the people's, or the people's token only. */
+  const accessOf = (method: string, route: string | undefined): "open" | "agents" | "people" => {
     const read = method === "GET" || method === "HEAD";
-    const route = request.routeOptions.url;
-    const open =
+    if (
       route === "/healthz" ||
       route === "/hooks/:agent" ||
       (withCors && method === "OPTIONS") ||
       (openReads && read) ||
-      (read && route !== undefined && !route.startsWith("/api") && route !== "/metrics");
+      (read && route !== undefined && !route.startsWith("/api") && route !== "/metrics")
+    )
+      return "open";
     // A person's actions (extend, reset, acknowledge) and saving a run's checkpoint (what the run does next)
     // take the people's token; the agents' token does the rest.
     const human =
       route !== undefined &&
       ((method === "POST" && /^\/api\/(?:budgets|circuits|alerts)\//.test(route)) ||
         (method === "PUT" && route === "/api/runs/:id"));
-    const accepted = human ? [token] : [token, ...agentTokens];
-    if (open || authorized(request.headers.authorization, ...accepted)) return done();
-    const agents = !human || !authorized(request.headers.authorization, ...agentTokens);
-    void reply.code(agents ? 401 : 403).send(
-      agents
+    return human ? "people" : "agents";
+  };
+  // Worked out once per route and method (both finite sets), and the tokens once: not on every request.
+  const accessByRoute = new Map<string, "open" | "agents" | "people">();
+  const people = bearerCheck(token);
+  const anyone = bearerCheck(token, ...agentTokens);
+  const agents = bearerCheck(...agentTokens);
+  const hookCaller = bearerCheck(secret, token, ...agentTokens);
+  /** The last Host header found to name this machine: a client sends the same one on every request. */
+  let loopbackHost: string | undefined;
+  app.addHook("onRequest", (request, reply, done) => {
+    // On loopback, reads are open: a page elsewhere must not reach them through a name that resolves to
+    // 127.0.0.1 (DNS rebinding), so the Host must name this machine.
+    const host = request.headers.host;
+    if (openReads && (host === undefined || host !== loopbackHost)) {
+      if (!isLoopback(hostName(host))) {
+        void reply.code(403).send({
+          error: "forbidden",
+          message: `this server answers requests for 127.0.0.1, ::1 or localhost, not ${JSON.stringify(host ?? "")}`,
+        });
+        return;
+      }
+      loopbackHost = host;
+    }
+    // Decided by the route the router matched, never by the raw URL: the router decodes `%62udgets` to
+    // `budgets`, and a query string follows `/healthz`.
+    const method = request.method;
+    const route = request.routeOptions.url;
+    const key = `${method} ${route}`;
+    let access = accessByRoute.get(key);
+    if (access === undefined) accessByRoute.set(key, (access = accessOf(method, route)));
+    const header = request.headers.authorization;
+    if (access === "open" || (access === "people" ? people(header) : anyone(header))) return done();
+    const asAgents = access === "agents" || !agents(header);
+    void reply.code(asAgents ? 401 : 403).send(
+      asAgents
         ? {
             error: "unauthorized",
             message: "a valid bearer token is required (Authorization: Bearer <token>; see .reins/api-token)",
@@ -197,7 +218,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       "/hooks/:agent",
       { schema: { hide: true } },
       async (request, reply) => {
-        if (!authorized(request.headers.authorization, secret, token, ...agentTokens)) {
+        if (!hookCaller(request.headers.authorization)) {
           return reply.code(401).send({ error: "a valid bearer token is required (see .reins/hook-secret)" });
         }
         const agent = request.params.agent;
