@@ -398,6 +398,26 @@ describe.skipIf(skipReason !== null)(
       expect(store.location).toBe(server.url);
     });
 
+    it("routes redis+cluster:// and rediss+cluster:// specs to the Redis store, on Redis Cluster", async () => {
+      const ports = [await freePort(), await freePort()];
+      const spec = `redis+cluster://user:secret@127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`;
+      const started = Date.now();
+      const error = await rejection(openStore(spec, "/nonexistent"));
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(error.code).toBe("store_unavailable");
+      expect(error.message).toContain(`redis+cluster://user:***@127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`);
+      expect(error.message).not.toContain("secret");
+      const tls = await rejection(openStore(`rediss+cluster://127.0.0.1:${ports[0]}`, "/nonexistent"));
+      expect(tls.code).toBe("store_unavailable");
+      for (const bad of [
+        "redis+cluster://127.0.0.1:6379/2",
+        "redis+cluster://127.0.0.1:6379,:6380",
+        "redis+cluster://127.0.0.1:99999",
+        "redis://127.0.0.1:6379,127.0.0.1:6380",
+      ])
+        expect((await rejection(openStore(bad, "/nonexistent"))).code, bad).toBe("usage");
+    });
+
     it("rejects quickly, without the password, when nothing listens", async () => {
       const port = await freePort();
       const started = Date.now();
