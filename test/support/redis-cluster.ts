@@ -159,10 +159,13 @@ class ClusterNode {
       "--save", "", "--appendonly", "no", "--logfile", "",
     ]; // prettier-ignore
     // If this test process dies without stopping the node (even by SIGKILL), the pipe to the shell's stdin
-    // closes, `read` returns and the shell kills the server: no node outlives its test.
+    // closes, `read` returns and the shell kills the server and removes its folder: no node outlives its test.
     const script =
-      '"$@" & pid=$!; echo "pid $pid"; read _line; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null; exit 0';
-    const wrapper = spawn("sh", ["-c", script, "sh", SERVER, ...args], { stdio: ["pipe", "pipe", "pipe"] });
+      '"$@" & pid=$!; echo "pid $pid"; read _line; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$REINS_NODE_DIR"';
+    const wrapper = spawn("sh", ["-c", script, "sh", SERVER, ...args], {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, REINS_NODE_DIR: this.dir },
+    });
     this.#wrapper = wrapper;
     live.add(this);
     const keep = (d: Buffer) => (this.#output = (this.#output + d.toString()).slice(-4_000));
