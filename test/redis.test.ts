@@ -89,8 +89,8 @@ describe.skipIf(skipReason !== null)(
       expect(keys).toEqual(
         [
           `${prefix}scopes`,
-          ...["alerts", "ids", "log", "state"].map((k) => `${prefix}{session:k}:${k}`),
-          ...["log", "state"].map((k) => `${prefix}{pool:team}:${k}`),
+          ...["alerts", "ids", "log", "snap"].map((k) => `${prefix}{session:k}:${k}`),
+          ...["ids", "log", "snap"].map((k) => `${prefix}{pool:team}:${k}`),
         ].sort(),
       );
       for (const key of keys) {
@@ -114,11 +114,11 @@ describe.skipIf(skipReason !== null)(
       opened.push(store);
       try {
         await store.append(scope, timeline(scope).started().events, resolvePolicy({}));
-        const ttl = await raw.ttl(`reins:{${scope}}:state`);
+        const ttl = await raw.ttl(`reins:{${scope}}:snap`);
         expect(ttl).toBeGreaterThan(86_000);
         expect(ttl).toBeLessThanOrEqual(86_400);
       } finally {
-        await raw.del(...["state", "log", "ids", "alerts"].map((k) => `reins:{${scope}}:${k}`));
+        await raw.del(...["snap", "log", "ids", "alerts"].map((k) => `reins:{${scope}}:${k}`));
         await raw.zrem("reins:scopes", scope);
       }
     });
@@ -129,7 +129,7 @@ describe.skipIf(skipReason !== null)(
       opened.push(store);
       const policy = resolvePolicy({});
       await store.append("session:x", timeline("session:x").started().read("a.ts").events, policy);
-      await raw.del(`${prefix}{session:x}:state`);
+      await raw.del(`${prefix}{session:x}:snap`);
       expect(await store.scopes()).toEqual([]);
       expect(await raw.zcard(`${prefix}scopes`)).toBe(0);
       await store.append("session:x", timeline("session:x").started().events, policy);
