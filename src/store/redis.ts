@@ -334,7 +334,7 @@ export class RedisStore implements Store {
     try {
       scopes = scopesFor(scope, events, policy);
     } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      return Promise.reject(this.#error(error));
     }
     return this.#inTurn(scopes, async () => {
       try {
