@@ -215,7 +215,7 @@ export async function redisBench(report) {
     `${Math.round(rate).toLocaleString("en")} decisions/s`,
     {
       latency: `p50 ${us(median(latencies))}, p99 ${us(quantile(latencies, 0.99))}; client CPU ${Math.round((cpu.user + cpu.system) / decisions)} µs per decision`,
-      baseline: `bare WATCH/GET/MULTI/SET/EXEC from ${clients} clients: ${Math.round(baseRate).toLocaleString("en")}/s (reins is ${(baseRate / rate).toFixed(1)}x ${rate > baseRate ? "faster" : "slower"})`,
+      baseline: `bare WATCH/GET/MULTI/SET/EXEC from ${clients} clients: ${Math.round(baseRate).toLocaleString("en")}/s (reins is ${rate > baseRate ? `${(rate / baseRate).toFixed(1)}x faster` : `${(baseRate / rate).toFixed(1)}x slower`})`,
       commands: `${(counting.counts.sent / decisions).toFixed(2)} sent per decision (one EVALSHA each when the process's copy is current); ${((after.calls - before.calls) / decisions).toFixed(1)} run by Redis, those inside the script included (INFO commandstats)`,
       written: `${perDecision(written.bytes, written.records)} bytes per decision as the store wrote them (${written.records.toLocaleString("en")} log records, ${written.snapshots.toLocaleString("en")} snapshots), ${perDecision(after.bytes - before.bytes, decisions)} received by Redis (INFO total_net_input_bytes: keys and script arguments included); bound: the record (events here up to ${biggest.toLocaleString("en")} bytes, with their decision), plus 1/${SNAPSHOT_EVERY} of a snapshot (< ${STATE_BOUND_BYTES.toLocaleString("en")} bytes) and of the policy`,
       aim: ">= 10,000 decisions/s",
