@@ -470,8 +470,11 @@ export class RedisStore implements Store {
           }
         }
       }
+      // Scopes the batch did not change (a pool charged by an earlier step) are still current.
+      for (const [s, head] of heads)
+        if (head !== null && !result.states.has(s) && !this.#cache.has(s)) this.#remember(s, head);
       if (!conflict) return result;
-      // Scopes not written go back to Redis's copy: read again on the next attempt.
+      // Scopes changed but not written go back to Redis's copy: read again on the next attempt.
       if (attempt > 2) await sleep(Math.random() * Math.min(attempt, 20));
     }
     throw new ReinsError(
