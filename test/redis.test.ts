@@ -343,6 +343,32 @@ describe.skipIf(skipReason !== null)(
         expect(sentByA[5]).toEqual(["evalsha"]);
       });
 
+      it("brings its copy of a scope two instances write in turn up to date with the records written since, exactly", async () => {
+        const prefix = nextPrefix();
+        const a = await open({ keyPrefix: prefix });
+        const b = await open({ keyPrefix: prefix });
+        const policy = resolvePolicy({
+          budget: { session: { tokens: 60_000 } },
+          pools: { team: { tokens: 40_000 } },
+        });
+        const events = workload(3 * SNAPSHOT_EVERY + 7, "session:turns");
+        const mine = new MemoryStore();
+        const expected = await oneByOne(mine, events, policy);
+        const answers: Answer[] = [];
+        // Every append finds the other's write: after the first, each is caught up rather than read whole.
+        for (const [i, e] of events.entries()) {
+          const by = i % 2 === 0 ? a : b;
+          answers.push(...(await by.append(e.scope, [e], policy)).answers);
+        }
+        expect(answers).toEqual(expected);
+        for (const s of [a, b]) {
+          expect(await s.state("session:turns")).toEqual(await mine.state("session:turns"));
+          expect(await s.state("pool:team")).toEqual(await mine.state("pool:team"));
+        }
+        const cold = await open({ keyPrefix: prefix });
+        expect(await cold.state("session:turns")).toEqual(await mine.state("session:turns"));
+      });
+
       it("rebuilds the exact state in a second instance with a cold cache, and continues it", async () => {
         const prefix = nextPrefix();
         const a = await open({ keyPrefix: prefix });

@@ -77,6 +77,8 @@ return {1}
  * log is still ARGV[1] long (the reader's copy is current). Kind 2: the snapshot's state, seq and policy
  * id, the policy's JSON when the tail is not empty and the id differs from ARGV[2] (false otherwise), and
  * the tail of records after the snapshot. Kind 3: the old layout, the whole state at the log's head.
+ * Kind 4: the reader's copy (at log length ARGV[1]) can be brought up to date: no snapshot since, and the
+ * records after it were decided under the policy ARGV[2]; the snapshot's seq and those records.
  */
 export const READ = `
 local len = redis.call('LLEN', KEYS[2])
@@ -87,8 +89,12 @@ for i = 3, #ARGV do
   local seq = redis.call('HGET', KEYS[3], ARGV[i])
   found[i - 2] = seq and (redis.call('LINDEX', KEYS[2], tonumber(seq)) or false) or false
 end
-if tonumber(ARGV[1]) == len then return {1, len, found} end
+local known = tonumber(ARGV[1])
+if known == len then return {1, len, found} end
 if not snapSeq then return {3, len, found, redis.call('GET', KEYS[5])} end
+if known >= 0 and known < len and tonumber(snapSeq) <= known and redis.call('HGET', KEYS[1], 'pid') == ARGV[2] then
+  return {4, len, found, tonumber(snapSeq), redis.call('LRANGE', KEYS[2], known, -1)}
+end
 local snap = redis.call('HMGET', KEYS[1], 'state', 'pid')
 local tail = redis.call('LRANGE', KEYS[2], tonumber(snapSeq), -1)
 local policy = false

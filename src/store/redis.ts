@@ -4,6 +4,7 @@ import {
   applyBatch,
   chargeKey,
   chargeSources,
+  policyFor,
   scopesFor,
   type BatchResult,
   type LogRecord,
@@ -15,7 +16,7 @@ import type { ReinsEvent } from "../core/events.js";
 import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
 import { rebuild, snapshotDue } from "../core/snapshot.js";
-import type { State } from "../core/state.js";
+import { cloneState, type State } from "../core/state.js";
 import type { Store, StoredRun } from "../core/store.js";
 import { byRecency, checkRunId, decodeListedRun, decodeRun, encodeRun } from "../core/stored-run.js";
 import { acknowledged, acknowledgementsOf, alertScope, filterAlerts } from "./alerts.js";
@@ -68,7 +69,8 @@ type ReadReply =
   | [0]
   | [1, number, (string | null)[]]
   | [2, number, (string | null)[], string, number, string, string | null, string[]]
-  | [3, number, (string | null)[], string];
+  | [3, number, (string | null)[], string]
+  | [4, number, (string | null)[], number, string[]];
 
 /** A scope's state as this store last wrote or read it, with the snapshot Redis holds for it. */
 interface Cached {
@@ -148,6 +150,8 @@ export class RedisStore implements Store {
   /** The last append of this process to each scope in flight: appends to one scope run in turn. */
   readonly #chains = new Map<string, Promise<unknown>>();
   readonly #writes: WriteCounts = { records: 0, snapshots: 0, bytes: 0 };
+  /** Scopes whose last append here met another process's write: copied before each decision. */
+  readonly #contended = new Set<string>();
 
   private constructor(
     redis: Redis | Cluster,
@@ -349,16 +353,24 @@ export class RedisStore implements Store {
    * Reads a scope for an append: absent, or its state rebuilt from the snapshot and the tail after it
    * under the policy stored with the snapshot; and, for each of `fields`, the record its id was applied as.
    */
-  async #read(scope: string, policy: Policy | null, fields: readonly string[]): Promise<Head> {
+  async #read(scope: string, policy: Policy | null, fields: readonly string[], copy?: Cached): Promise<Head> {
     const id = policy === null ? "" : storedPolicy(scope, policy).id;
-    const reply = await this.#scripts.reinsRead(5, ...this.#keys(scope), -1, id, ...fields);
+    const known = copy?.state.seq ?? -1;
+    const reply = await this.#scripts.reinsRead(5, ...this.#keys(scope), known, id, ...fields);
     if (reply[0] === 0) return { cached: null, found: fields.map(() => null) };
     const found = reply[2];
+    if (copy !== undefined && policy !== null && (reply[0] === 1 || reply[0] === 4)) {
+      // The copy is brought up to date with the records written since, decided under this policy.
+      const tail = reply[0] === 4 ? reply[4].map((row) => JSON.parse(row) as LogRecord) : [];
+      const state = rebuild(scope, copy.state, tail, policyFor(scope, policy));
+      const snapshotSeq = reply[0] === 4 ? reply[3] : copy.snapshotSeq;
+      return { cached: { state, snapshotSeq, policyId: reply[0] === 4 ? id : copy.policyId }, found };
+    }
     if (reply[0] === 3) {
       const state = JSON.parse(reply[3]) as State;
       return { cached: { state, snapshotSeq: -1, policyId: null }, found };
     }
-    if (reply[0] !== 2) throw new Error(`unexpected answer from the read script: ${String(reply[0])}`);
+    if (reply[0] !== 2) throw new Error(`unexpected answer from the read script: ${reply[0]}`);
     const [, , , json, snapshotSeq, policyId, policyJson, tail] = reply;
     const records = tail.map((row) => JSON.parse(row) as LogRecord);
     const tailUnder =
@@ -394,6 +406,7 @@ export class RedisStore implements Store {
       acked.forEach((id, i) => storedAlerts.set(id, values[i] ?? null));
     }
 
+    const copies = new Map<string, Cached>();
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       // The states, this store's own copies when it has them: taken out of the cache, since the engine
       // changes them in place; they go back only once Redis holds what they became.
@@ -407,7 +420,7 @@ export class RedisStore implements Store {
       }
       if (missing.length > 0) {
         const read = await Promise.all(
-          missing.map((s) => this.#read(s, policy, s === scope ? ids : poolFields)),
+          missing.map((s) => this.#read(s, policy, s === scope ? ids : poolFields, copies.get(s))),
         );
         missing.forEach((s, i) => {
           const head = read[i]!;
@@ -423,6 +436,12 @@ export class RedisStore implements Store {
         });
       }
       const versions = new Map([...heads].map(([s, head]) => [s, head === null ? -1 : head.state.seq]));
+      // A scope another process also writes: a copy as it is now, to be brought up to date after a conflict
+      // with the records written meanwhile rather than read whole again.
+      copies.clear();
+      for (const [s, head] of heads)
+        if (head !== null && this.#contended.has(s))
+          copies.set(s, { ...head, state: cloneState(head.state) });
 
       const result = applyBatch(
         scope,
@@ -473,7 +492,12 @@ export class RedisStore implements Store {
       // Scopes the batch did not change (a pool charged by an earlier step) are still current.
       for (const [s, head] of heads)
         if (head !== null && !result.states.has(s) && !this.#cache.has(s)) this.#remember(s, head);
-      if (!conflict) return result;
+      if (!conflict) {
+        if (attempt === 1) for (const s of scopes) this.#contended.delete(s);
+        return result;
+      }
+      for (const s of scopes) this.#contended.add(s);
+      if (this.#contended.size > STATE_CACHE) this.#contended.clear();
       // Scopes changed but not written go back to Redis's copy: read again on the next attempt.
       if (attempt > 2) await sleep(Math.random() * Math.min(attempt, 20));
     }
