@@ -122,8 +122,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * scope's log is still that long, RPUSHes the records, writes a snapshot when `snapshotDue`, and
  * refreshes TTLs and the index, atomically. When another process wrote meanwhile, the script writes
  * nothing and says so; the append reads the snapshot and the tail after it (`READ`, one round trip),
- * rebuilds the state under the policy stored with the snapshot, decides again and retries. Appends of
- * this process to the same scopes wait for each other, so they never conflict among themselves.
+ * rebuilds the state under the policy stored with the snapshot, decides again and retries. For a scope
+ * that conflicted before (another process writes it too) it keeps a copy from before each decision, and
+ * `READ` then answers only the records written since, replayed on the copy. Appends of this process to
+ * the same scopes wait for each other, so they never conflict among themselves.
  *
  * Pools: on one server the session and its pools are written by the same script call. On Cluster, one
  * script cannot reach two scopes (two slots): each pool is charged first, in its own atomic step that
