@@ -149,10 +149,40 @@ function engine<T>(apply: () => T): T {
 }
 
 /**
+ * The decision a pool already recorded for its charge of `event` (one of the batch's), or undefined when
+ * the pool is still to be charged. For a store that charges pools in steps of their own before the
+ * session (Redis Cluster, where one script cannot reach two scopes).
+ */
+export type ChargedPool = (pool: string, event: ReinsEvent) => Decision | undefined;
+
+/**
+ * The key a pool keeps a session's event under, to be charged once however often the event is delivered:
+ * the session's scope and the event's id (a scope is one line, so the newline cannot occur in either).
+ */
+export function chargeKey(scope: string, id: string): string {
+  return `${scope}\n${id}`;
+}
+
+/**
+ * The session event each pool record of `records` charges, in a batch of `scope`: the pool's record
+ * follows the session's record of the event it charges.
+ */
+export function chargeSources(scope: string, records: readonly LogRecord[]): Map<LogRecord, ReinsEvent> {
+  const sources = new Map<LogRecord, ReinsEvent>();
+  let source: ReinsEvent | undefined;
+  for (const record of records) {
+    if (record.scope === scope) source = record.event;
+    else if (source !== undefined) sources.set(record, source);
+  }
+  return sources;
+}
+
+/**
  * Applies `events` (all of `scope`) in order. `load` returns a scope's current state (null when new);
  * `seen` says whether an event id was already applied to a scope: such events are skipped (answer null),
  * so a retried delivery is counted exactly once. Loaded states are mutated; callers pass fresh copies.
  * `guards` decide the scope's events (@default the built-in pipeline); pools are always charged by budget.
+ * A pool charge `charged` knows of is not applied again: its recorded decision is combined into the answer.
  */
 export function applyBatch(
   scope: string,
@@ -161,6 +191,7 @@ export function applyBatch(
   load: (scope: string) => State | null,
   seen: (scope: string, id: string) => boolean,
   guards?: Pipeline,
+  charged?: ChargedPool,
 ): BatchResult {
   const states = new Map<string, State>();
   const stateOf = (s: string) => {
@@ -193,6 +224,11 @@ export function applyBatch(
     if (chargesPool(event)) {
       for (const name of pools) {
         const target = poolScope(name, event.at, policy);
+        const recorded = charged?.(target, event);
+        if (recorded !== undefined) {
+          answer = combine(answer, recorded);
+          continue;
+        }
         const poolState = stateOf(target);
         const { task: _task, id: _id, ...rest } = event;
         const charge = { ...rest, scope: target } as ReinsEvent;

@@ -3,7 +3,7 @@
 /** A store spec with any password hidden, for messages. */
 export function redact(spec: string): string {
   return spec.replace(
-    /^(rediss?:\/\/)([^@/]*)@/,
+    /^(rediss?(?:\+cluster)?:\/\/)([^@/]*)@/,
     (_m, scheme: string, auth: string) =>
       `${scheme}${auth.includes(":") ? `${auth.split(":")[0]}:***` : "***"}@`,
   );

@@ -1,15 +1,28 @@
 /** The store in Redis (reins/redis), shared by many agents on many machines. */
-import type { ChainableCommander, Redis } from "ioredis";
-import { applyBatch, scopesFor, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
+import type { Cluster, Redis } from "ioredis";
+import {
+  applyBatch,
+  chargeKey,
+  chargeSources,
+  policyFor,
+  scopesFor,
+  type BatchResult,
+  type LogRecord,
+  type StoredAlert,
+} from "../core/batch.js";
+import type { Decision } from "../core/decision.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
-import type { State } from "../core/state.js";
+import { rebuild, snapshotDue } from "../core/snapshot.js";
+import { cloneState, type State } from "../core/state.js";
 import type { Store, StoredRun } from "../core/store.js";
 import { byRecency, checkRunId, decodeListedRun, decodeRun, encodeRun } from "../core/stored-run.js";
 import { acknowledged, acknowledgementsOf, alertScope, filterAlerts } from "./alerts.js";
-import { redact } from "./redact.js";
+import { ACKNOWLEDGE, APPEND, PRUNE, READ, SCOPE_KEYS } from "./redis-scripts.js";
+import { parseRedisUrl, safeUrl } from "./redis-url.js";
+import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
 
 export interface RedisOptions {
   /** Prepended to every key; must not contain `{` or `}` (they would break the hash tags). @default "reins:" */
@@ -34,26 +47,44 @@ const COMMAND_TIMEOUT_MS = 2_000;
 const RECONNECT_EVERY_MS = 200;
 /** How often an append is retried when concurrent writers keep changing its scopes. */
 const MAX_ATTEMPTS = 200;
-
-/**
- * Removes entries of an index (KEYS[1]) whose key (KEYS[i + 1]) has expired; rechecks atomically so an
- * entry written meanwhile stays.
- */
-const PRUNE_INDEX = `for i = 1, #ARGV do
-  if redis.call('EXISTS', KEYS[i + 1]) == 0 then redis.call('ZREM', KEYS[1], ARGV[i]) end
-end
-return 0`;
+/** States kept in memory by one store, most recently written last. */
+const STATE_CACHE = 1_024;
 
 /** ioredis's messages for a command that failed because there is no connection. */
 const NOT_CONNECTED =
-  /isn't writeable|Connection is closed|max retries per request|aborted due to connection close/i;
+  /isn't writeable|Connection is closed|max retries per request|aborted due to connection close|Cluster isn't ready|None of startup nodes/i;
 
-type KeyKind = "state" | "log" | "ids" | "alerts";
+type KeyKind = (typeof SCOPE_KEYS)[number];
 
-/** A URL fit for messages: `redact` for redis URLs, and any user info hidden in anything else. */
-function safeUrl(url: string): string {
-  const redacted = redact(url);
-  return redacted !== url ? redacted : url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, "$1***@");
+/** The scripts, as ioredis `defineCommand` adds them (EVALSHA, loaded again on NOSCRIPT). */
+interface Scripts {
+  reinsAppend(keys: number, ...args: (string | number)[]): Promise<[number, number?, string?]>;
+  reinsRead(keys: number, ...args: (string | number)[]): Promise<ReadReply>;
+  reinsAcknowledge(keys: number, ...args: (string | number)[]): Promise<number>;
+  reinsPrune(keys: number, ...args: (string | number)[]): Promise<number>;
+}
+
+/** What `READ` answers; see redis-scripts.ts. */
+type ReadReply =
+  | [0]
+  | [1, number, (string | null)[]]
+  | [2, number, (string | null)[], string, number, string, string | null, string[]]
+  | [3, number, (string | null)[], string]
+  | [4, number, (string | null)[], number, string[]];
+
+/** A scope's state as this store last wrote or read it, with the snapshot Redis holds for it. */
+interface Cached {
+  state: State;
+  /** Seq of the stored snapshot (-1: none, the old layout), and the fingerprint of its policy. */
+  snapshotSeq: number;
+  policyId: string | null;
+}
+
+/** A scope as an append finds it: its state (null when absent), and what its pool ids recorded. */
+interface Head {
+  cached: Cached | null;
+  /** For each id field asked about, the record it was applied as, or null. */
+  found: (string | null)[];
 }
 
 /** One line of an error's message. */
@@ -61,81 +92,46 @@ function reasonOf(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim();
 }
 
-const USAGE = "use redis://[user:password@]host[:port][/db] or rediss://... (TLS)";
-
-/** Checks a Redis URL before ioredis sees it (ioredis would quietly accept nonsense). */
-function parseUrl(url: string): { tls: boolean; password: string } {
-  const shown = safeUrl(url);
-  const authority = /^([a-z][a-z0-9+.-]*):\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?/i.exec(url);
-  if (authority === null) throw new ReinsError("usage", `invalid Redis URL "${shown}": ${USAGE}`);
-  const scheme = (authority[1] ?? "").toLowerCase();
-  if (scheme !== "redis" && scheme !== "rediss") {
-    throw new ReinsError("usage", `unsupported scheme "${scheme}:" in Redis URL "${shown}": ${USAGE}`);
-  }
-  if ((authority[2] ?? "") === "")
-    throw new ReinsError("usage", `Redis URL "${shown}" has no host: ${USAGE}`);
-  const port = authority[3];
-  if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65_535)) {
-    throw new ReinsError(
-      "usage",
-      `bad port "${port}" in Redis URL "${shown}": a port is a number from 1 to 65535`,
-    );
-  }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new ReinsError("usage", `invalid Redis URL "${shown}": ${USAGE}`);
-  }
-  if (parsed.pathname !== "" && parsed.pathname !== "/" && !/^\/\d+$/.test(parsed.pathname)) {
-    throw new ReinsError(
-      "usage",
-      `bad database "${parsed.pathname.slice(1)}" in Redis URL "${shown}": the path is a database number`,
-    );
-  }
-  return { tls: scheme === "rediss", password: decodeURIComponent(parsed.password) };
-}
-
-/** The answers of a pipeline, or the first error among them. */
-function repliesOf(replies: [Error | null, unknown][] | null): unknown[] {
-  if (replies === null) throw new Error("the pipeline was aborted");
-  return replies.map(([error, value]) => {
-    if (error !== null) throw error;
-    return value;
-  });
-}
-
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * A store in Redis, for teams and fleets: many agents on many machines share budgets and breakers.
+ * A store in Redis, for teams and fleets: many agents on many machines share budgets and breakers. One
+ * server (`redis://`, `rediss://`) or a Redis Cluster (`redis+cluster://host:port,host:port`).
  *
  * Keys, all under the prefix (default `reins:`), with the scope as hash tag so one scope's keys share a
- * Redis Cluster slot:
- * - `<prefix>{<scope>}:state`  the snapshot (JSON string);
- * - `<prefix>{<scope>}:log`    the log, a list of JSON LogRecords; a record's seq is its index;
- * - `<prefix>{<scope>}:ids`    a hash event id → seq, so a redelivered event is applied once;
+ * Redis Cluster slot (the prefix stays outside the tag, as it always was, so old keys share it too):
+ * - `<prefix>{<scope>}:snap`   a hash: the state as of every SNAPSHOT_EVERY-th event (`state`, `seq`),
+ *   and the policy the records after it were decided under (`pid` fingerprint, `policy` JSON);
+ * - `<prefix>{<scope>}:log`    the log, a list of JSON LogRecords; a record's seq is its index, so the
+ *   log's length is the scope's version;
+ * - `<prefix>{<scope>}:ids`    a hash event id → seq, so a redelivered event is applied once; a pool's
+ *   holds `<session>\n<id>` for each session event it was charged with;
  * - `<prefix>{<scope>}:alerts` a hash alert id → JSON StoredAlert;
- * - `<prefix>scopes`           a sorted set scope → lastAt, to list scopes. This one key is not in its
- *   scopes' slot: it is only an index, written with ZADD, and pruned of expired scopes when listed.
+ * - `<prefix>{<scope>}:state`  the old layout (the whole state, rewritten by every decision): still read,
+ *   and replaced by a snapshot on the scope's next write;
+ * - `<prefix>scopes`           a sorted set scope → lastAt, to list scopes. Not in its scopes' slot: it is
+ *   only an index, pruned of expired scopes when listed.
  * - `<prefix>{run:<id>}:run`   a run of `reins run`: a hash of status, updatedAt, summary and checkpoint
- *   (JSON), rewritten whole by each save;
+ *   (JSON), rewritten whole by each save (one HSET);
  * - `<prefix>runs`             a sorted set run id → updatedAt, to list runs; pruned like `scopes`.
  * Every key written gets its TTL (default 24 h) refreshed, and a scope's keys are always refreshed
- * together, so they expire together; a scope that is written again after expiring starts afresh. A run's
- * key too is refreshed only when the run is saved: a run left alone longer than the TTL is gone, and
- * cannot be resumed from Redis.
+ * together, so they expire together; a scope that is written again after expiring starts afresh.
  *
- * An append is an optimistic transaction: WATCH the state keys of every scope the batch touches (the
- * session and its pools), read them, run `applyBatch`, then MULTI/EXEC all writes; when EXEC answers
- * null (another writer changed a watched key) it starts over, up to MAX_ATTEMPTS times with jittered
- * backoff. WATCH belongs to the connection, so this store's own writes run one at a time. A batch that
- * records a person's acknowledgement of an alert also watches the scope's alerts, and rewrites that alert
- * acknowledged in the same MULTI.
+ * An append keeps each scope's state in memory with its version (the log's length). In the common case
+ * it is one round trip: the engine decides on the cached states, and one `APPEND` script checks every
+ * scope's log is still that long, RPUSHes the records, writes a snapshot when `snapshotDue`, and
+ * refreshes TTLs and the index, atomically. When another process wrote meanwhile, the script writes
+ * nothing and says so; the append reads the snapshot and the tail after it (`READ`, one round trip),
+ * rebuilds the state under the policy stored with the snapshot, decides again and retries. For a scope
+ * that conflicted before (another process writes it too) it keeps a copy from before each decision, and
+ * `READ` then answers only the records written since, replayed on the copy. Appends of this process to
+ * the same scopes wait for each other, so they never conflict among themselves.
  *
- * Multi-scope transactions work on a single Redis node (and with Sentinel). With Redis Cluster they need
- * every key in one slot: sessions that share a pool would have to carry a hash tag shared with the pool,
- * and the ZADD to the index would have to leave the transaction. Cluster is not supported yet.
+ * Pools: on one server the session and its pools are written by the same script call. On Cluster, one
+ * script cannot reach two scopes (two slots): each pool is charged first, in its own atomic step that
+ * records the session's event id (so a retry never charges it twice), then the session. A process that
+ * dies between the two leaves the pool charged and the session not; the event's redelivery (the spool)
+ * then charges the session alone. An event without id is charged again if it is redelivered.
  *
  * While Redis is unreachable every call fails at once with `store_unavailable` (no offline queue) and
  * the client keeps reconnecting in the background, so the store comes back by itself.
@@ -143,23 +139,41 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export class RedisStore implements Store {
   readonly kind = "redis";
   readonly location: string;
-  readonly #redis: Redis;
+  readonly #redis: Redis | Cluster;
+  readonly #scripts: Scripts;
+  readonly #cluster: boolean;
   readonly #prefix: string;
   readonly #ttl: number;
   readonly #password: string;
   /** Why the connection last failed, for messages while it is down. */
   #lastError: string | null = null;
-  /** Counts closed connections: a transaction whose WATCH was on an earlier connection starts over. */
-  #epoch = 0;
-  /** The tail of this store's writes, which run one at a time (WATCH is per connection). */
-  #tail: Promise<unknown> = Promise.resolve();
+  /** The states of the scopes this store last wrote or read, by scope; see Cached. */
+  readonly #cache = new Map<string, Cached>();
+  /** The last append of this process to each scope in flight: appends to one scope run in turn. */
+  readonly #chains = new Map<string, Promise<unknown>>();
+  readonly #writes: WriteCounts = { records: 0, snapshots: 0, bytes: 0 };
+  /** Scopes whose last append here met another process's write: copied before each decision. */
+  readonly #contended = new Set<string>();
 
-  private constructor(redis: Redis, location: string, prefix: string, ttl: number, password: string) {
+  private constructor(
+    redis: Redis | Cluster,
+    cluster: boolean,
+    location: string,
+    prefix: string,
+    ttl: number,
+    password: string,
+  ) {
     this.#redis = redis;
+    this.#cluster = cluster;
     this.location = location;
     this.#prefix = prefix;
     this.#ttl = ttl;
     this.#password = password;
+    redis.defineCommand("reinsAppend", { lua: APPEND });
+    redis.defineCommand("reinsRead", { lua: READ });
+    redis.defineCommand("reinsAcknowledge", { lua: ACKNOWLEDGE });
+    redis.defineCommand("reinsPrune", { lua: PRUNE });
+    this.#scripts = redis as unknown as Scripts;
     redis.on("error", (error: unknown) => {
       const reason = reasonOf(error);
       // Keep the cause (refused, WRONGPASS, ...), not the echo of commands failing because of it.
@@ -169,18 +183,16 @@ export class RedisStore implements Store {
     redis.on("ready", () => {
       this.#lastError = null;
     });
-    redis.on("close", () => {
-      this.#epoch++;
-    });
   }
 
   /**
-   * Connects to `url` (`redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS). Rejects with
+   * Connects to `url`: `redis://[user:password@]host[:port][/db]` (`rediss://` for TLS), or a Redis
+   * Cluster `redis+cluster://[user:password@]host:port[,host:port...]` (`rediss+cluster://`). Rejects with
    * `usage` for a malformed URL, and with `store_unavailable` when Redis does not answer within
    * `connectTimeoutMs` or refuses the credentials (unless `requireConnection` is false).
    */
   static async connect(url: string, options: RedisOptions = {}): Promise<RedisStore> {
-    const { tls, password } = parseUrl(url);
+    const target = parseRedisUrl(url);
     const prefix = options.keyPrefix ?? "reins:";
     const ttl = options.ttlSeconds ?? 86_400;
     const connectTimeout = options.connectTimeoutMs ?? 500;
@@ -196,24 +208,44 @@ export class RedisStore implements Store {
     }
     // Loaded here, not at the top: ioredis takes tens of ms to load, and the hook command needs it only
     // for a Redis store.
-    const { Redis } = await import("ioredis");
-    const redis = new Redis(url, {
-      lazyConnect: true,
+    const { Redis, Cluster } = await import("ioredis");
+    const connection = {
       connectTimeout,
       commandTimeout: COMMAND_TIMEOUT_MS,
-      // Fail fast while disconnected rather than queue: the caller fails open (or closed) at once.
-      enableOfflineQueue: false,
       // 0, not 1: commands in flight when the connection drops fail at once instead of waiting for a
-      // second failed reconnect, and nothing is resent on a new connection (a MULTI resent there would
-      // run without its WATCH).
+      // second failed reconnect, and nothing is resent on a new connection (an append resent there
+      // could have run already, and would find its own event applied).
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
-      retryStrategy: () => RECONNECT_EVERY_MS,
       // After a disconnect, how long a half-closed socket may keep the process alive (default 2 s).
       disconnectTimeout: 200,
-      ...(tls ? { tls: {} } : {}),
-    });
-    const store = new RedisStore(redis, safeUrl(url), prefix, ttl, password);
+      ...(target.tls ? { tls: {} } : {}),
+    };
+    const redis = target.cluster
+      ? new Cluster(target.nodes, {
+          lazyConnect: true,
+          // Reads go to the masters: a replica may not have the write this process just made.
+          scaleReads: "master",
+          // No auto-pipelining: ioredis would group a script call by its first argument (the count of
+          // keys), not its first key, and send it to the wrong node's pipeline.
+          enableOfflineQueue: false,
+          clusterRetryStrategy: () => RECONNECT_EVERY_MS,
+          redisOptions: {
+            ...connection,
+            ...(target.username !== "" ? { username: target.username } : {}),
+            ...(target.password !== "" ? { password: target.password } : {}),
+          },
+        })
+      : new Redis(url, {
+          ...connection,
+          lazyConnect: true,
+          // No auto-pipelining: an append is one command whose answer the next one waits for, so there
+          // is nothing to batch, and measured with 8 clients it cost about 30 µs of CPU per decision.
+          // Fail fast while disconnected rather than queue: the caller fails open (or closed) at once.
+          enableOfflineQueue: false,
+          retryStrategy: () => RECONNECT_EVERY_MS,
+        });
+    const store = new RedisStore(redis, target.cluster, safeUrl(url), prefix, ttl, target.password);
     const connecting = redis.connect();
     connecting.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
@@ -239,6 +271,10 @@ export class RedisStore implements Store {
 
   #key(scope: string, kind: KeyKind): string {
     return `${this.#prefix}{${scope}}:${kind}`;
+  }
+
+  #keys(scope: string): string[] {
+    return SCOPE_KEYS.map((kind) => this.#key(scope, kind));
   }
 
   get #index(): string {
@@ -274,22 +310,24 @@ export class RedisStore implements Store {
     return new ReinsError("store_unavailable", this.#scrub(`${this.location}: ${reason}`));
   }
 
-  /** Runs `task` after this store's earlier writes. */
-  #serial<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#tail.then(task, task);
-    this.#tail = run.catch(() => undefined);
+  /** Runs `task` after this process's appends in flight to any of `scopes`. */
+  #inTurn<T>(scopes: readonly string[], task: () => Promise<T>): Promise<T> {
+    const before = scopes.flatMap((s) => {
+      const chain = this.#chains.get(s);
+      return chain === undefined ? [] : [chain];
+    });
+    const run = before.length === 0 ? task() : Promise.allSettled(before).then(task);
+    const settled = run.catch(() => undefined);
+    for (const s of scopes) this.#chains.set(s, settled);
+    void settled.then(() => {
+      for (const s of scopes) if (this.#chains.get(s) === settled) this.#chains.delete(s);
+    });
     return run;
   }
 
-  /** Queues EXPIRE of every key of `scope`, so they keep expiring together. */
-  #expireScope(tx: ChainableCommander, scope: string): void {
-    for (const kind of ["state", "log", "ids", "alerts"] as const)
-      tx.expire(this.#key(scope, kind), this.#ttl);
-  }
-
-  /** Backs off before another attempt, with jitter so competing writers spread out. */
-  #backoff(attempt: number): Promise<void> {
-    return sleep(Math.random() * Math.min(attempt, 20));
+  /** What this store has written since it opened (log records, snapshots and their bytes as sent). */
+  get writes(): Readonly<WriteCounts> {
+    return { ...this.#writes };
   }
 
   append(
@@ -298,102 +336,172 @@ export class RedisStore implements Store {
     policy: Policy,
     guards?: Pipeline,
   ): Promise<BatchResult> {
-    return this.#serial(async () => {
+    let scopes: string[];
+    try {
+      scopes = scopesFor(scope, events, policy);
+    } catch (error) {
+      return Promise.reject(this.#error(error));
+    }
+    return this.#inTurn(scopes, async () => {
       try {
-        return await this.#append(scope, events, policy, guards);
+        return await this.#append(scope, scopes, events, policy, guards);
       } catch (error) {
-        await this.#redis.unwatch().catch(() => undefined);
         throw this.#error(error);
       }
     });
   }
 
+  /**
+   * Reads a scope for an append: absent, or its state rebuilt from the snapshot and the tail after it
+   * under the policy stored with the snapshot; and, for each of `fields`, the record its id was applied as.
+   */
+  async #read(scope: string, policy: Policy | null, fields: readonly string[], copy?: Cached): Promise<Head> {
+    const id = policy === null ? "" : storedPolicy(scope, policy).id;
+    const known = copy?.state.seq ?? -1;
+    const reply = await this.#scripts.reinsRead(5, ...this.#keys(scope), known, id, ...fields);
+    if (reply[0] === 0) return { cached: null, found: fields.map(() => null) };
+    const found = reply[2];
+    if (copy !== undefined && policy !== null && (reply[0] === 1 || reply[0] === 4)) {
+      // The copy is brought up to date with the records written since, decided under this policy.
+      const tail = reply[0] === 4 ? reply[4].map((row) => JSON.parse(row) as LogRecord) : [];
+      const state = rebuild(scope, copy.state, tail, policyFor(scope, policy));
+      const snapshotSeq = reply[0] === 4 ? reply[3] : copy.snapshotSeq;
+      return { cached: { state, snapshotSeq, policyId: reply[0] === 4 ? id : copy.policyId }, found };
+    }
+    if (reply[0] === 3) {
+      const state = JSON.parse(reply[3]) as State;
+      return { cached: { state, snapshotSeq: -1, policyId: null }, found };
+    }
+    if (reply[0] !== 2) throw new Error(`unexpected answer from the read script: ${reply[0]}`);
+    const [, , , json, snapshotSeq, policyId, policyJson, tail] = reply;
+    const records = tail.map((row) => JSON.parse(row) as LogRecord);
+    const tailUnder =
+      records.length === 0
+        ? null
+        : policy === null
+          ? (JSON.parse(policyJson ?? "null") as Policy)
+          : tailPolicy(scope, policy, policyId, policyJson);
+    const state = rebuild(scope, JSON.parse(json) as State, records, tailUnder as Policy);
+    return { cached: { state, snapshotSeq, policyId: policyId === "" ? null : policyId }, found };
+  }
+
   async #append(
     scope: string,
+    scopes: readonly string[],
     events: readonly ReinsEvent[],
     policy: Policy,
     guards: Pipeline | undefined,
   ): Promise<BatchResult> {
-    const scopes = scopesFor(scope, events, policy);
-    const stateKeys = scopes.map((s) => this.#key(s, "state"));
     const ids = [...new Set(events.flatMap((e) => (e.id === undefined ? [] : [e.id])))];
-    // Alerts the batch may acknowledge: read, and watched, with the states, to be rewritten acknowledged.
-    const alertsKey = this.#key(scope, "alerts");
+    const poolFields = ids.map((id) => chargeKey(scope, id));
+    const seen = new Set<string>();
+    // Pool charges already recorded (by this append on Cluster, or by an earlier delivery): pool → event → decision.
+    const charged = new Map<string, Map<ReinsEvent, Decision>>();
+    const byId = new Map(events.flatMap((e) => (e.id === undefined ? [] : [[e.id, e] as const])));
+    // Alerts the batch may acknowledge, read once (alerts never change but for their acknowledgement).
     const acked = [
       ...new Set(events.flatMap((e) => (e.kind === "human.alert_acknowledged" ? [e.alertId] : []))),
     ];
+    const storedAlerts = new Map<string, string | null>();
+    if (acked.length > 0) {
+      const values = await this.#redis.hmget(this.#key(scope, "alerts"), ...acked);
+      acked.forEach((id, i) => storedAlerts.set(id, values[i] ?? null));
+    }
+
+    const copies = new Map<string, Cached>();
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const epoch = this.#epoch;
-      const read = this.#redis.pipeline().watch(...stateKeys, ...(acked.length > 0 ? [alertsKey] : []));
-      for (const key of stateKeys) read.get(key);
-      if (ids.length > 0) read.hmget(this.#key(scope, "ids"), ...ids);
-      if (acked.length > 0) read.hmget(alertsKey, ...acked);
-      const replies = repliesOf(await read.exec());
-      const snapshots = new Map(scopes.map((s, i) => [s, replies[i + 1] as string | null]));
-      const seenIds = ids.length > 0 ? (replies[scopes.length + 1] as (string | null)[]) : [];
-      const seen = new Set(ids.filter((_id, i) => (seenIds[i] ?? null) !== null));
-      const ackedAlerts = acked.length > 0 ? (replies.at(-1) as (string | null)[]) : [];
-      const storedAlerts = new Map(acked.map((id, i) => [id, ackedAlerts[i] ?? null]));
+      // The states, this store's own copies when it has them: taken out of the cache, since the engine
+      // changes them in place; they go back only once Redis holds what they became.
+      const heads = new Map<string, Cached | null>();
+      const missing: string[] = [];
+      for (const s of scopes) {
+        const cached = this.#cache.get(s);
+        this.#cache.delete(s);
+        if (cached === undefined) missing.push(s);
+        else heads.set(s, cached);
+      }
+      if (missing.length > 0) {
+        const read = await Promise.all(
+          missing.map((s) => this.#read(s, policy, s === scope ? ids : poolFields, copies.get(s))),
+        );
+        missing.forEach((s, i) => {
+          const head = read[i]!;
+          heads.set(s, head.cached);
+          head.found.forEach((record, j) => {
+            if (record === null) return;
+            if (s === scope) return seen.add(ids[j]!);
+            const event = byId.get(ids[j]!);
+            if (event === undefined) return;
+            const decisions = charged.get(s) ?? new Map<ReinsEvent, Decision>();
+            charged.set(s, decisions.set(event, (JSON.parse(record) as LogRecord).decision));
+          });
+        });
+      }
+      const versions = new Map([...heads].map(([s, head]) => [s, head === null ? -1 : head.state.seq]));
+      // A scope another process also writes: a copy as it is now, to be brought up to date after a conflict
+      // with the records written meanwhile rather than read whole again.
+      copies.clear();
+      for (const [s, head] of heads)
+        if (head !== null && this.#contended.has(s))
+          copies.set(s, { ...head, state: cloneState(head.state) });
 
       const result = applyBatch(
         scope,
         events,
         policy,
         (s) => {
-          const snapshot = snapshots.get(s);
-          if (snapshot === undefined)
+          const head = heads.get(s);
+          if (head === undefined)
             throw new Error(`scope ${s} was not read before the batch (scopesFor missed it)`);
-          return snapshot === null ? null : (JSON.parse(snapshot) as State);
+          return head?.state ?? null;
         },
         (s, id) => s === scope && seen.has(id),
         guards,
+        (pool, event) => charged.get(pool)?.get(event),
       );
       if (result.records.length === 0) {
-        await this.#redis.unwatch();
+        for (const [s, head] of heads) if (head !== null) this.#remember(s, head);
         return result;
       }
-      // A reconnect drops the WATCH; EXEC on the new connection would not notice a concurrent write.
-      if (this.#epoch !== epoch) continue;
 
-      const tx = this.#redis.multi();
-      for (const [s, state] of result.states) {
-        // A scope new to Redis (or expired) starts with an empty log, so a record's seq is its index.
-        if (snapshots.get(s) === null)
-          tx.del(this.#key(s, "log"), this.#key(s, "ids"), this.#key(s, "alerts"));
-        tx.set(this.#key(s, "state"), JSON.stringify(state));
-        tx.zadd(this.#index, state.lastAt ?? 0, s);
+      const writes = this.#writesOf(scope, result, heads, versions, policy, storedAlerts);
+      // One script call for every scope on one server; on Cluster, each pool first, then the session.
+      const steps = this.#cluster
+        ? [
+            ...writes.filter((w) => w.scope !== scope).map((w) => [w]),
+            writes.filter((w) => w.scope === scope),
+          ]
+        : [writes];
+      let conflict = false;
+      for (const step of steps) {
+        if (step.length === 0) continue;
+        if (!(await this.#write(step))) {
+          conflict = true;
+          break;
+        }
+        for (const w of step) {
+          this.#remember(w.scope, w.cached);
+          this.#writes.records += w.records.length;
+          this.#writes.snapshots += w.snapshot === null ? 0 : 1;
+          this.#writes.bytes += w.bytes;
+          // On Cluster the session may still conflict: its retry must not charge this pool again.
+          for (const [record, source] of w.sources) {
+            const decisions = charged.get(w.scope) ?? new Map<ReinsEvent, Decision>();
+            charged.set(w.scope, decisions.set(source, record.decision));
+          }
+        }
       }
-      // Grouped by scope, one command each; Maps, so no id can clash with an object's own keys.
-      const group = <T>(groups: Map<string, Map<string, T>>, scope: string, key: string, value: T) => {
-        const entries = groups.get(scope) ?? new Map<string, T>();
-        groups.set(scope, entries.set(key, value));
-      };
-      const logs = new Map<string, Map<string, string>>();
-      const eventIds = new Map<string, Map<string, number>>();
-      const alerts = new Map<string, Map<string, string>>();
-      for (const r of result.records) {
-        group(logs, r.scope, String(r.seq), JSON.stringify(r));
-        if (r.event.id !== undefined) group(eventIds, r.scope, r.event.id, r.seq);
+      // Scopes the batch did not change (a pool charged by an earlier step) are still current.
+      for (const [s, head] of heads)
+        if (head !== null && !result.states.has(s) && !this.#cache.has(s)) this.#remember(s, head);
+      if (!conflict) {
+        if (attempt === 1) for (const s of scopes) this.#contended.delete(s);
+        return result;
       }
-      for (const a of result.alerts) group(alerts, a.scope, a.id, JSON.stringify(a));
-      for (const ack of acknowledgementsOf(result.records)) {
-        const stored = alerts.get(ack.scope)?.get(ack.alertId) ?? storedAlerts.get(ack.alertId) ?? null;
-        if (ack.scope !== scope || stored === null) continue;
-        const alert = acknowledged(JSON.parse(stored) as StoredAlert, ack.by);
-        group(alerts, ack.scope, ack.alertId, JSON.stringify(alert));
-      }
-      for (const [s, records] of logs) tx.rpush(this.#key(s, "log"), ...records.values());
-      for (const [s, map] of eventIds) tx.hset(this.#key(s, "ids"), map);
-      for (const [s, map] of alerts) tx.hset(this.#key(s, "alerts"), map);
-      for (const s of result.states.keys()) this.#expireScope(tx, s);
-      tx.expire(this.#index, this.#ttl);
-      const written = await tx.exec();
-      if (written === null) {
-        await this.#backoff(attempt);
-        continue;
-      }
-      repliesOf(written);
-      return result;
+      for (const s of scopes) this.#contended.add(s);
+      if (this.#contended.size > STATE_CACHE) this.#contended.clear();
+      // Scopes changed but not written go back to Redis's copy: read again on the next attempt.
+      if (attempt > 2) await sleep(Math.random() * Math.min(attempt, 20));
     }
     throw new ReinsError(
       "store_unavailable",
@@ -401,10 +509,111 @@ export class RedisStore implements Store {
     );
   }
 
+  /** Keeps `cached` as the state of `scope`, most recent last, within STATE_CACHE entries. */
+  #remember(scope: string, cached: Cached): void {
+    this.#cache.delete(scope);
+    this.#cache.set(scope, cached);
+    while (this.#cache.size > STATE_CACHE) this.#cache.delete(this.#cache.keys().next().value!);
+  }
+
+  /** What an append writes to each scope it changed, encoded once for the script. */
+  #writesOf(
+    scope: string,
+    result: BatchResult,
+    heads: Map<string, Cached | null>,
+    versions: Map<string, number>,
+    policy: Policy,
+    storedAlerts: Map<string, string | null>,
+  ): ScopeWrite[] {
+    const sources = chargeSources(scope, result.records);
+    const writes = new Map<string, ScopeWrite>();
+    for (const [s, state] of result.states) {
+      const before = heads.get(s) ?? null;
+      const stored = storedPolicy(s, policy);
+      const samePolicy = before?.policyId === stored.id;
+      const due = before === null || snapshotDue(state.seq, before.snapshotSeq, samePolicy);
+      const snapshot = due ? JSON.stringify(state) : null;
+      const policyJson = due && !samePolicy ? stored.json : "";
+      writes.set(s, {
+        scope: s,
+        expected: versions.get(s) ?? -1,
+        lastAt: state.lastAt ?? 0,
+        records: [],
+        ids: [],
+        alerts: new Map(),
+        snapshot: snapshot === null ? null : [snapshot, String(state.seq), stored.id, policyJson],
+        cached: due ? { state, snapshotSeq: state.seq, policyId: stored.id } : { ...before, state },
+        sources: [],
+        bytes: (snapshot?.length ?? 0) + policyJson.length,
+      });
+    }
+    for (const r of result.records) {
+      const w = writes.get(r.scope)!;
+      const json = JSON.stringify(r);
+      w.records.push(json);
+      w.bytes += json.length;
+      if (r.scope === scope) {
+        if (r.event.id !== undefined) w.ids.push(r.event.id, String(r.seq));
+        continue;
+      }
+      const source = sources.get(r);
+      if (source === undefined) continue;
+      w.sources.push([r, source]);
+      if (source.id !== undefined) w.ids.push(chargeKey(scope, source.id), String(r.seq));
+    }
+    for (const a of result.alerts) writes.get(a.scope)?.alerts.set(a.id, JSON.stringify(a));
+    for (const ack of acknowledgementsOf(result.records)) {
+      const w = writes.get(ack.scope);
+      const stored = w?.alerts.get(ack.alertId) ?? storedAlerts.get(ack.alertId) ?? null;
+      if (ack.scope !== scope || w === undefined || stored === null) continue;
+      w.alerts.set(ack.alertId, JSON.stringify(acknowledged(JSON.parse(stored) as StoredAlert, ack.by)));
+    }
+    return [...writes.values()];
+  }
+
+  /** Writes `step` with one APPEND call (and, on Cluster, the index beside it); false on a conflict. */
+  async #write(step: readonly ScopeWrite[]): Promise<boolean> {
+    const keys = step.flatMap((w) => this.#keys(w.scope));
+    const args: (string | number)[] = [this.#ttl, this.#cluster ? "0" : "1"];
+    for (const w of step) {
+      args.push(
+        w.expected,
+        w.scope,
+        w.lastAt,
+        w.records.length,
+        w.ids.length / 2,
+        w.alerts.size,
+        w.snapshot === null ? "0" : "1",
+        ...w.records,
+        ...w.ids,
+        ...[...w.alerts].flat(),
+        ...(w.snapshot ?? []),
+      );
+    }
+    if (!this.#cluster) keys.push(this.#index);
+    const append = this.#scripts.reinsAppend(keys.length, ...keys, ...args);
+    if (!this.#cluster) return (await append)[0] === 1;
+    // The index is in a slot of its own: written beside the append, not in it. An entry for a scope
+    // whose append then conflicts is harmless: the scope is written by the retry, or pruned when listed.
+    const [reply] = await Promise.all([
+      append,
+      ...step.map((w) => this.#redis.zadd(this.#index, w.lastAt, w.scope)),
+      this.#redis.expire(this.#index, this.#ttl),
+    ]);
+    return reply[0] === 1;
+  }
+
   async state(scope: string): Promise<State | null> {
     try {
-      const snapshot = await this.#redis.get(this.#key(scope, "state"));
-      return snapshot === null ? null : (JSON.parse(snapshot) as State);
+      const cached = this.#cache.get(scope);
+      if (cached !== undefined) {
+        const known = cached.state.seq;
+        const reply = await this.#scripts.reinsRead(5, ...this.#keys(scope), known, "");
+        // Still current (and not taken by an append meanwhile): a copy of this store's own.
+        if (reply[0] === 1 && this.#cache.get(scope) === cached && cached.state.seq === known)
+          return structuredClone(cached.state);
+      }
+      return (await this.#read(scope, null, [])).cached?.state ?? null;
     } catch (error) {
       throw this.#error(error);
     }
@@ -422,30 +631,29 @@ export class RedisStore implements Store {
     }
   }
 
+  /** An index's entries, with those whose key (`keyOf`) is gone pruned. */
+  async #listed(index: string, exists: (member: string) => Promise<boolean>) {
+    const flat = await this.#redis.zrevrange(index, 0, -1, "WITHSCORES");
+    const listed: { member: string; score: string }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      listed.push({ member: flat[i] ?? "", score: flat[i + 1] ?? "" });
+    const live = await Promise.all(listed.map((e) => exists(e.member)));
+    const gone = listed.filter((_e, i) => !live[i]);
+    if (gone.length > 0)
+      await this.#scripts.reinsPrune(1, index, ...gone.flatMap((e) => [e.member, e.score]));
+    return listed.filter((_e, i) => live[i]).map((e) => ({ member: e.member, score: Number(e.score) }));
+  }
+
   async scopes(): Promise<string[]> {
     try {
-      const flat = await this.#redis.zrevrange(this.#index, 0, -1, "WITHSCORES");
-      const listed: { scope: string; lastAt: number }[] = [];
-      for (let i = 0; i + 1 < flat.length; i += 2)
-        listed.push({ scope: flat[i] ?? "", lastAt: Number(flat[i + 1]) });
-      if (listed.length === 0) return [];
-      const check = this.#redis.pipeline();
-      for (const { scope } of listed) check.exists(this.#key(scope, "state"));
-      const exists = repliesOf(await check.exec());
-      const live = listed.filter((_s, i) => exists[i] === 1);
-      const gone = listed.filter((_s, i) => exists[i] !== 1).map((s) => s.scope);
-      if (gone.length > 0) {
-        await this.#redis.eval(
-          PRUNE_INDEX,
-          gone.length + 1,
-          this.#index,
-          ...gone.map((s) => this.#key(s, "state")),
-          ...gone,
-        );
-      }
+      // EXISTS of a scope's two keys, one slot: each check is one command, whichever node holds it.
+      const live = await this.#listed(
+        this.#index,
+        async (scope) => (await this.#redis.exists(this.#key(scope, "snap"), this.#key(scope, "state"))) > 0,
+      );
       return live
-        .sort((a, b) => b.lastAt - a.lastAt || (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0))
-        .map((s) => s.scope);
+        .sort((a, b) => b.score - a.score || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0))
+        .map((s) => s.member);
     } catch (error) {
       throw this.#error(error);
     }
@@ -454,78 +662,57 @@ export class RedisStore implements Store {
   async alerts(filter: { scope?: string; acknowledged?: boolean } = {}): Promise<StoredAlert[]> {
     const scopes = filter.scope === undefined ? await this.scopes() : [filter.scope];
     try {
-      const read = this.#redis.pipeline();
-      for (const scope of scopes) read.hvals(this.#key(scope, "alerts"));
-      const replies = scopes.length === 0 ? [] : repliesOf(await read.exec());
-      const alerts = replies.flatMap((values) =>
-        (values as string[]).map((v) => JSON.parse(v) as StoredAlert),
-      );
+      const replies = await Promise.all(scopes.map((s) => this.#redis.hvals(this.#key(s, "alerts"))));
+      const alerts = replies.flatMap((values) => values.map((v) => JSON.parse(v) as StoredAlert));
       return filterAlerts(alerts, filter);
     } catch (error) {
       throw this.#error(error);
     }
   }
 
-  acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null> {
+  async acknowledgeAlert(id: string, by: string): Promise<StoredAlert | null> {
     const scope = alertScope(id);
-    if (scope === null) return Promise.resolve(null);
-    const key = this.#key(scope, "alerts");
-    return this.#serial(async () => {
-      try {
-        for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-          const epoch = this.#epoch;
-          const [, stored] = repliesOf(await this.#redis.pipeline().watch(key).hget(key, id).exec()) as [
-            unknown,
-            string | null,
-          ];
-          if (stored === null) {
-            await this.#redis.unwatch();
-            return null;
-          }
-          const alert: StoredAlert = {
-            ...(JSON.parse(stored) as StoredAlert),
-            acknowledged: true,
-            acknowledgedBy: by,
-          };
-          if (this.#epoch !== epoch) continue;
-          const tx = this.#redis.multi().hset(key, id, JSON.stringify(alert));
-          this.#expireScope(tx, scope);
-          const written = await tx.exec();
-          if (written === null) {
-            await this.#backoff(attempt);
-            continue;
-          }
-          repliesOf(written);
-          return alert;
-        }
-        throw new ReinsError(
-          "store_unavailable",
-          `${this.location}: gave up acknowledging ${id} after ${MAX_ATTEMPTS} attempts`,
+    if (scope === null) return null;
+    try {
+      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+        const stored = await this.#redis.hget(this.#key(scope, "alerts"), id);
+        if (stored === null) return null;
+        const alert = acknowledged(JSON.parse(stored) as StoredAlert, by);
+        const keys = this.#keys(scope);
+        const written = await this.#scripts.reinsAcknowledge(
+          5,
+          ...keys,
+          this.#ttl,
+          id,
+          stored,
+          JSON.stringify(alert),
         );
-      } catch (error) {
-        await this.#redis.unwatch().catch(() => undefined);
-        throw this.#error(error);
+        if (written === 1) return alert;
+        await sleep(Math.random() * Math.min(attempt, 20));
       }
-    });
+      throw new ReinsError(
+        "store_unavailable",
+        `${this.location}: gave up acknowledging ${id} after ${MAX_ATTEMPTS} attempts`,
+      );
+    } catch (error) {
+      throw this.#error(error);
+    }
   }
 
   async saveRun(run: StoredRun): Promise<void> {
     const { id, status, updatedAt, summary, checkpoint } = encodeRun(run);
     const key = this.#runKey(id);
-    // Serial like every write: a MULTI/EXEC between another write's WATCH and its EXEC would clear the WATCH.
-    await this.#serial(async () => {
-      try {
-        const tx = this.#redis
-          .multi()
-          .hset(key, { status, updatedAt: String(updatedAt), summary, checkpoint })
-          .expire(key, this.#ttl)
-          .zadd(this.#runIndex, updatedAt, id)
-          .expire(this.#runIndex, this.#ttl);
-        repliesOf(await tx.exec());
-      } catch (error) {
-        throw this.#error(error);
-      }
-    });
+    try {
+      // One HSET of every field: a reader sees the old run or the new one, whole. The index is another slot.
+      await Promise.all([
+        this.#redis.hset(key, { status, updatedAt: String(updatedAt), summary, checkpoint }),
+        this.#redis.expire(key, this.#ttl),
+        this.#redis.zadd(this.#runIndex, updatedAt, id),
+        this.#redis.expire(this.#runIndex, this.#ttl),
+      ]);
+    } catch (error) {
+      throw this.#error(error);
+    }
   }
 
   async run(id: string): Promise<StoredRun | null> {
@@ -547,28 +734,18 @@ export class RedisStore implements Store {
 
   async runs(): Promise<Omit<StoredRun, "checkpoint">[]> {
     try {
-      const ids = await this.#redis.zrange(this.#runIndex, 0, -1);
-      if (ids.length === 0) return [];
-      const read = this.#redis.pipeline();
-      for (const id of ids) read.hmget(this.#runKey(id), "status", "updatedAt", "summary");
-      const rows = repliesOf(await read.exec()) as (string | null)[][];
-      const live: Omit<StoredRun, "checkpoint">[] = [];
-      const gone: string[] = [];
-      ids.forEach((id, i) => {
-        const [status, updatedAt, summary] = rows[i] ?? [];
-        if (status == null || updatedAt == null || summary == null) gone.push(id);
-        else live.push(decodeListedRun({ id, status, updatedAt: Number(updatedAt), summary }));
+      const rows = new Map<string, (string | null)[]>();
+      const live = await this.#listed(this.#runIndex, async (id) => {
+        const row = await this.#redis.hmget(this.#runKey(id), "status", "updatedAt", "summary");
+        rows.set(id, row);
+        return row.every((v) => v !== null);
       });
-      if (gone.length > 0) {
-        await this.#redis.eval(
-          PRUNE_INDEX,
-          gone.length + 1,
-          this.#runIndex,
-          ...gone.map((id) => this.#runKey(id)),
-          ...gone,
-        );
-      }
-      return live.sort(byRecency);
+      return live
+        .map(({ member: id }) => {
+          const [status, updatedAt, summary] = rows.get(id) ?? [];
+          return decodeListedRun({ id, status: status!, updatedAt: Number(updatedAt), summary: summary! });
+        })
+        .sort(byRecency);
     } catch (error) {
       throw this.#error(error);
     }
@@ -586,4 +763,25 @@ export class RedisStore implements Store {
     }
     this.#redis.disconnect();
   }
+}
+
+/** What one append writes to one scope, encoded for the APPEND script. */
+interface ScopeWrite {
+  scope: string;
+  /** The log's length the append was decided on, -1 for a scope it found absent. */
+  expected: number;
+  lastAt: number;
+  /** JSON LogRecords. */
+  records: string[];
+  /** Flat id → seq pairs. */
+  ids: string[];
+  /** Alert id → JSON. */
+  alerts: Map<string, string>;
+  /** State JSON, seq, policy id, policy JSON ("" when unchanged); null when no snapshot is due. */
+  snapshot: [string, string, string, string] | null;
+  /** What to keep in memory once written. */
+  cached: Cached;
+  /** Pool records and the session events they charge. */
+  sources: [LogRecord, ReinsEvent][];
+  bytes: number;
 }

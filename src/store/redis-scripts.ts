@@ -1,0 +1,125 @@
+/**
+ * The Lua scripts of the Redis store. Each runs atomically on the server and, on Redis Cluster, touches
+ * the keys of one slot only: those of one scope, which share its hash tag, or one index key. A scope's
+ * keys are passed in the order of `SCOPE_KEYS`.
+ */
+
+/** The keys of a scope, in the order the scripts take them: snapshot, log, ids, alerts, and the old state. */
+export const SCOPE_KEYS = ["snap", "log", "ids", "alerts", "state"] as const;
+
+/**
+ * Appends the records of one or more scopes, all or nothing. KEYS: the SCOPE_KEYS of each scope, then the
+ * scopes index when ARGV[2] is "1" (a single server only: on Cluster the index is in another slot).
+ * ARGV[1] is the TTL; then, per scope, a header of 7 values (the log length the writer
+ * expects, -1 for a scope it believes absent; the scope; its lastAt; how many records, id pairs and alert
+ * pairs follow; 1 when a snapshot follows) and that data: the records, the id → seq pairs, the alert
+ * id → JSON pairs, then the snapshot's state, seq, policy id and policy JSON ("" keeps the stored one).
+ * Checks every scope before writing any: a log of another length, or an id already applied, answers
+ * {0, scope index, "version" | "seen"} and writes nothing. Otherwise writes everything, refreshes the
+ * TTLs of every key of every scope written, and answers {1}. Writing a snapshot drops the old layout's
+ * whole-state key; a scope believed absent has its leftovers (a log whose snapshot expired) cleared.
+ */
+export const APPEND = `
+local ttl = ARGV[1]
+local withIndex = ARGV[2] == '1'
+local scopes = (#KEYS - (withIndex and 1 or 0)) / 5
+local function many(command, key, first, last)
+  for i = first, last, 1000 do
+    redis.call(command, key, unpack(ARGV, i, math.min(i + 999, last)))
+  end
+end
+local starts = {}
+local a = 3
+for s = 0, scopes - 1 do
+  local k = s * 5
+  local expected = tonumber(ARGV[a])
+  local records, ids, alerts = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
+  local exists = redis.call('EXISTS', KEYS[k + 1], KEYS[k + 5]) > 0
+  if expected < 0 then
+    if exists then return {0, s, 'version'} end
+  else
+    if not exists or redis.call('LLEN', KEYS[k + 2]) ~= expected then return {0, s, 'version'} end
+    local first = a + 7 + records
+    for i = first, first + 2 * ids - 1, 2 do
+      if redis.call('HEXISTS', KEYS[k + 3], ARGV[i]) == 1 then return {0, s, 'seen'} end
+    end
+  end
+  starts[s + 1] = a
+  a = a + 7 + records + 2 * ids + 2 * alerts + (ARGV[a + 6] == '1' and 4 or 0)
+end
+for s = 0, scopes - 1 do
+  local k = s * 5
+  a = starts[s + 1]
+  local records, ids, alerts = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
+  if tonumber(ARGV[a]) < 0 then redis.call('DEL', KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]) end
+  local i = a + 7
+  if records > 0 then many('RPUSH', KEYS[k + 2], i, i + records - 1) end
+  i = i + records
+  if ids > 0 then many('HSET', KEYS[k + 3], i, i + 2 * ids - 1) end
+  i = i + 2 * ids
+  if alerts > 0 then many('HSET', KEYS[k + 4], i, i + 2 * alerts - 1) end
+  i = i + 2 * alerts
+  if ARGV[a + 6] == '1' then
+    redis.call('HSET', KEYS[k + 1], 'state', ARGV[i], 'seq', ARGV[i + 1], 'pid', ARGV[i + 2])
+    if ARGV[i + 3] ~= '' then redis.call('HSET', KEYS[k + 1], 'policy', ARGV[i + 3]) end
+    redis.call('DEL', KEYS[k + 5])
+  end
+  for j = 1, 4 do redis.call('EXPIRE', KEYS[k + j], ttl) end
+  if withIndex then redis.call('ZADD', KEYS[#KEYS], ARGV[a + 2], ARGV[a + 1]) end
+end
+if withIndex then redis.call('EXPIRE', KEYS[#KEYS], ttl) end
+return {1}
+`;
+
+/**
+ * Reads one scope at once: {0} when it is absent; else {kind, log length, found, ...} where found holds,
+ * for each id field in ARGV[3..], the log record it was applied as (false when it was not). Kind 1: the
+ * log is still ARGV[1] long (the reader's copy is current). Kind 2: the snapshot's state, seq and policy
+ * id, the policy's JSON when the tail is not empty and the id differs from ARGV[2] (false otherwise), and
+ * the tail of records after the snapshot. Kind 3: the old layout, the whole state at the log's head.
+ * Kind 4: the reader's copy (at log length ARGV[1]) can be brought up to date: no snapshot since, and the
+ * records after it were decided under the policy ARGV[2]; the snapshot's seq and those records.
+ */
+export const READ = `
+local len = redis.call('LLEN', KEYS[2])
+local snapSeq = redis.call('HGET', KEYS[1], 'seq')
+if not snapSeq and redis.call('EXISTS', KEYS[5]) == 0 then return {0} end
+local found = {}
+for i = 3, #ARGV do
+  local seq = redis.call('HGET', KEYS[3], ARGV[i])
+  found[i - 2] = seq and (redis.call('LINDEX', KEYS[2], tonumber(seq)) or false) or false
+end
+local known = tonumber(ARGV[1])
+if known == len then return {1, len, found} end
+if not snapSeq then return {3, len, found, redis.call('GET', KEYS[5])} end
+if known >= 0 and known < len and tonumber(snapSeq) <= known and redis.call('HGET', KEYS[1], 'pid') == ARGV[2] then
+  return {4, len, found, tonumber(snapSeq), redis.call('LRANGE', KEYS[2], known, -1)}
+end
+local snap = redis.call('HMGET', KEYS[1], 'state', 'pid')
+local tail = redis.call('LRANGE', KEYS[2], tonumber(snapSeq), -1)
+local policy = false
+if #tail > 0 and snap[2] ~= ARGV[2] then policy = redis.call('HGET', KEYS[1], 'policy') end
+return {2, len, found, snap[1], tonumber(snapSeq), snap[2] or '', policy, tail}
+`;
+
+/**
+ * Rewrites an alert (KEYS[4], field ARGV[2]) as ARGV[4] if it still reads ARGV[3], refreshing the TTLs of
+ * the scope's keys (KEYS, in SCOPE_KEYS order) to ARGV[1]. Answers 1 when written, 0 when it changed.
+ */
+export const ACKNOWLEDGE = `
+if redis.call('HGET', KEYS[4], ARGV[2]) ~= ARGV[3] then return 0 end
+redis.call('HSET', KEYS[4], ARGV[2], ARGV[4])
+for j = 1, 4 do redis.call('EXPIRE', KEYS[j], ARGV[1]) end
+return 1
+`;
+
+/**
+ * Removes index entries (KEYS[1], ARGV member/score pairs) found expired, unless the entry's score moved
+ * meanwhile (written again since). Touches only the index key, so it runs on Cluster too.
+ */
+export const PRUNE = `
+for i = 1, #ARGV, 2 do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) == ARGV[i + 1] then redis.call('ZREM', KEYS[1], ARGV[i]) end
+end
+return 0
+`;

@@ -1,0 +1,315 @@
+/**
+ * The Redis store on a real Redis Cluster (3 masters, 3 replicas): the store contract, a scope's keys in
+ * one slot, concurrent writers, a slot migrating under them (ASK, then MOVED) and a master SIGKILLed under
+ * them (a replica takes over).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { resolvePolicy, timeline, type ReinsEvent } from "../src/core/index.js";
+import type { Store } from "../src/core/store.js";
+import { openStore } from "../src/store/open.js";
+import { RedisStore } from "../src/store/redis.js";
+import { clusterUnavailableReason, startCluster, type RedisCluster } from "./support/redis-cluster.js";
+import { storeContract } from "./support/store-contract.js";
+
+const skipReason = clusterUnavailableReason();
+if (skipReason !== null) console.warn(`Skipping the Redis Cluster store tests: ${skipReason}`);
+
+const TOKENS = 10;
+const policy = resolvePolicy({
+  budget: { session: { tokens: 1_000_000_000 } },
+  pools: { shared: { tokens: 1_000_000_000_000 } },
+});
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const usage = (scope: string, id: string, i: number): ReinsEvent => ({
+  kind: "usage.recorded",
+  at: 1_767_600_000_000 + i,
+  scope,
+  id,
+  inputTokens: TOKENS,
+});
+
+/** Writer groups still running, stopped after each test whatever happened. */
+const running = new Set<{ stop(): Promise<void> }>();
+
+/**
+ * Writers appending one usage event at a time to `scope`, each event with an id of its own. An append
+ * that fails is tried again with the same event until it is acknowledged, as the spool redelivers it; each
+ * failed try is kept in `errors`, and `acked` lists the events in the order they were acknowledged.
+ */
+function startWriters(stores: readonly RedisStore[], perStore: number, scope: string, tag: string) {
+  const acked: string[] = [];
+  const errors: string[] = [];
+  let stopping = false;
+  let fatal: Error | null = null;
+  const writer = async (store: RedisStore, w: number) => {
+    for (let i = 0; !stopping && fatal === null; i++) {
+      const event = usage(scope, `${tag}-${w}-${i}`, i);
+      const deadline = Date.now() + 30_000;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const { answers } = await store.append(scope, [event], policy);
+          // A null answer to a retry means an earlier try was applied, and only its answer lost.
+          if (answers[0] === null && attempt === 1)
+            throw new Error(`${event.id ?? ""} was taken for a redelivery`);
+          acked.push(event.id ?? "");
+          break;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          errors.push(message);
+          if (Date.now() > deadline || fatal !== null) {
+            fatal ??= new Error(`${event.id ?? ""} not acknowledged within 30 s: ${message}`);
+            return;
+          }
+          await sleep(50);
+        }
+      }
+    }
+  };
+  const all = Promise.all(
+    stores.flatMap((store, s) => Array.from({ length: perStore }, (_, k) => writer(store, s * perStore + k))),
+  );
+  const group = {
+    acked,
+    errors,
+    /** Waits until `count` more appends are acknowledged, at most `ms`. */
+    async more(count: number, ms = 15_000): Promise<void> {
+      const target = acked.length + count;
+      const deadline = Date.now() + ms;
+      while (acked.length < target) {
+        if (fatal !== null) throw fatal;
+        if (Date.now() > deadline) {
+          const last = errors.at(-1) ?? "no error";
+          throw new Error(
+            `only ${acked.length - target + count} of ${count} appends in ${ms} ms; last error: ${last}`,
+          );
+        }
+        await sleep(20);
+      }
+    },
+    /** Stops the writers once their events in flight are acknowledged (or given up on). */
+    async stop(): Promise<void> {
+      stopping = true;
+      running.delete(group);
+      await all;
+      if (fatal !== null) throw fatal;
+    },
+  };
+  running.add(group);
+  return group;
+}
+
+describe.skipIf(skipReason !== null)(
+  skipReason === null
+    ? "Redis store on Redis Cluster"
+    : `Redis store on Redis Cluster (skipped: ${skipReason})`,
+  () => {
+    let cluster: RedisCluster;
+    const opened: Store[] = [];
+    const direct: Redis[] = [];
+    const prefixes = new WeakMap<Store, string>();
+    let stores = 0;
+    /** A store on the cluster, under a key prefix of its own unless one is given. */
+    const open = async (keyPrefix = `t${++stores}:`) => {
+      // A Cluster client learns the slots from the seeds before it is ready: more than a hook's 500 ms.
+      const store = await RedisStore.connect(cluster.url, { keyPrefix, connectTimeoutMs: 10_000 });
+      prefixes.set(store, keyPrefix);
+      opened.push(store);
+      return store;
+    };
+    /** A plain connection to one node. */
+    const node = (port: number) => {
+      const redis = new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: 0 });
+      redis.on("error", () => undefined);
+      direct.push(redis);
+      return redis;
+    };
+    /** Every key under `prefix`, on whichever master holds it. */
+    const keysUnder = async (prefix: string) => {
+      const masters = await cluster.masters();
+      const keys = await Promise.all(masters.map((port) => node(port).keys(`${prefix}*`)));
+      return keys.flat().sort();
+    };
+    /** Checks a session's log and state agree with `ids`: every one once, nothing else, tokens exact. */
+    const expectExactly = async (store: Store, scope: string, ids: readonly string[]) => {
+      const log = await store.events(scope);
+      expect(log.map((r) => r.seq)).toEqual(log.map((_, i) => i));
+      const logged = log.map((r) => r.event.id ?? "");
+      expect(new Set(logged).size).toBe(logged.length);
+      expect([...logged].sort()).toEqual([...ids].sort());
+      const state = await store.state(scope);
+      expect(state?.seq).toBe(ids.length);
+      expect(state?.budget.session.spent.tokens).toBe(ids.length * TOKENS);
+    };
+
+    beforeAll(async () => {
+      cluster = await startCluster();
+    }, 60_000);
+    afterEach(async () => {
+      await Promise.all([...running].map((group) => group.stop().catch(() => undefined)));
+    });
+    afterAll(async () => {
+      for (const store of opened) await store.close().catch(() => undefined);
+      for (const redis of direct) redis.disconnect();
+      await cluster?.stop();
+    });
+
+    storeContract(
+      "redis cluster",
+      () => open(),
+      (store) => open(prefixes.get(store) ?? "missing-prefix:"),
+    );
+
+    it("is opened by openStore from a redis+cluster:// spec", async () => {
+      const root = mkdtempSync(join(tmpdir(), "reins-cluster-open-"));
+      const store = await openStore(cluster.url, root);
+      opened.push(store);
+      rmSync(root, { recursive: true, force: true });
+      expect(store.kind).toBe("redis");
+      expect(store.location).toBe(cluster.url);
+      await store.append("session:spec", timeline("session:spec").started().events, policy);
+      expect(await store.scopes()).toContain("session:spec");
+    });
+
+    it("keeps each scope's keys in one slot, under its hash tag, and spreads scopes over the masters", async () => {
+      const prefix = "slots:";
+      const store = await open(prefix);
+      const scopes = Array.from({ length: 12 }, (_, i) => `session:s${i}`);
+      for (const scope of scopes) {
+        const t = timeline(scope).started().usage({ inputTokens: 100 });
+        t.events.forEach((e, i) => (e.id = `${scope}-${i}`));
+        await store.append(scope, t.events, policy);
+      }
+      const keys = await keysUnder(prefix);
+      const masters = new Set<number>();
+      for (const scope of [...scopes, "pool:shared"]) {
+        const own = keys.filter((k) => k.startsWith(`${prefix}{${scope}}:`));
+        expect(own.length, scope).toBeGreaterThanOrEqual(2);
+        const slots = new Set(await Promise.all(own.map((k) => cluster.slotOf(k))));
+        expect([...slots], scope).toEqual([await cluster.slotOf(`{${scope}}`)]);
+        masters.add(await cluster.masterFor(`{${scope}}`));
+      }
+      expect(masters.size).toBe(3);
+      expect((await store.state("pool:shared"))?.budget.session.spent.tokens).toBe(12 * 100);
+    });
+
+    it("counts every event exactly once with 3 stores × 3 writers on one session and one pool", async () => {
+      const prefix = "race:";
+      const writers = [await open(prefix), await open(prefix), await open(prefix)];
+      const hot = startWriters(writers, 3, "session:hot", "hot");
+      const other = startWriters(writers.slice(0, 2), 2, "session:other", "other");
+      await Promise.all([hot.more(600, 40_000), other.more(200, 40_000)]);
+      await Promise.all([hot.stop(), other.stop()]);
+      expect(hot.errors).toEqual([]);
+      expect(other.errors).toEqual([]);
+
+      const reader = await open(prefix);
+      await expectExactly(reader, "session:hot", hot.acked);
+      await expectExactly(reader, "session:other", other.acked);
+      const total = (hot.acked.length + other.acked.length) * TOKENS;
+      expect((await reader.state("pool:shared"))?.budget.session.spent.tokens).toBe(total);
+
+      // Delivered again, by another store: nothing counts twice.
+      const again = await Promise.all(
+        hot.acked
+          .slice(0, 50)
+          .map((id, i) => reader.append("session:hot", [usage("session:hot", id, i)], policy)),
+      );
+      expect(again.every((r) => r.answers[0] === null)).toBe(true);
+      expect((await reader.state("session:hot"))?.budget.session.spent.tokens).toBe(
+        hot.acked.length * TOKENS,
+      );
+      expect((await reader.state("pool:shared"))?.budget.session.spent.tokens).toBe(total);
+    }, 60_000);
+
+    it("loses and double-counts nothing while the session's slot migrates under its writers (ASK, then MOVED)", async () => {
+      const prefix = "migrate:";
+      const scope = "session:moving";
+      const writers = [await open(prefix), await open(prefix)];
+      const reader = await open(prefix);
+      const run = startWriters(writers, 2, scope, "mig");
+      await run.more(100);
+      const slot = await cluster.slotOf(`{${scope}}`);
+      const from = await cluster.masterFor(`{${scope}}`);
+      const to = (await cluster.masters()).find((port) => port !== from) ?? 0;
+
+      const migration = await cluster.startMigration(slot, to);
+      const before = run.acked.length;
+      // Keys moved one by one, then the rest: clients meet TRYAGAIN for the scope's split keys, then ASK.
+      expect(await migration.moveKeys(1)).toBe(1);
+      await sleep(300);
+      expect(await migration.moveKeys()).toBeGreaterThan(0);
+      // Every key has moved and the slot is still the source's: a read of one key is answered through ASK.
+      const [first] = await reader.events(scope, { limit: 1 });
+      expect(first?.seq).toBe(0);
+      await sleep(700);
+      const duringMigration = run.acked.length - before;
+      await migration.finish();
+      expect(await cluster.masterFor(`{${scope}}`)).toBe(to);
+      // After the move, a client that has not refreshed its slot map meets MOVED and follows it.
+      await run.more(100);
+      await run.stop();
+
+      await expectExactly(reader, scope, run.acked);
+      expect((await reader.state("pool:shared"))?.budget.session.spent.tokens).toBe(
+        run.acked.length * TOKENS,
+      );
+      expect(await node(from).call("CLUSTER", "COUNTKEYSINSLOT", slot)).toBe(0);
+      expect(await node(to).call("CLUSTER", "COUNTKEYSINSLOT", slot)).toBeGreaterThanOrEqual(2);
+      console.log(
+        `migration: ${run.acked.length} appends, ${duringMigration} acknowledged while the slot was migrating, ` +
+          `${run.errors.length} failed tries (tried again): ${[...new Set(run.errors)].slice(0, 3).join(" | ")}`,
+      );
+    }, 60_000);
+
+    it("after a SIGKILL of the session's master keeps deciding, keeps every append replicated before it, and counts none twice", async () => {
+      const prefix = "failover:";
+      const scope = "session:failover";
+      const writers = [await open(prefix), await open(prefix)];
+      const run = startWriters(writers, 2, scope, "fo");
+      await run.more(150);
+      const master = await cluster.masterFor(`{${scope}}`);
+
+      // Replication is asynchronous: an append acknowledged just before its master dies can die with it.
+      // A write of ours in the scope's slot and WAIT for a replica fence off every append before it.
+      const fenced = run.acked.length;
+      const fence = node(master);
+      await fence.set(`fence{${scope}}`, "1");
+      expect(await fence.call("WAIT", 1, 5_000)).toBe(1);
+      const promoted = await cluster.killMaster(master);
+      const unsure = run.acked.length; // acknowledged between the fence and the end of the failover
+      expect(promoted).not.toBe(master);
+      await run.more(100, 30_000);
+      await run.stop();
+
+      const reader = await open(prefix);
+      const logged = new Set((await reader.events(scope)).map((r) => r.event.id ?? ""));
+      const lost = run.acked.filter((id) => !logged.has(id));
+      // Only appends acknowledged between the fence and the failover may be gone; the rest are all there.
+      expect(lost.filter((id) => run.acked.indexOf(id) < fenced)).toEqual([]);
+      expect(lost.filter((id) => run.acked.indexOf(id) >= unsure)).toEqual([]);
+      // Nothing counts twice, and nothing that was not sent appears.
+      await expectExactly(
+        reader,
+        scope,
+        run.acked.filter((id) => logged.has(id)),
+      );
+      // The events lost with the master, delivered again (as an agent's spool or retry would), count once.
+      const again = await Promise.all(
+        run.acked.map((id, i) => reader.append(scope, [usage(scope, id, i)], policy)),
+      );
+      expect(again.filter((r) => r.answers[0] !== null)).toHaveLength(lost.length);
+      await expectExactly(reader, scope, run.acked);
+      expect((await reader.state("pool:shared"))?.budget.session.spent.tokens).toBe(
+        run.acked.length * TOKENS,
+      );
+      console.log(
+        `failover: ${run.acked.length} appends, ${unsure - fenced} acknowledged between the fence and the ` +
+          `failover, ${lost.length} of them lost with the master; ${run.errors.length} failed tries (tried again)`,
+      );
+    }, 90_000);
+  },
+);
