@@ -3,12 +3,22 @@ import { randomBytes } from "node:crypto";
 import { createServer, type AddressInfo, type Socket } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolvePolicy, timeline, type ReinsEvent } from "../src/core/index.js";
+import {
+  STATE_BOUND_BYTES,
+  resolvePolicy,
+  timeline,
+  type Answer,
+  type Policy,
+  type ReinsEvent,
+} from "../src/core/index.js";
 import { ReinsError } from "../src/core/errors.js";
+import { SNAPSHOT_EVERY } from "../src/core/snapshot.js";
 import type { Store } from "../src/core/store.js";
+import { MemoryStore } from "../src/store/memory.js";
 import { openStore } from "../src/store/open.js";
 import { RedisStore } from "../src/store/redis.js";
 import { storeContract } from "./support/store-contract.js";
+import { workload } from "./support/workload.js";
 import {
   freePort,
   redisServerInstalled,
@@ -25,6 +35,31 @@ if (skipReason !== null) console.warn(`Skipping the Redis tests: ${skipReason}`)
 const runPrefix = `reins-test:${randomBytes(4).toString("hex")}:`;
 let stores = 0;
 const nextPrefix = () => `${runPrefix}${++stores}:`;
+
+/** The names of the commands every ioredis client of this process sends while `run` runs, in order. */
+async function commandsSent(run: () => Promise<unknown>): Promise<string[]> {
+  type Send = (command: { name: string }, ...rest: unknown[]) => unknown;
+  const proto = Redis.prototype as unknown as { sendCommand: Send };
+  const original = proto.sendCommand;
+  const sent: string[] = [];
+  proto.sendCommand = function (this: unknown, command, ...rest) {
+    sent.push(command.name);
+    return original.call(this, command, ...rest);
+  };
+  try {
+    await run();
+  } finally {
+    proto.sendCommand = original;
+  }
+  return sent;
+}
+
+/** Appends `events` one at a time, as hooks do, and returns the answers. */
+async function oneByOne(store: Store, events: readonly ReinsEvent[], policy: Policy) {
+  const answers: Answer[] = [];
+  for (const e of events) answers.push(...(await store.append(e.scope, [e], policy)).answers);
+  return answers;
+}
 
 /** The rejection of `promise`, which must reject with a ReinsError. */
 async function rejection(promise: Promise<unknown>): Promise<ReinsError> {
@@ -219,11 +254,168 @@ describe.skipIf(skipReason !== null)(
       expect(await store.alerts({ acknowledged: false })).toEqual([]);
     });
 
+    describe("one round trip per decision, small writes", () => {
+      /** Calls of a command Redis counted (INFO commandstats), and the bytes it received (INFO stats). */
+      const counters = async () => {
+        const stats = await raw.info("stats");
+        const commands = await raw.info("commandstats");
+        return {
+          evalsha: Number(/cmdstat_evalsha:calls=(\d+)/.exec(commands)?.[1] ?? 0),
+          bytes: Number(/total_net_input_bytes:(\d+)/.exec(stats)?.[1]),
+        };
+      };
+
+      it("writes a decision with one EVALSHA when its copy of the scope is current, its pool included", async () => {
+        const store = await open();
+        const policy = resolvePolicy({ pools: { team: { tokens: 100_000_000 } } });
+        const events = workload(130, "session:one");
+        await oneByOne(store, events.slice(0, 2), policy); // loads the scripts, reads the scopes once
+        const before = await counters();
+        const sent = await commandsSent(() => oneByOne(store, events.slice(2), policy));
+        const after = await counters();
+        expect(sent).toEqual(events.slice(2).map(() => "evalsha"));
+        // INFO's own calls run between the counters: the store's are exactly one per decision.
+        expect(after.evalsha - before.evalsha).toBe(128);
+        const pool = await store.state("pool:team");
+        expect(pool?.seq).toBe(
+          events.filter((e) => e.kind === "usage.recorded" || e.kind === "tool.requested").length,
+        );
+      });
+
+      it("writes per decision its record and a SNAPSHOT_EVERY-th of a state, within the stated bound", async () => {
+        const store = await open();
+        const policy = resolvePolicy({});
+        const n = 320;
+        const before = await counters();
+        await oneByOne(store, workload(n, "session:bytes"), policy);
+        const after = await counters();
+        const log = (await store.events("session:bytes")).map((r) => JSON.stringify(r).length);
+        const written = store.writes;
+        const policyBytes = JSON.stringify(policy).length;
+        // The first append writes a snapshot (a new scope), then every SNAPSHOT_EVERY-th event.
+        expect(written).toMatchObject({ records: n, snapshots: 1 + Math.floor((n - 1) / SNAPSHOT_EVERY) });
+        const records = log.reduce((a, b) => a + b, 0);
+        const state = JSON.stringify(await store.state("session:bytes")).length;
+        expect(written.bytes).toBeGreaterThan(records + policyBytes);
+        expect(written.bytes).toBeLessThanOrEqual(records + policyBytes + written.snapshots * state);
+        // The bound: the largest record, a SNAPSHOT_EVERY-th of the largest state, and the policy once.
+        const bound = Math.max(...log) + STATE_BOUND_BYTES / SNAPSHOT_EVERY + policyBytes / n;
+        const perDecision = written.bytes / n;
+        const received = (after.bytes - before.bytes) / n;
+        console.log(
+          `Redis: ${Math.round(perDecision)} bytes written and ${Math.round(received)} received per decision ` +
+            `(records ${Math.round(records / n)} on average); bound ${Math.round(bound)}`,
+        );
+        expect(perDecision).toBeLessThanOrEqual(bound);
+        // What Redis received adds the keys, the script's hash and the counts: a few hundred bytes.
+        expect(received).toBeLessThanOrEqual(perDecision + 700);
+        expect(received).toBeLessThan(state);
+      });
+
+      it("resolves a conflict between two instances on one scope exactly, reading only when the other wrote", async () => {
+        const prefix = nextPrefix();
+        const a = await open({ keyPrefix: prefix });
+        const b = await open({ keyPrefix: prefix });
+        const policy = resolvePolicy({
+          budget: { session: { tokens: 60_000 } },
+          pools: { team: { tokens: 40_000 } },
+        });
+        const events = workload(150, "session:two");
+        const mine = new MemoryStore();
+        const expected = await oneByOne(mine, events, policy);
+        const answers: Answer[] = [];
+        const sentByA: string[][] = [];
+        for (const [i, e] of events.entries()) {
+          const by = i % 5 === 4 ? b : a;
+          const sent = await commandsSent(async () =>
+            answers.push(...(await by.append(e.scope, [e], policy)).answers),
+          );
+          if (by === a) sentByA.push(sent);
+        }
+        expect(answers).toEqual(expected);
+        for (const s of [a, b]) {
+          expect(await s.state("session:two")).toEqual(await mine.state("session:two"));
+          expect(await s.state("pool:team")).toEqual(await mine.state("pool:team"));
+        }
+        expect((await a.events("session:two")).map((r) => r.seq)).toEqual(events.map((_e, i) => i));
+        // After b wrote, a's next append finds the log longer: it reads and writes again.
+        expect(sentByA[4]).toEqual(["evalsha", "evalsha", "evalsha", "evalsha"]);
+        expect(sentByA[5]).toEqual(["evalsha"]);
+      });
+
+      it("rebuilds the exact state in a second instance with a cold cache, and continues it", async () => {
+        const prefix = nextPrefix();
+        const a = await open({ keyPrefix: prefix });
+        const policy = resolvePolicy({ budget: { session: { tokens: 80_000 } } });
+        const events = workload(2 * SNAPSHOT_EVERY + 11, "session:cold");
+        const mine = new MemoryStore();
+        await oneByOne(mine, events, policy);
+        await oneByOne(a, events, policy);
+        const b = await open({ keyPrefix: prefix });
+        expect(await b.state("session:cold")).toEqual(await mine.state("session:cold"));
+        // Decided by b under another policy: the tail is still rebuilt under the one stored with it.
+        const other = resolvePolicy({ budget: { session: { tokens: 90_000 } } });
+        const more = workload(2 * SNAPSHOT_EVERY + 31, "session:cold").slice(events.length);
+        expect(await oneByOne(b, more, other)).toEqual(await oneByOne(mine, more, other));
+        const c = await open({ keyPrefix: prefix });
+        expect(await c.state("session:cold")).toEqual(await mine.state("session:cold"));
+        expect(await a.state("session:cold")).toEqual(await mine.state("session:cold"));
+      });
+
+      it("reads a scope kept in the old layout (the whole state under :state) and migrates it on its next write", async () => {
+        const prefix = nextPrefix();
+        const policy = resolvePolicy({ budget: { session: { tokens: 80_000 } } });
+        const scope = "session:old-layout";
+        const events = workload(90, scope);
+        const mine = new MemoryStore();
+        const first = await mine.append(scope, events.slice(0, 40), policy);
+        const key = (kind: string) => `${prefix}{${scope}}:${kind}`;
+        await raw.set(key("state"), JSON.stringify(await mine.state(scope)));
+        await raw.rpush(key("log"), ...(await mine.events(scope)).map((r) => JSON.stringify(r)));
+        await raw.hset(key("ids"), new Map(first.records.map((r) => [r.event.id ?? "", String(r.seq)])));
+        await raw.zadd(`${prefix}scopes`, (await mine.state(scope))?.lastAt ?? 0, scope);
+
+        const store = await open({ keyPrefix: prefix });
+        expect(await store.scopes()).toEqual([scope]);
+        expect(await store.state(scope)).toEqual(await mine.state(scope));
+        // A redelivered event of the old log is still known.
+        expect((await store.append(scope, [events[3]!], policy)).answers).toEqual([null]);
+        expect(await oneByOne(store, events.slice(40), policy)).toEqual(
+          await oneByOne(mine, events.slice(40), policy),
+        );
+        expect(await raw.exists(key("state"))).toBe(0);
+        expect(await raw.hget(key("snap"), "seq")).not.toBeNull();
+        const cold = await open({ keyPrefix: prefix });
+        expect(await cold.state(scope)).toEqual(await mine.state(scope));
+        expect((await cold.events(scope)).map((r) => r.seq)).toEqual(events.map((_e, i) => i));
+      });
+    });
+
     it("is opened by openStore from a redis:// spec", async () => {
       const store = await openStore(server.url, "/nonexistent");
       opened.push(store);
       expect(store.kind).toBe("redis");
       expect(store.location).toBe(server.url);
+    });
+
+    it("routes redis+cluster:// and rediss+cluster:// specs to the Redis store, on Redis Cluster", async () => {
+      const ports = [await freePort(), await freePort()];
+      const spec = `redis+cluster://user:secret@127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`;
+      const started = Date.now();
+      const error = await rejection(openStore(spec, "/nonexistent"));
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(error.code).toBe("store_unavailable");
+      expect(error.message).toContain(`redis+cluster://user:***@127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}`);
+      expect(error.message).not.toContain("secret");
+      const tls = await rejection(openStore(`rediss+cluster://127.0.0.1:${ports[0]}`, "/nonexistent"));
+      expect(tls.code).toBe("store_unavailable");
+      for (const bad of [
+        "redis+cluster://127.0.0.1:6379/2",
+        "redis+cluster://127.0.0.1:6379,:6380",
+        "redis+cluster://127.0.0.1:99999",
+        "redis://127.0.0.1:6379,127.0.0.1:6380",
+      ])
+        expect((await rejection(openStore(bad, "/nonexistent"))).code, bad).toBe("usage");
     });
 
     it("rejects quickly, without the password, when nothing listens", async () => {

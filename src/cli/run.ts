@@ -29,7 +29,7 @@ function program(io: Io, result: { code: number }): Command {
     .option("--policy <file>", "policy file (default: reins.config.json or .reins/config.json)")
     .option(
       "--store <spec>",
-      "sqlite:<path>, redis://..., rediss://... or memory (default: the policy's, else .reins/reins.db)",
+      "sqlite:<path>, redis://..., rediss://..., redis+cluster://... or memory (default: the policy's, else .reins/reins.db)",
     )
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) });

@@ -183,7 +183,7 @@ function buildSchema() {
       $schema: z.string().optional().meta({ description: "The JSON Schema of this file, for editors." }),
       /** When the store is down: `false` (default) allows with a warning; `true` blocks. */
       failClosed: z.boolean().default(DEFAULTS.failClosed),
-      /** Where state is kept: `sqlite` (the project's `.reins/reins.db`), `sqlite:<path>`, `redis://...`, `rediss://...`, `memory`. */
+      /** Where state is kept: `sqlite` (the project's `.reins/reins.db`), `sqlite:<path>`, `redis://...`, `rediss://...`, `redis+cluster://host:port,...`, `memory`. */
       store: z.string().min(1).max(2048).default(DEFAULTS.store),
       budget: z
         .object({

@@ -22,9 +22,13 @@ export interface OpenOptions {
   requireConnection?: boolean;
 }
 
+/** Store specs the Redis store opens: one server, or a Redis Cluster; with TLS or without. */
+const REDIS_SPEC = /^rediss?(\+cluster)?:\/\//i;
+
 /**
- * Opens a store from a spec: `memory`, `sqlite:<path>` (relative to `root`), `redis://...` or
- * `rediss://...`. With no spec, the project's SQLite file `.reins/reins.db`.
+ * Opens a store from a spec: `memory`, `sqlite:<path>` (relative to `root`), `redis://...`,
+ * `rediss://...`, or a Redis Cluster `redis+cluster://host:port,host:port` (`rediss+cluster://...`). With no
+ * spec, the project's SQLite file `.reins/reins.db`.
  */
 export async function openStore(
   spec: string | undefined,
@@ -40,12 +44,12 @@ export async function openStore(
     const path = spec.slice("sqlite:".length);
     return new SqliteStore(path === ":memory:" || isAbsolute(path) ? path : join(root, path));
   }
-  if (spec.startsWith("redis://") || spec.startsWith("rediss://")) {
+  if (REDIS_SPEC.test(spec)) {
     const { RedisStore } = await import("./redis.js");
     return RedisStore.connect(spec, options.requireConnection === false ? { requireConnection: false } : {});
   }
   throw new ReinsError(
     "usage",
-    `unknown store "${redact(spec)}": use sqlite:<path>, redis://host:port or rediss://...`,
+    `unknown store "${redact(spec)}": use sqlite:<path>, redis://host:port, rediss://... or redis+cluster://host:port,...`,
   );
 }

