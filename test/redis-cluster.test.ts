@@ -33,7 +33,7 @@ const usage = (scope: string, id: string, i: number): ReinsEvent => ({
 });
 
 /** Writer groups still running, stopped after each test whatever happened. */
-const running = new Set<{ stop(): Promise<void> }>();
+const running = new Set<{ abort(): Promise<void> }>();
 
 /**
  * Writers appending one usage event at a time to `scope`, each event with an id of its own. An append
@@ -44,6 +44,7 @@ function startWriters(stores: readonly RedisStore[], perStore: number, scope: st
   const acked: string[] = [];
   const errors: string[] = [];
   let stopping = false;
+  let aborted = false;
   let fatal: Error | null = null;
   const writer = async (store: RedisStore, w: number) => {
     for (let i = 0; !stopping && fatal === null; i++) {
@@ -60,6 +61,7 @@ function startWriters(stores: readonly RedisStore[], perStore: number, scope: st
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
           errors.push(message);
+          if (aborted) return;
           if (Date.now() > deadline || fatal !== null) {
             fatal ??= new Error(`${event.id ?? ""} not acknowledged within 30 s: ${message}`);
             return;
@@ -96,6 +98,12 @@ function startWriters(stores: readonly RedisStore[], perStore: number, scope: st
       running.delete(group);
       await all;
       if (fatal !== null) throw fatal;
+    },
+    /** Stops the writers at once, leaving their events in flight unacknowledged (after a failed test). */
+    async abort(): Promise<void> {
+      aborted = stopping = true;
+      running.delete(group);
+      await all;
     },
   };
   running.add(group);
@@ -149,8 +157,8 @@ describe.skipIf(skipReason !== null)(
       cluster = await startCluster();
     }, 60_000);
     afterEach(async () => {
-      await Promise.all([...running].map((group) => group.stop().catch(() => undefined)));
-    });
+      await Promise.all([...running].map((group) => group.abort()));
+    }, 40_000);
     afterAll(async () => {
       for (const store of opened) await store.close().catch(() => undefined);
       for (const redis of direct) redis.disconnect();
