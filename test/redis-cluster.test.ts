@@ -209,7 +209,7 @@ describe.skipIf(skipReason !== null)(
       const writers = [await open(prefix), await open(prefix), await open(prefix)];
       const hot = startWriters(writers, 3, "session:hot", "hot");
       const other = startWriters(writers.slice(0, 2), 2, "session:other", "other");
-      await Promise.all([hot.more(600, 40_000), other.more(200, 40_000)]);
+      await Promise.all([hot.more(600, 20_000), other.more(200, 20_000)]);
       await Promise.all([hot.stop(), other.stop()]);
       expect(hot.errors).toEqual([]);
       expect(other.errors).toEqual([]);

@@ -445,7 +445,11 @@ class Cluster implements RedisCluster {
 async function startNodes(): Promise<ClusterNode[]> {
   const nodes: ClusterNode[] = [];
   try {
-    for (let i = 0; i < 6; i++) nodes.push(new ClusterNode(await freePort(), await freePort()));
+    const ports = new Set<number>();
+    // freePort may give a port twice (it is free again once asked): each node needs two of its own.
+    while (ports.size < 12) ports.add(await freePort());
+    const free = [...ports];
+    for (let i = 0; i < 6; i++) nodes.push(new ClusterNode(free[2 * i] ?? 0, free[2 * i + 1] ?? 0));
     await Promise.all(nodes.map((n) => n.start()));
     return nodes;
   } catch (error) {
