@@ -220,8 +220,8 @@ export class RedisStore implements Store {
           lazyConnect: true,
           // Reads go to the masters: a replica may not have the write this process just made.
           scaleReads: "master",
-          // Groups the commands of one tick by node: the scope checks of a listing, the index beside an append.
-          enableAutoPipelining: true,
+          // No auto-pipelining: ioredis would group a script call by its first argument (the count of
+          // keys), not its first key, and send it to the wrong node's pipeline.
           enableOfflineQueue: false,
           clusterRetryStrategy: () => RECONNECT_EVERY_MS,
           redisOptions: {
@@ -334,7 +334,7 @@ export class RedisStore implements Store {
     try {
       scopes = scopesFor(scope, events, policy);
     } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      return Promise.reject(this.#error(error));
     }
     return this.#inTurn(scopes, async () => {
       try {
