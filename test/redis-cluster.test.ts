@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ReinsError } from "../src/core/errors.js";
 import { resolvePolicy, timeline, type ReinsEvent } from "../src/core/index.js";
 import type { Store } from "../src/core/store.js";
 import { openStore } from "../src/store/open.js";
@@ -38,11 +39,13 @@ const running = new Set<{ abort(): Promise<void> }>();
 /**
  * Writers appending one usage event at a time to `scope`, each event with an id of its own. An append
  * that fails is tried again with the same event until it is acknowledged, as the spool redelivers it; each
- * failed try is kept in `errors`, and `acked` lists the events in the order they were acknowledged.
+ * failed try is kept in `errors` (and its code in `codes`), and `acked` lists the events in the order they
+ * were acknowledged.
  */
 function startWriters(stores: readonly RedisStore[], perStore: number, scope: string, tag: string) {
   const acked: string[] = [];
   const errors: string[] = [];
+  const codes = new Set<string>();
   let stopping = false;
   let aborted = false;
   let fatal: Error | null = null;
@@ -61,6 +64,7 @@ function startWriters(stores: readonly RedisStore[], perStore: number, scope: st
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
           errors.push(message);
+          codes.add(ReinsError.is(error) ? error.code : `not a ReinsError: ${message}`);
           if (aborted) return;
           if (Date.now() > deadline || fatal !== null) {
             fatal ??= new Error(`${event.id ?? ""} not acknowledged within 30 s: ${message}`);
@@ -77,6 +81,8 @@ function startWriters(stores: readonly RedisStore[], perStore: number, scope: st
   const group = {
     acked,
     errors,
+    /** The codes of the errors the writers met. */
+    codes,
     /** Waits until `count` more appends are acknowledged, at most `ms`. */
     async more(count: number, ms = 15_000): Promise<void> {
       const target = acked.length + count;
@@ -254,6 +260,8 @@ describe.skipIf(skipReason !== null)(
       const [first] = await reader.events(scope, { limit: 1 });
       expect(first?.seq).toBe(0);
       await sleep(700);
+      // A script's keys split between the nodes, or some absent on the target, meet TRYAGAIN until the slot
+      // is handed over: the scope's appends fail meanwhile, as an unavailable store (to be retried).
       const duringMigration = run.acked.length - before;
       await migration.finish();
       expect(await cluster.masterFor(`{${scope}}`)).toBe(to);
@@ -261,6 +269,7 @@ describe.skipIf(skipReason !== null)(
       await run.more(100);
       await run.stop();
 
+      expect([...run.codes]).toEqual(run.errors.length === 0 ? [] : ["store_unavailable"]);
       await expectExactly(reader, scope, run.acked);
       expect((await reader.state("pool:shared"))?.budget.session.spent.tokens).toBe(
         run.acked.length * TOKENS,
@@ -294,6 +303,8 @@ describe.skipIf(skipReason !== null)(
       await run.stop();
 
       const reader = await open(prefix);
+      // While the master was down its appends failed as an unavailable store: the governor fails open and spools.
+      expect([...run.codes]).toEqual(run.errors.length === 0 ? [] : ["store_unavailable"]);
       const logged = new Set((await reader.events(scope)).map((r) => r.event.id ?? ""));
       const lost = run.acked.filter((id) => !logged.has(id));
       // Only appends acknowledged between the fence and the failover may be gone; the rest are all there.
