@@ -124,8 +124,11 @@ describe.skipIf(skipReason !== null)(
       const master = await cluster.masterFor(key);
       const keys = Array.from({ length: 20 }, (_, i) => `${key}:${i}`);
       for (const k of keys) await client.set(k, "kept");
-      // Replication is asynchronous: make sure the replica has the keys before the master dies.
-      expect(await node(master).call("WAIT", 1, 5_000)).toBe(1);
+      // Replication is asynchronous: make sure the replica has the keys before the master dies. WAIT waits
+      // for the connection's own last write, so the fence is written on the connection that waits.
+      const fence = node(master);
+      await fence.set(`${key}:fence`, "1");
+      expect(await fence.call("WAIT", 1, 5_000)).toBe(1);
 
       const started = Date.now();
       const promoted = await cluster.killMaster(master);

@@ -15,7 +15,7 @@ const SERVER = process.env.REINS_REDIS_SERVER ?? "redis-server";
 const CLI = process.env.REINS_REDIS_CLI ?? "redis-cli";
 const SLOTS = 16_384;
 /** How long a node may miss pings before it is suspected failed, ms: small, so a failover takes seconds. */
-const NODE_TIMEOUT_MS = 1_500;
+const NODE_TIMEOUT_MS = 2_000;
 /** How long the cluster may take to come up, or to settle after a failover or a slot move, ms. */
 const SETTLE_MS = 20_000;
 
@@ -78,6 +78,8 @@ export interface RedisCluster {
    * live node says `cluster_state:ok`; resolves with the new master's port.
    */
   killMaster(port: number): Promise<number>;
+  /** Waits until every live replica has finished syncing with its master (done by `startCluster`). */
+  replicasInSync(): Promise<void>;
   /** Marks `slot` MIGRATING on its master and IMPORTING on the master at `to`; moves no key yet. */
   startMigration(slot: number, to: number): Promise<SlotMigration>;
   /** Moves `slot` with its keys to the master at `to`, at once. */
@@ -156,6 +158,8 @@ class ClusterNode {
       "--cluster-port", String(this.busPort), "--cluster-node-timeout", String(NODE_TIMEOUT_MS),
       // A replica may always take over, however long since it heard from its master.
       "--cluster-replica-validity-factor", "0",
+      // A replica's first sync starts at once, not after the 5 s Redis waits by default for more replicas.
+      "--repl-diskless-sync-delay", "0",
       "--save", "", "--appendonly", "no", "--logfile", "",
     ]; // prettier-ignore
     // If this test process dies without stopping the node (even by SIGKILL), the pipe to the shell's stdin
@@ -353,6 +357,18 @@ class Cluster implements RedisCluster {
     });
   }
 
+  /** Waits until every live replica has its master's data (`master_link_status:up`, first sync done). */
+  async replicasInSync(): Promise<void> {
+    await until("every replica in sync with its master", async () => {
+      for (const node of this.#alive) {
+        const info = String(await node.command("INFO", "replication"));
+        if (info.includes("role:slave") && !info.includes("master_link_status:up")) return undefined;
+        if (info.includes("master_sync_in_progress:1")) return undefined;
+      }
+      return true;
+    });
+  }
+
   async killMaster(port: number): Promise<number> {
     const node = this.#node(port);
     const before = await this.#nodesSeenBy(node);
@@ -429,7 +445,11 @@ class Cluster implements RedisCluster {
 async function startNodes(): Promise<ClusterNode[]> {
   const nodes: ClusterNode[] = [];
   try {
-    for (let i = 0; i < 6; i++) nodes.push(new ClusterNode(await freePort(), await freePort()));
+    const ports = new Set<number>();
+    // freePort may give a port twice (it is free again once asked): each node needs two of its own.
+    while (ports.size < 12) ports.add(await freePort());
+    const free = [...ports];
+    for (let i = 0; i < 6; i++) nodes.push(new ClusterNode(free[2 * i] ?? 0, free[2 * i + 1] ?? 0));
     await Promise.all(nodes.map((n) => n.start()));
     return nodes;
   } catch (error) {
@@ -468,6 +488,7 @@ export async function startCluster(): Promise<RedisCluster> {
     await cluster.settled("the new cluster to come up", (views) =>
       views.every((view) => view.length === 6 && view.filter((n) => n.role === "replica").length === 3),
     );
+    await cluster.replicasInSync();
     return cluster;
   } catch (error) {
     await cluster.stop();
