@@ -3,20 +3,13 @@ import { mkdirSync, mkdtempSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import type { ReinsEvent } from "./core/events.js";
 import { createGovernor } from "./governor.js";
 import { RACY_MS, spoolMayHold } from "./spool-watch.js";
 import { MemoryStore } from "./store/memory.js";
 import { Spool } from "./store/spool.js";
+import { toolRequest } from "../test/support/tool-request.js";
 
-const event = (n: number): ReinsEvent => ({
-  kind: "tool.requested",
-  at: 1_790_000_000_000 + n,
-  scope: "session:s",
-  id: `e${n}`,
-  tool: "Bash",
-  inputHash: `h${n}`,
-});
+const event = (n: number) => toolRequest(n);
 
 /** A spool whose folder exists and last changed well before RACY_MS ago. */
 function settledSpool(): Spool {

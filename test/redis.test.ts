@@ -312,14 +312,18 @@ describe.skipIf(skipReason !== null)(
         expect(received).toBeLessThan(state);
       });
 
-      it("resolves a conflict between two instances on one scope exactly, reading only when the other wrote", async () => {
+      /** Two instances on one key prefix, with a policy whose sessions charge a pool. */
+      const twoInstances = async () => {
         const prefix = nextPrefix();
-        const a = await open({ keyPrefix: prefix });
-        const b = await open({ keyPrefix: prefix });
         const policy = resolvePolicy({
           budget: { session: { tokens: 60_000 } },
           pools: { team: { tokens: 40_000 } },
         });
+        return { prefix, policy, a: await open({ keyPrefix: prefix }), b: await open({ keyPrefix: prefix }) };
+      };
+
+      it("resolves a conflict between two instances on one scope exactly, reading only when the other wrote", async () => {
+        const { a, b, policy } = await twoInstances();
         const events = workload(150, "session:two");
         const mine = new MemoryStore();
         const expected = await oneByOne(mine, events, policy);
@@ -344,13 +348,7 @@ describe.skipIf(skipReason !== null)(
       });
 
       it("brings its copy of a scope two instances write in turn up to date with the records written since, exactly", async () => {
-        const prefix = nextPrefix();
-        const a = await open({ keyPrefix: prefix });
-        const b = await open({ keyPrefix: prefix });
-        const policy = resolvePolicy({
-          budget: { session: { tokens: 60_000 } },
-          pools: { team: { tokens: 40_000 } },
-        });
+        const { prefix, a, b, policy } = await twoInstances();
         const events = workload(3 * SNAPSHOT_EVERY + 7, "session:turns");
         const mine = new MemoryStore();
         const expected = await oneByOne(mine, events, policy);

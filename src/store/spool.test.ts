@@ -13,18 +13,10 @@ import { createGovernor } from "../governor.js";
 import { MemoryStore } from "./memory.js";
 import { Spool } from "./spool.js";
 import { SqliteStore } from "./sqlite.js";
+import { toolRequest } from "../../test/support/tool-request.js";
 
-const event = (n: number, extra: Partial<ReinsEvent> = {}): ReinsEvent =>
-  ({
-    kind: "tool.requested",
-    at: 1_790_000_000_000 + n,
-    scope: "session:s",
-    id: `e${n}`,
-    tool: "Bash",
-    inputHash: `h${n}`,
-    command: `echo ${n}`,
-    ...extra,
-  }) as ReinsEvent;
+const event = (n: number, extra: Partial<ReinsEvent> = {}) =>
+  toolRequest(n, { command: `echo ${n}`, ...extra });
 
 function dirs() {
   const root = mkdtempSync(join(tmpdir(), "reins-spool-"));
