@@ -1,5 +1,6 @@
 /** The tally: a scope's running totals for metrics, kept in its state, and what each decided event adds. */
 import { amount, clip } from "./capped.js";
+import { inPlace, writable, type Draft } from "./cow.js";
 import type { ReinsEvent } from "./events.js";
 
 /** At most this many tool names are counted by name in one scope; the rest count as `other`. */
@@ -53,31 +54,47 @@ export interface Counted {
   alerts: readonly { kind: string }[];
 }
 
-/** Counts one event and its decision into `t`; `tripped` is why the breaker tripped on it, if it did. */
-export function tally(t: Tally, event: ReinsEvent, decision: Counted, tripped: string | null): void {
+/**
+ * Counts one event and its decision into the tally of `state` (created if it has none); `tripped` is why
+ * the breaker tripped on it, if it did. Writes through `draft` (see cow.ts).
+ */
+export function tally(
+  state: { tally?: Tally },
+  event: ReinsEvent,
+  decision: Counted,
+  tripped: string | null,
+  draft: Draft = inPlace,
+): void {
+  tallyOf(state);
+  const t = writable(draft, state as { tally: Tally }, "tally");
   switch (event.kind) {
     case "session.started":
       if (event.agent !== undefined && t.agent === "") t.agent = clip(event.agent);
       break;
-    case "usage.recorded":
-      t.tokens.input += amount(event.inputTokens);
-      t.tokens.output += amount(event.outputTokens);
-      t.tokens.cacheRead += amount(event.cacheReadTokens);
-      t.tokens.cacheWrite += amount(event.cacheWriteTokens);
+    case "usage.recorded": {
+      const tokens = writable(draft, t, "tokens");
+      tokens.input += amount(event.inputTokens);
+      tokens.output += amount(event.outputTokens);
+      tokens.cacheRead += amount(event.cacheReadTokens);
+      tokens.cacheWrite += amount(event.cacheWriteTokens);
       // Rounded to nano-dollars, like the meters, so sums of many small costs do not drift.
       t.usd = Math.round((t.usd + amount(event.costUsd)) * 1e9) / 1e9;
       break;
+    }
     case "tool.requested": {
       const tool = clip(event.tool);
       const known = tool in t.tools || Object.keys(t.tools).length < TALLY_TOOLS;
-      bump(t.tools, known ? tool : "other");
+      bump(writable(draft, t, "tools"), known ? tool : "other");
       break;
     }
     default:
       break;
   }
   const deciding = decision.results.find((r) => r.verdict === decision.verdict && r.verdict !== "allow");
-  bump(t.decisions, `${decision.verdict} ${deciding?.guard ?? "none"}`);
-  if (tripped !== null) bump(t.trips, tripped);
-  for (const alert of decision.alerts) bump(t.alerts, alert.kind);
+  bump(writable(draft, t, "decisions"), `${decision.verdict} ${deciding?.guard ?? "none"}`);
+  if (tripped !== null) bump(writable(draft, t, "trips"), tripped);
+  if (decision.alerts.length > 0) {
+    const alerts = writable(draft, t, "alerts");
+    for (const alert of decision.alerts) bump(alerts, alert.kind);
+  }
 }
