@@ -10,6 +10,21 @@ const bump = (map: Record<string, number>, key: string, by = 1) => {
   map[key] = (map[key] ?? 0) + by;
 };
 
+/** `<verdict> <guard>` keys made so far: the same few recur on every event, so each is made once. */
+const decisionKeys = new Map<string, Map<string, string>>();
+
+function decisionKey(verdict: string, guard: string): string {
+  let byGuard = decisionKeys.get(verdict);
+  if (byGuard === undefined) decisionKeys.set(verdict, (byGuard = new Map<string, string>()));
+  let key = byGuard.get(guard);
+  if (key === undefined) {
+    key = `${verdict} ${guard}`;
+    // Guards are named by whoever writes them; keep the memo from growing without end.
+    if (byGuard.size < 256) byGuard.set(guard, key);
+  }
+  return key;
+}
+
 /**
  * Running totals of a scope, kept in its state so that metrics are derived from the store and stay
  * right across restarts and processes. Every map has a fixed set of keys or a cap.
@@ -91,7 +106,7 @@ export function tally(
       break;
   }
   const deciding = decision.results.find((r) => r.verdict === decision.verdict && r.verdict !== "allow");
-  bump(writable(draft, t, "decisions"), `${decision.verdict} ${deciding?.guard ?? "none"}`);
+  bump(writable(draft, t, "decisions"), decisionKey(decision.verdict, deciding?.guard ?? "none"));
   if (tripped !== null) bump(writable(draft, t, "trips"), tripped);
   if (decision.alerts.length > 0) {
     const alerts = writable(draft, t, "alerts");
