@@ -167,5 +167,7 @@ export function copyMap<V>(map: Record<string, V>): Record<string, V> {
 /** Appends to a list, dropping the oldest items past `cap`. */
 export function pushCapped<T>(list: T[], item: T, cap: number): void {
   list.push(item);
-  if (list.length > cap) list.splice(0, list.length - cap);
+  // One over (the common case) is a shift, which makes no list of what it removes.
+  if (list.length === cap + 1) list.shift();
+  else if (list.length > cap) list.splice(0, list.length - cap);
 }

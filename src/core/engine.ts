@@ -103,15 +103,21 @@ export function replay(
   guards: Pipeline = standard,
 ): Decision[] {
   const states = new Map<string, State>();
-  const decisions: Decision[] = [];
+  // One list of the right length when the events are a list: no growing and copying on a long replay.
+  const decisions: Decision[] = Array.isArray(events) ? new Array<Decision>(events.length) : [];
+  let i = 0;
+  let last: State | undefined;
   for (const event of events) {
-    let state = states.get(event.scope);
+    // Most logs are one scope: the same state as the event before needs no lookup.
+    let state = last !== undefined && last.scope === event.scope ? last : states.get(event.scope);
     if (state === undefined) {
       state = initialState(event.scope);
       states.set(event.scope, state);
     }
-    decisions.push(advance(state, event, policy, guards));
+    last = state;
+    decisions[i++] = advance(state, event, policy, guards);
   }
+  decisions.length = i;
   return decisions;
 }
 

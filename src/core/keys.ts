@@ -31,7 +31,16 @@ export function commandKey(command: string): string {
   return keyLast;
 }
 
+let classKey = "";
+let classLast = "";
+
 /** The failure class of a call: its command, or its tool when it runs none. */
 export function failureClass(event: { tool: string; command?: string }): string {
-  return event.command !== undefined ? `cmd:${commandKey(event.command)}` : `tool:${clip(event.tool)}`;
+  if (event.command === undefined) return `tool:${clip(event.tool)}`;
+  const key = commandKey(event.command);
+  if (key !== classKey) {
+    classKey = key;
+    classLast = `cmd:${key}`;
+  }
+  return classLast;
 }

@@ -129,15 +129,19 @@ const SESSION: MeterRef = { meter: "session", task: "" };
 
 /** The meter `ref` points at, made writable (see cow.ts), if it exists. */
 export function writableMeter(d: Draft, state: State, ref: MeterRef): Meter | undefined {
-  const budget = writable(d, state, "budget");
-  if (ref.meter === "session") return writable(d, budget, "session");
-  if (budget.tasks[ref.task] === undefined) return undefined;
-  return writable(d, writable(d, budget, "tasks"), ref.task);
+  return meterOf(d, state, ref.meter === "session" ? null : ref.task);
 }
 
-/** The spend of the meter `ref` points at, made writable, if the meter exists. */
-function writableSpend(d: Draft, state: State, ref: MeterRef): Meter["spent"] | undefined {
-  const meter = writableMeter(d, state, ref);
+/** The session's meter (`task` null) or the task's, made writable, if it exists. */
+function meterOf(d: Draft, state: State, task: string | null): Meter | undefined {
+  if (task !== null && state.budget.tasks[task] === undefined) return undefined;
+  const budget = writable(d, state, "budget");
+  return task === null ? writable(d, budget, "session") : writable(d, writable(d, budget, "tasks"), task);
+}
+
+/** The spend of the session's meter (`task` null) or the task's, made writable, if the meter exists. */
+function writableSpend(d: Draft, state: State, task: string | null): Meter["spent"] | undefined {
+  const meter = meterOf(d, state, task);
   return meter === undefined ? undefined : writable(d, meter, "spent");
 }
 
@@ -203,9 +207,9 @@ function applyRequest(d: Draft, state: State, event: ToolRequested, policy: Poli
       CAPS.recentCalls,
     );
 
-  writableSpend(d, state, SESSION)!.toolCalls += 1;
+  writableSpend(d, state, null)!.toolCalls += 1;
   if (state.task !== "") {
-    const task = writableSpend(d, state, { meter: "task", task: state.task });
+    const task = writableSpend(d, state, state.task);
     if (task !== undefined) task.toolCalls += 1;
   }
 
@@ -325,8 +329,8 @@ function applyUsage(d: Draft, state: State, event: UsageRecorded, policy: Policy
     spent.usd = Math.round((spent.usd + usd) * 1e9) / 1e9;
     spent.premiumRequests += premium;
   };
-  charge(writableSpend(d, state, SESSION));
-  if (state.task !== "") charge(writableSpend(d, state, { meter: "task", task: state.task }));
+  charge(writableSpend(d, state, null));
+  if (state.task !== "") charge(writableSpend(d, state, state.task));
 
   const window = Math.floor(event.at / policy.spendRate.windowMs);
   const buckets = writable(d, writable(d, state, "rate"), "buckets");

@@ -19,8 +19,10 @@ export const thrashing: Guard = {
     if (event.kind === "tool.requested") paths = event.writes ?? [];
     else if (event.kind === "verification.ran" && !event.passed) paths = event.flagged ?? [];
     else return pass(name);
+    if (paths.length === 0) return pass(name);
     // Edit rounds while every check is green and the task is not failing are ordinary step-by-step work.
-    const red = Object.values(state.checks).some((check) => !check.passed);
+    let red = false;
+    for (const check in state.checks) if (state.checks[check]?.passed === false) red = true;
     if (!red && (state.churn[state.task]?.failures ?? 0) === 0) return pass(name);
     const limit = policy.thrashing.iterations;
     const hot = paths.filter((path) => (state.files[clip(path)]?.iterations ?? 0) >= limit);
