@@ -21,8 +21,6 @@ export interface Decision {
   alerts: DecisionAlert[];
 }
 
-const severity: Record<Verdict, number> = { allow: 0, warn: 1, block: 2 };
-
 /**
  * The decision the results of one event's guards add up to: the most severe verdict, a person's
  * confirmation if any guard asks for it, the blocks' instructions before the warnings', and every alert.
@@ -33,7 +31,8 @@ export function decisionOf(seq: number, results: GuardResult[]): Decision {
   let messages = 0;
   let alerted = 0;
   for (const r of results) {
-    if (severity[r.verdict] > severity[verdict]) verdict = r.verdict;
+    if (r.verdict === "block") verdict = "block";
+    else if (r.verdict === "warn" && verdict === "allow") verdict = "warn";
     if (r.needsHuman === true) needsHuman = true;
     if (r.message !== undefined) messages += 1;
     if (r.alert !== undefined) alerted += 1;

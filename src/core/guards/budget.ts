@@ -15,6 +15,8 @@ import {
 import { LEVEL } from "../state.js";
 
 const name = "budget";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /** Events that spend, or start spending; a paused budget blocks them. */
 const spending = new Set(["tool.requested", "task.started", "usage.recorded"]);
@@ -59,8 +61,8 @@ export const budget: Guard = {
   shortCircuit: true,
   grades: ["advise", "deny", "stop"],
   evaluate(state, event, policy) {
-    if (!spending.has(event.kind)) return pass(name);
-    let worst: GuardResult = pass(name);
+    if (!spending.has(event.kind)) return passed;
+    let worst: GuardResult = passed;
     // Made only when a threshold is met: most events meet none.
     let effects: Effect[] | undefined;
     let messages: string[] | undefined;

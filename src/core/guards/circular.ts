@@ -5,6 +5,8 @@ import { clip } from "../capped.js";
 import { commandKey } from "../keys.js";
 
 const name = "circular";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * The same action on the same resource, again and again. Writing the same content to a file a third time is
@@ -20,8 +22,8 @@ export const circular: Guard = {
   shortCircuit: false,
   grades: ["advise", "deny"],
   evaluate(state, event, policy) {
-    if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return pass(name);
-    if (own(policy.loops.tools, event.tool)?.exempt === true) return pass(name);
+    if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return passed;
+    if (own(policy.loops.tools, event.tool)?.exempt === true) return passed;
     const threshold = policy.circular.threshold;
     if (event.kind === "tool.requested") {
       for (const path of event.writes ?? []) {
@@ -33,7 +35,7 @@ export const circular: Guard = {
           );
         }
       }
-      if (event.command === undefined) return pass(name);
+      if (event.command === undefined) return passed;
       const memo = state.resources[`run:${commandKey(event.command)}`];
       if (memo !== undefined && memo.quiet >= threshold - 1 && memo.edits === state.edits.total) {
         return warn(
@@ -41,9 +43,9 @@ export const circular: Guard = {
           `${quote(event.command)} gave the same result ${times(memo.quiet)} with nothing changed in between; running it again will not help. Change something first.`,
         );
       }
-      return pass(name);
+      return passed;
     }
-    if (event.command === undefined || event.outcome === "success") return pass(name);
+    if (event.command === undefined || event.outcome === "success") return passed;
     const memo = state.resources[`run:${commandKey(event.command)}`];
     if (memo !== undefined && memo.same >= threshold && memo.quiet < memo.same) {
       return warn(
@@ -51,6 +53,6 @@ export const circular: Guard = {
         `${quote(event.command)} gave the same result ${times(memo.same)} although files were edited in between: the edits are not reaching the problem. Re-read the output and rethink the fix.`,
       );
     }
-    return pass(name);
+    return passed;
   },
 };

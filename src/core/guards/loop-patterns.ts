@@ -5,6 +5,8 @@ import type { Policy } from "../policy.js";
 import type { RecentCall, State } from "../state.js";
 
 const name = "loop-patterns";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /** True when the finished calls among `calls` produced more than one distinct output: that is progress. */
 function changed(calls: RecentCall[]): boolean {
@@ -77,19 +79,19 @@ export const loopPatterns: Guard = {
   shortCircuit: false,
   grades: ["advise", "deny"],
   evaluate(state, event, policy) {
-    if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return pass(name);
-    if (own(policy.loops.tools, event.tool)?.exempt === true) return pass(name);
+    if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return passed;
+    if (own(policy.loops.tools, event.tool)?.exempt === true) return passed;
     if (event.kind === "tool.completed") {
       const streak = state.calls.errorStreak;
       const rules = policy.loops;
-      if (event.outcome === "success" || streak < rules.errorRepeatWarn) return pass(name);
+      if (event.outcome === "success" || streak < rules.errorRepeatWarn) return passed;
       // At errorRepeatBlock the circuit breaker opens: the same failure again and again is a stuck agent.
-      if (streak >= rules.errorRepeatBlock) return pass(name);
+      if (streak >= rules.errorRepeatBlock) return passed;
       return warn(
         name,
         `The same error came back ${streak} times in a row (last from ${event.tool}). Retrying will not change it: read the error, find its cause, and fix that.`,
       );
     }
-    return alternating(state, policy) ?? nearIdentical(state, policy, event.tool) ?? pass(name);
+    return alternating(state, policy) ?? nearIdentical(state, policy, event.tool) ?? passed;
   },
 };

@@ -3,6 +3,8 @@ import { block, pass, quote, type Guard } from "../guard.js";
 import { memoize } from "../memo.js";
 
 const name = "self-protection";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * Files that are reins' own, or that decide whether reins runs: its folder (tokens, database, spool, policy
@@ -86,12 +88,12 @@ export const selfProtection: Guard = {
   shortCircuit: true,
   grades: ["deny"],
   evaluate(state, event, policy) {
-    if (event.kind !== "tool.requested" || !policy.protection.enabled) return pass(name);
+    if (event.kind !== "tool.requested" || !policy.protection.enabled) return passed;
     const path = (event.writes ?? []).find(isProtected) ?? (event.removes ?? []).find(isProtected);
     const command = event.command ?? "";
     const token = (event.reads ?? []).some(isToken) || PEOPLE_TOKEN.test(command);
     const acting = path === undefined && (token || actingCommand(command));
-    if (path === undefined && !acting) return pass(name);
+    if (path === undefined && !acting) return passed;
     if (state.protectionGrants > 0)
       return { guard: name, verdict: "allow", effects: [{ kind: "protection.used" }] };
     const what =

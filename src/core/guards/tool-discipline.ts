@@ -5,6 +5,8 @@ import { checkCommand } from "../check-command.js";
 import { failureClass } from "../keys.js";
 
 const name = "tool-discipline";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * Wasteful habits, answered with advice and never a block: reading the same unchanged file again and
@@ -19,17 +21,17 @@ export const toolDiscipline: Guard = {
   evaluate(state, event, policy) {
     const rules = policy.discipline;
     if (event.kind === "tool.completed") {
-      if (event.outcome === "success" || event.command === undefined) return pass(name);
+      if (event.outcome === "success" || event.command === undefined) return passed;
       const failures = state.failureClasses[failureClass(event)] ?? 0;
-      if (failures < rules.repeatedCommandFailures) return pass(name);
+      if (failures < rules.repeatedCommandFailures) return passed;
       // The same error again: loop-patterns already says so, and one word to the model is enough.
-      if (state.calls.errorStreak >= policy.loops.errorRepeatWarn) return pass(name);
+      if (state.calls.errorStreak >= policy.loops.errorRepeatWarn) return passed;
       return warn(
         name,
         `${quote(event.command)} failed ${failures} times in a row. Stop retrying; read the error and change approach.`,
       );
     }
-    if (event.kind !== "tool.requested") return pass(name);
+    if (event.kind !== "tool.requested") return passed;
     const messages: string[] = [];
     for (const path of event.reads ?? []) {
       const reads = state.reads[clip(path)] ?? 0;
@@ -44,6 +46,6 @@ export const toolDiscipline: Guard = {
         `This is edit ${state.edits.sinceTests} without running the tests. Run ${checkCommand(state, "tests", policy)} before editing more.`,
       );
     }
-    return messages.length === 0 ? pass(name) : warn(name, messages.join(" "));
+    return messages.length === 0 ? passed : warn(name, messages.join(" "));
   },
 };
