@@ -55,12 +55,13 @@ function nearIdentical(state: State, policy: Policy, tool: string): GuardResult 
   const threshold =
     own(policy.loops.tools, tool)?.nearIdenticalThreshold ?? policy.loops.nearIdenticalThreshold;
   let length = 0;
-  const sigs = new Set<string>();
+  // Near-identical, not identical: at least two signatures among them (identical calls are the breaker's).
+  let differs = false;
   for (let i = recent.length - 1; i >= 0 && recent[i]?.shape === last.shape; i--) {
-    sigs.add(recent[i]?.sig ?? "");
+    if ((recent[i]?.sig ?? "") !== last.sig) differs = true;
     length += 1;
   }
-  if (length < threshold || sigs.size < 2 || changed(recent.slice(recent.length - length, -1))) return null;
+  if (length < threshold || !differs || changed(recent.slice(recent.length - length, -1))) return null;
   return block(
     name,
     `This is the ${ordinal(length)} ${tool} call in a row that differs from the last only in details (ids, counters, comments, timestamps, temporary paths), and each gave the same result. It was not run: change the approach, not the details.`,

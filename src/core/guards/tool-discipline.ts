@@ -32,20 +32,20 @@ export const toolDiscipline: Guard = {
       );
     }
     if (event.kind !== "tool.requested") return passed;
-    const messages: string[] = [];
+    let messages: string[] | undefined; // made only when there is something to say
     for (const path of event.reads ?? []) {
       const reads = state.reads[clip(path)] ?? 0;
       if (reads >= rules.repeatedReads) {
-        messages.push(
+        (messages ??= []).push(
           `You have read ${quote(path)} ${reads} times without it changing; use what you already read.`,
         );
       }
     }
     if ((event.writes?.length ?? 0) > 0 && state.edits.sinceTests >= rules.editsWithoutTests) {
-      messages.push(
+      (messages ??= []).push(
         `This is edit ${state.edits.sinceTests} without running the tests. Run ${checkCommand(state, "tests", policy)} before editing more.`,
       );
     }
-    return messages.length === 0 ? passed : warn(name, messages.join(" "));
+    return messages === undefined ? passed : warn(name, messages.join(" "));
   },
 };
