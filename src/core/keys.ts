@@ -31,16 +31,35 @@ export function commandKey(command: string): string {
   return keyLast;
 }
 
-let classKey = "";
-let classLast = "";
+/** A key with a prefix, remembering its last answer for each prefix. */
+function prefixed(prefix: string): (key: string) => string {
+  let last = "";
+  let answer = prefix;
+  return (key) => {
+    if (key !== last) {
+      last = key;
+      answer = `${prefix}${key}`;
+    }
+    return answer;
+  };
+}
+
+const cmdClass = prefixed("cmd:");
+const toolClass = prefixed("tool:");
+const writeMemo = prefixed("write:");
+const runMemo = prefixed("run:");
 
 /** The failure class of a call: its command, or its tool when it runs none. */
 export function failureClass(event: { tool: string; command?: string }): string {
-  if (event.command === undefined) return `tool:${clip(event.tool)}`;
-  const key = commandKey(event.command);
-  if (key !== classKey) {
-    classKey = key;
-    classLast = `cmd:${key}`;
-  }
-  return classLast;
+  return event.command !== undefined ? cmdClass(commandKey(event.command)) : toolClass(clip(event.tool));
+}
+
+/** The key of the circular-behaviour memo of writes to `path`. */
+export function writeKey(path: string): string {
+  return writeMemo(clip(path));
+}
+
+/** The key of the circular-behaviour memo of runs of `command`. */
+export function runKey(command: string): string {
+  return runMemo(commandKey(command));
 }

@@ -13,7 +13,7 @@ import type {
   UsageRecorded,
   VerificationRan,
 } from "./events.js";
-import { callSignature, commandKey, failureClass } from "./keys.js";
+import { callSignature, failureClass, runKey, writeKey } from "./keys.js";
 import { levelOf, limitOf, usedOf, utilization, type MeterRef } from "./meter.js";
 import { defaultPolicy, type Policy } from "./policy.js";
 
@@ -244,7 +244,7 @@ function applyRequest(d: Draft, state: State, event: ToolRequested, policy: Poli
         CAPS.files,
       );
     }
-    const memoKey = `write:${key}`;
+    const memoKey = writeKey(path);
     const memo = state.resources[memoKey];
     const same = memo !== undefined && memo.content === content ? memo.same + 1 : 1;
     capSet(
@@ -299,7 +299,7 @@ function applyCompletion(d: Draft, state: State, event: ToolCompleted): void {
   }
 
   if (event.command !== undefined) {
-    const memoKey = `run:${commandKey(event.command)}`;
+    const memoKey = runKey(event.command);
     const memo = state.resources[memoKey];
     const content = out ?? `#${state.seq}`; // an unknown output never matches another
     const sameContent = memo !== undefined && memo.content === content;

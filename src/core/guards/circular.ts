@@ -1,8 +1,7 @@
 /** The circular guard: the same action on the same resource, again and again, with nothing changing. */
 import { own } from "../capped.js";
 import { block, pass, quote, warn, times, type Guard } from "../guard.js";
-import { clip } from "../capped.js";
-import { commandKey } from "../keys.js";
+import { runKey, writeKey } from "../keys.js";
 
 const name = "circular";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
@@ -27,7 +26,7 @@ export const circular: Guard = {
     const threshold = policy.circular.threshold;
     if (event.kind === "tool.requested") {
       for (const path of event.writes ?? []) {
-        const memo = state.resources[`write:${clip(path)}`];
+        const memo = state.resources[writeKey(path)];
         if (memo !== undefined && memo.same >= threshold) {
           return block(
             name,
@@ -36,7 +35,7 @@ export const circular: Guard = {
         }
       }
       if (event.command === undefined) return passed;
-      const memo = state.resources[`run:${commandKey(event.command)}`];
+      const memo = state.resources[runKey(event.command)];
       if (memo !== undefined && memo.quiet >= threshold - 1 && memo.edits === state.edits.total) {
         return warn(
           name,
@@ -46,7 +45,7 @@ export const circular: Guard = {
       return passed;
     }
     if (event.command === undefined || event.outcome === "success") return passed;
-    const memo = state.resources[`run:${commandKey(event.command)}`];
+    const memo = state.resources[runKey(event.command)];
     if (memo !== undefined && memo.same >= threshold && memo.quiet < memo.same) {
       return warn(
         name,
