@@ -21,6 +21,15 @@ function jsonBytes(c: number): number {
 /** Names every plain object has (inherited), which must never be used as keys of the state's maps. */
 const INHERITED = new Set([...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"]);
 
+/** The longest inherited name, and the first characters they start with: most texts are ruled out by these. */
+const INHERITED_LONGEST = Math.max(...[...INHERITED].map((n) => n.length));
+const INHERITED_FIRST = new Set([...INHERITED].map((n) => n.charCodeAt(0)));
+
+/** Whether `text` is an inherited name, without hashing texts that cannot be one. */
+function inherited(text: string): boolean {
+  return text.length <= INHERITED_LONGEST && INHERITED_FIRST.has(text.charCodeAt(0)) && INHERITED.has(text);
+}
+
 /** What `clip` appends to an inherited name to make it an ordinary key (a zero-width space). */
 const MARK = "\u200b";
 
@@ -37,7 +46,7 @@ export function own<V>(map: Record<string, V>, key: string): V | undefined {
  */
 export function clip(text: string): string {
   // A key named like an inherited property would read the prototype's (or, `__proto__`, replace it).
-  if (INHERITED.has(text)) return `${text}${MARK}`;
+  if (inherited(text)) return `${text}${MARK}`;
   // Fast paths for the common case, printable ASCII that JSON does not escape: one byte per character.
   if (text.length <= MAX_TEXT) {
     if (text.length <= MAX_TEXT / 6 || !COSTLY.test(text)) return text;
