@@ -162,14 +162,17 @@ export function capSet<V>(map: Record<string, V>, key: string, value: V, cap: nu
  * order, same next key to drop); the original is left as it is.
  */
 export function copyMap<V>(map: Record<string, V>): Record<string, V> {
-  const copy = { ...map };
   const order = orders.get(map);
-  if (order !== undefined)
-    orders.set(copy, {
-      names: order.names.slice(order.head),
-      head: 0,
-      indices: order.indices.slice(),
-    });
+  if (order === undefined) return { ...map };
+  // Copied key by key in the order kept beside it: a spread of a map that has lost keys sorts them first.
+  const copy: Record<string, V> = {};
+  const names = order.names.slice(order.head);
+  for (const n of order.indices) {
+    const key = String(n);
+    copy[key] = map[key] as V;
+  }
+  for (const key of names) copy[key] = map[key] as V;
+  orders.set(copy, { names, head: 0, indices: order.indices.slice() });
   return copy;
 }
 
