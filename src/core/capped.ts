@@ -23,11 +23,12 @@ const INHERITED = new Set([...Object.getOwnPropertyNames(Object.prototype), "__p
 
 /** The longest inherited name, and the first characters they start with: most texts are ruled out by these. */
 const INHERITED_LONGEST = Math.max(...[...INHERITED].map((n) => n.length));
-const INHERITED_FIRST = new Set([...INHERITED].map((n) => n.charCodeAt(0)));
+const INHERITED_FIRST = new Uint8Array(128);
+for (const n of INHERITED) INHERITED_FIRST[n.charCodeAt(0)] = 1;
 
 /** Whether `text` is an inherited name, without hashing texts that cannot be one. */
 function inherited(text: string): boolean {
-  return text.length <= INHERITED_LONGEST && INHERITED_FIRST.has(text.charCodeAt(0)) && INHERITED.has(text);
+  return text.length <= INHERITED_LONGEST && INHERITED_FIRST[text.charCodeAt(0)] === 1 && INHERITED.has(text);
 }
 
 /** What `clip` appends to an inherited name to make it an ordinary key (a zero-width space). */

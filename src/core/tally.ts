@@ -13,7 +13,19 @@ const bump = (map: Record<string, number>, key: string, by = 1) => {
 /** `<verdict> <guard>` keys made so far: the same few recur on every event, so each is made once. */
 const decisionKeys = new Map<string, Map<string, string>>();
 
+let lastVerdict = "allow";
+let lastGuard = "none";
+let lastKey = "allow none";
+
 function decisionKey(verdict: string, guard: string): string {
+  if (verdict === lastVerdict && guard === lastGuard) return lastKey;
+  lastVerdict = verdict;
+  lastGuard = guard;
+  lastKey = memoKey(verdict, guard);
+  return lastKey;
+}
+
+function memoKey(verdict: string, guard: string): string {
   let byGuard = decisionKeys.get(verdict);
   if (byGuard === undefined) decisionKeys.set(verdict, (byGuard = new Map<string, string>()));
   let key = byGuard.get(guard);
@@ -69,6 +81,13 @@ export interface Counted {
   alerts: readonly { kind: string }[];
 }
 
+/** The first guard that gave the decision's verdict, `none` for an allow. */
+function decidingGuard(decision: Counted): string {
+  if (decision.verdict === "allow") return "none";
+  for (const r of decision.results) if (r.verdict === decision.verdict) return r.guard;
+  return "none";
+}
+
 /**
  * Counts one event and its decision into the tally of `state` (created if it has none); `tripped` is why
  * the breaker tripped on it, if it did. Writes through `draft` (see cow.ts).
@@ -105,8 +124,7 @@ export function tally(
     default:
       break;
   }
-  const deciding = decision.results.find((r) => r.verdict === decision.verdict && r.verdict !== "allow");
-  bump(writable(draft, t, "decisions"), decisionKey(decision.verdict, deciding?.guard ?? "none"));
+  bump(writable(draft, t, "decisions"), decisionKey(decision.verdict, decidingGuard(decision)));
   if (tripped !== null) bump(writable(draft, t, "trips"), tripped);
   if (decision.alerts.length > 0) {
     const alerts = writable(draft, t, "alerts");
