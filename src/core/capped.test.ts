@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { capSet } from "./capped.js";
+import { capSet, copyMap } from "./capped.js";
 
 /** The seed of the property below; REINS_SEED overrides it for exploring. fast-check prints it on failure. */
 const SEED = Number(process.env.REINS_SEED ?? 20261122);
@@ -50,6 +50,49 @@ describe("capSet", () => {
             if (model.length > cap) model.shift();
           }
           expect(Object.entries(map)).toEqual(model);
+        }
+      }),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+
+  it("drops the key JavaScript enumerates first, array indices before other keys, through copies", () => {
+    // The reference: scan the map and drop its first keys, which is what JSON writes first.
+    const reference = (map: Record<string, number>, key: string, value: number, cap: number) => {
+      map[key] = value;
+      let excess = Object.keys(map).length - cap;
+      for (const k in map) {
+        if (excess-- <= 0) break;
+        delete map[k];
+      }
+    };
+    const keys = ["a", "b", "c", "d", "0", "7", "10", "01", "4294967294", "4294967295", "-1", "1.5"];
+    const step = fc.oneof(
+      { weight: 8, arbitrary: fc.record({ write: fc.constantFrom(...keys), value: fc.nat() }) },
+      { weight: 1, arbitrary: fc.constant({ copy: true as const }) },
+      { weight: 1, arbitrary: fc.constant({ roundTrip: true as const }) },
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.array(step, { maxLength: 80 }), (cap, steps) => {
+        let map: Record<string, number> = {};
+        let model: Record<string, number> = {};
+        for (const s of steps) {
+          if ("copy" in s) {
+            const before = JSON.stringify(map);
+            const copy = copyMap(map);
+            capSet(copy, "fresh", 0, cap); // writing the copy leaves the original as it was
+            expect(JSON.stringify(map)).toBe(before);
+            map = copyMap(map);
+            continue;
+          }
+          if ("roundTrip" in s) {
+            map = JSON.parse(JSON.stringify(map)) as Record<string, number>;
+            continue;
+          }
+          capSet(map, s.write, s.value, cap);
+          reference(model, s.write, s.value, cap);
+          expect(JSON.stringify(map)).toBe(JSON.stringify(model));
+          model = { ...model };
         }
       }),
       { seed: SEED, numRuns: 300 },

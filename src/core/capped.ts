@@ -21,6 +21,16 @@ function jsonBytes(c: number): number {
 /** Names every plain object has (inherited), which must never be used as keys of the state's maps. */
 const INHERITED = new Set([...Object.getOwnPropertyNames(Object.prototype), "__proto__", "prototype"]);
 
+/** The longest inherited name, and the first characters they start with: most texts are ruled out by these. */
+const INHERITED_LONGEST = Math.max(...[...INHERITED].map((n) => n.length));
+const INHERITED_FIRST = new Uint8Array(128);
+for (const n of INHERITED) INHERITED_FIRST[n.charCodeAt(0)] = 1;
+
+/** Whether `text` is an inherited name, without hashing texts that cannot be one. */
+function inherited(text: string): boolean {
+  return text.length <= INHERITED_LONGEST && INHERITED_FIRST[text.charCodeAt(0)] === 1 && INHERITED.has(text);
+}
+
 /** What `clip` appends to an inherited name to make it an ordinary key (a zero-width space). */
 const MARK = "\u200b";
 
@@ -37,7 +47,7 @@ export function own<V>(map: Record<string, V>, key: string): V | undefined {
  */
 export function clip(text: string): string {
   // A key named like an inherited property would read the prototype's (or, `__proto__`, replace it).
-  if (INHERITED.has(text)) return `${text}${MARK}`;
+  if (inherited(text)) return `${text}${MARK}`;
   // Fast paths for the common case, printable ASCII that JSON does not escape: one byte per character.
   if (text.length <= MAX_TEXT) {
     if (text.length <= MAX_TEXT / 6 || !COSTLY.test(text)) return text;
@@ -64,11 +74,68 @@ export function amount(v: number | undefined): number {
 }
 
 /**
- * How many keys each map written by `capSet` holds, so a new key does not count them all again (a session
- * whose files or commands keep changing adds one on most events). Only `capSet` adds keys to a map it has
- * seen; a map it has not seen (new, cloned, parsed) is counted once.
+ * The order a capped map drops its keys in, kept beside it so a new key does not scan the map: the order
+ * JavaScript enumerates (and JSON writes) an object's keys, array indices ascending first, then the other
+ * keys oldest first. `names[head..]` are the other keys; `indices` the index keys, ascending. Only `capSet`
+ * adds keys to a map it has seen (and `copyMap` copies the order with the map); a map it has not seen (new,
+ * cloned, parsed) is indexed once.
  */
-const sizes = new WeakMap<object, number>();
+interface KeyOrder {
+  names: string[];
+  head: number;
+  indices: number[];
+}
+
+const orders = new WeakMap<object, KeyOrder>();
+
+/** The largest array index (2^32 - 2): a key that reads as an integer up to it is enumerated first. */
+const MAX_INDEX = 4294967294;
+
+/** The key as an array index, or -1 when it is an ordinary key. */
+function indexOf(key: string): number {
+  const c = key.charCodeAt(0);
+  if (!(c >= 0x30 && c <= 0x39) || key.length > 10 || (c === 0x30 && key.length > 1)) return -1;
+  for (let i = 1; i < key.length; i++) {
+    const d = key.charCodeAt(i);
+    if (d < 0x30 || d > 0x39) return -1;
+  }
+  const n = Number(key);
+  return n <= MAX_INDEX ? n : -1;
+}
+
+function orderOf(map: object): KeyOrder {
+  let order = orders.get(map);
+  if (order === undefined) {
+    order = { names: [], head: 0, indices: [] };
+    for (const key of Object.keys(map)) {
+      const n = indexOf(key);
+      if (n < 0) order.names.push(key);
+      else order.indices.push(n); // Object.keys lists them ascending
+    }
+    orders.set(map, order);
+  }
+  return order;
+}
+
+/** Inserts `n` into an ascending list. */
+function insertSorted(list: number[], n: number): void {
+  let i = list.length;
+  while (i > 0 && (list[i - 1] ?? 0) > n) i--;
+  list.splice(i, 0, n);
+}
+
+/** Removes and returns the key enumerated first, the one a capped map drops. */
+function dropFirst(order: KeyOrder): string | undefined {
+  if (order.indices.length > 0) return String(order.indices.shift());
+  const key = order.names[order.head];
+  order.head += 1;
+  // Compact now and then, so a long-lived map's list stays near its cap.
+  if (order.head >= 64 && order.head * 2 >= order.names.length) {
+    order.names = order.names.slice(order.head);
+    order.head = 0;
+  }
+  return key;
+}
 
 /**
  * Writes `key`; a new key past `cap` evicts the oldest keys. Updating a key keeps its place, so the common
@@ -79,19 +146,41 @@ export function capSet<V>(map: Record<string, V>, key: string, value: V, cap: nu
     map[key] = value;
     return;
   }
+  const order = orderOf(map);
   map[key] = value;
-  const size = (sizes.get(map) ?? Object.keys(map).length - 1) + 1;
-  let excess = size - cap;
-  sizes.set(map, Math.min(size, cap));
-  if (excess <= 0) return;
-  for (const k in map) {
-    delete map[k];
-    if (--excess <= 0) break;
+  const n = indexOf(key);
+  if (n < 0) order.names.push(key);
+  else insertSorted(order.indices, n);
+  while (order.names.length - order.head + order.indices.length > cap) {
+    const oldest = dropFirst(order);
+    if (oldest === undefined) break;
+    delete map[oldest];
   }
+}
+
+/**
+ * A shallow copy of a capped map that `capSet` goes on writing as it did the original (same keys, same
+ * order, same next key to drop); the original is left as it is.
+ */
+export function copyMap<V>(map: Record<string, V>): Record<string, V> {
+  const order = orders.get(map);
+  if (order === undefined) return { ...map };
+  // Copied key by key in the order kept beside it: a spread of a map that has lost keys sorts them first.
+  const copy: Record<string, V> = {};
+  const names = order.names.slice(order.head);
+  for (const n of order.indices) {
+    const key = String(n);
+    copy[key] = map[key] as V;
+  }
+  for (const key of names) copy[key] = map[key] as V;
+  orders.set(copy, { names, head: 0, indices: order.indices.slice() });
+  return copy;
 }
 
 /** Appends to a list, dropping the oldest items past `cap`. */
 export function pushCapped<T>(list: T[], item: T, cap: number): void {
   list.push(item);
-  if (list.length > cap) list.splice(0, list.length - cap);
+  // One over (the common case) is a shift, which makes no list of what it removes.
+  if (list.length === cap + 1) list.shift();
+  else if (list.length > cap) list.splice(0, list.length - cap);
 }

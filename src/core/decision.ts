@@ -21,8 +21,6 @@ export interface Decision {
   alerts: DecisionAlert[];
 }
 
-const severity: Record<Verdict, number> = { allow: 0, warn: 1, block: 2 };
-
 /**
  * The decision the results of one event's guards add up to: the most severe verdict, a person's
  * confirmation if any guard asks for it, the blocks' instructions before the warnings', and every alert.
@@ -30,14 +28,27 @@ const severity: Record<Verdict, number> = { allow: 0, warn: 1, block: 2 };
 export function decisionOf(seq: number, results: GuardResult[]): Decision {
   let verdict: Verdict = "allow";
   let needsHuman = false;
-  const blocks: string[] = [];
-  const warnings: string[] = [];
-  const alerts: DecisionAlert[] = [];
+  let messages = 0;
+  let alerted = 0;
   for (const r of results) {
-    if (severity[r.verdict] > severity[verdict]) verdict = r.verdict;
+    if (r.verdict === "block") verdict = "block";
+    else if (r.verdict === "warn" && verdict === "allow") verdict = "warn";
     if (r.needsHuman === true) needsHuman = true;
-    if (r.message !== undefined) (r.verdict === "block" ? blocks : warnings).push(r.message);
-    if (r.alert !== undefined) alerts.push({ kind: r.alert, guard: r.guard, message: r.message ?? r.guard });
+    if (r.message !== undefined) messages += 1;
+    if (r.alert !== undefined) alerted += 1;
   }
-  return { seq, verdict, needsHuman, results, instructions: [...blocks, ...warnings], alerts };
+  // Most events raise nothing: the lists are built only when a result has something for them.
+  const instructions: string[] = [];
+  if (messages > 0) {
+    for (const r of results)
+      if (r.message !== undefined && r.verdict === "block") instructions.push(r.message);
+    for (const r of results)
+      if (r.message !== undefined && r.verdict !== "block") instructions.push(r.message);
+  }
+  const alerts: DecisionAlert[] = [];
+  if (alerted > 0)
+    for (const r of results)
+      if (r.alert !== undefined)
+        alerts.push({ kind: r.alert, guard: r.guard, message: r.message ?? r.guard });
+  return { seq, verdict, needsHuman, results, instructions, alerts };
 }

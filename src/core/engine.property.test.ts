@@ -282,6 +282,15 @@ function runAll(
 const jsonCopy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 /** Where `value` holds something JSON would not give back as it is: NaN, ±Infinity, -0, undefined. */
+/** Freezes a state and everything in it, so that writing any part of it throws. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 function notJson(value: unknown): string[] {
   const bad: string[] = [];
   JSON.stringify(value, (key, v: unknown) => {
@@ -434,6 +443,37 @@ describe("engine properties (seeded fast-check)", () => {
         expect(state).toStrictEqual(owned);
       }),
       run(150),
+    );
+  });
+
+  it("2b. decide copies on write: a frozen state decides like advance, and no earlier state ever changes", () => {
+    // Tight limits and a timed half-open, so budget effects, breaker moves and every reducer path write.
+    const policies = [
+      defaultPolicy,
+      resolvePolicy({
+        budget: { session: { tokens: 30_000, toolCalls: 40 }, task: { tokens: 8_000 } },
+        circuit: { autoHalfOpenMs: 30_000, cooldownMs: 5_000 },
+        iterations: { max: 4 },
+      }),
+    ];
+    fc.assert(
+      fc.property(fc.constantFrom(...policies.keys()), eventsArb(1, 150), (which, events) => {
+        const policy = policies[which] ?? defaultPolicy;
+        let state = deepFreeze(initialState(scopeName(0)));
+        const owned = initialState(scopeName(0));
+        const seen: [State, string][] = [];
+        for (const event of events) {
+          // Frozen: a write to any part shared with the input throws (a guard's would turn into a warning,
+          // which the comparison with advance catches).
+          const { state: next, decision } = decide(state, event, policy);
+          expect(decision).toStrictEqual(advance(owned, event, policy));
+          expect(next).toStrictEqual(owned);
+          seen.push([state, JSON.stringify(state)]);
+          state = deepFreeze(next);
+        }
+        for (const [earlier, text] of seen) expect(JSON.stringify(earlier)).toBe(text);
+      }),
+      run(80),
     );
   });
 

@@ -1,5 +1,6 @@
 /** The engine: applies an event to a scope's state, asks the guards, returns their decision. */
 import { sendProbe, tripBreaker } from "./breaker.js";
+import { draftOf, inPlace, writable, type Draft } from "./cow.js";
 import { decisionOf, type Decision } from "./decision.js";
 import type { Effect, Guard, GuardResult } from "./guard.js";
 import { isHumanEvent, type ReinsEvent } from "./events.js";
@@ -7,12 +8,11 @@ import { pushCapped } from "./capped.js";
 import { ReinsError, assertNever } from "./errors.js";
 import { gradeOf, heldGrade } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
-import { meterAt } from "./meter.js";
 import { pipeline, type Pipeline } from "./pipeline.js";
 import type { Policy } from "./policy.js";
-import { applyEvent } from "./reduce.js";
-import { tally, tallyOf } from "./tally.js";
-import { CAPS, LEVEL, cloneState, initialState, type State } from "./state.js";
+import { applyEvent, writableMeter } from "./reduce.js";
+import { tally } from "./tally.js";
+import { CAPS, LEVEL, initialState, type State } from "./state.js";
 
 const standard = pipeline(defaultGuards);
 
@@ -26,15 +26,20 @@ export function advance(
   policy: Policy,
   guards: Pipeline = standard,
 ): Decision {
+  return step(state, event, policy, guards, inPlace);
+}
+
+/** `advance`, writing below the top level of `state` only through `draft` (see cow.ts). */
+function step(state: State, event: ReinsEvent, policy: Policy, guards: Pipeline, draft: Draft): Decision {
   if (event.scope !== state.scope) {
     throw new ReinsError("scope_mismatch", `event for ${event.scope} applied to the state of ${state.scope}`);
   }
   const seq = state.seq;
   const tripsBefore = state.breaker.trips;
-  applyEvent(state, event, policy);
+  applyEvent(state, event, policy, draft);
   const results = isHumanEvent(event) ? [] : evaluate(guards, state, event, policy);
   const decision = decisionOf(seq, results);
-  settle(state, event, decision, tripsBefore);
+  settle(state, event, decision, tripsBefore, draft);
   return decision;
 }
 
@@ -53,30 +58,41 @@ export function reapply(state: State, event: ReinsEvent, decision: Decision, pol
   }
   const tripsBefore = state.breaker.trips;
   applyEvent(state, event, policy);
-  settle(state, event, decision, tripsBefore);
+  settle(state, event, decision, tripsBefore, inPlace);
 }
 
 /** The decision's effects on the state, and its count in the tally: the part of `advance` after the guards. */
-function settle(state: State, event: ReinsEvent, decision: Decision, tripsBefore: number): void {
+function settle(
+  state: State,
+  event: ReinsEvent,
+  decision: Decision,
+  tripsBefore: number,
+  draft: Draft,
+): void {
   for (const result of decision.results)
-    for (const effect of result.effects ?? []) {
-      // A blocked call never runs, so it cannot be the half-open breaker's probe.
-      if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
-      applyEffect(state, effect, event.at);
-    }
+    if (result.effects !== undefined)
+      for (const effect of result.effects) {
+        // A blocked call never runs, so it cannot be the half-open breaker's probe.
+        if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
+        applyEffect(draft, state, effect, event.at);
+      }
   const tripped = state.breaker.trips > tripsBefore ? state.breaker.reason : null;
-  tally(tallyOf(state), event, decision, tripped);
+  tally(state, event, decision, tripped, draft);
 }
 
-/** The pure engine: the state after `event` and the decision for it. `state` is left untouched. */
+/**
+ * The pure engine: the state after `event` and the decision for it. `state` is left untouched; the new
+ * state shares every part the event did not change with it (copy-on-write, see cow.ts), so neither may be
+ * changed in place afterwards except through `decide`.
+ */
 export function decide(
   state: State,
   event: ReinsEvent,
   policy: Policy,
   guards: Pipeline = standard,
 ): { state: State; decision: Decision } {
-  const next = cloneState(state);
-  const decision = advance(next, event, policy, guards);
+  const { next, draft } = draftOf(state);
+  const decision = step(next, event, policy, guards, draft);
   return { state: next, decision };
 }
 
@@ -87,15 +103,21 @@ export function replay(
   guards: Pipeline = standard,
 ): Decision[] {
   const states = new Map<string, State>();
-  const decisions: Decision[] = [];
+  // One list of the right length when the events are a list: no growing and copying on a long replay.
+  const decisions: Decision[] = Array.isArray(events) ? new Array<Decision>(events.length) : [];
+  let i = 0;
+  let last: State | undefined;
   for (const event of events) {
-    let state = states.get(event.scope);
+    // Most logs are one scope: the same state as the event before needs no lookup.
+    let state = last !== undefined && last.scope === event.scope ? last : states.get(event.scope);
     if (state === undefined) {
       state = initialState(event.scope);
       states.set(event.scope, state);
     }
-    decisions.push(advance(state, event, policy, guards));
+    last = state;
+    decisions[i++] = advance(state, event, policy, guards);
   }
+  decisions.length = i;
   return decisions;
 }
 
@@ -150,24 +172,26 @@ function withinGrades(guard: Guard, result: GuardResult): GuardResult {
   }
 }
 
-function applyEffect(state: State, effect: Effect, at: number): void {
+function applyEffect(draft: Draft, state: State, effect: Effect, at: number): void {
   switch (effect.kind) {
     case "budget.fired": {
-      const meter = meterAt(state, effect);
-      if (meter !== undefined)
-        meter.fired[effect.resource] = Math.max(meter.fired[effect.resource] ?? 0, effect.level);
+      const meter = writableMeter(draft, state, effect);
+      if (meter !== undefined) {
+        const fired = writable(draft, meter, "fired");
+        fired[effect.resource] = Math.max(fired[effect.resource] ?? 0, effect.level);
+      }
       break;
     }
     case "budget.paused": {
-      const meter = meterAt(state, effect);
+      const meter = writableMeter(draft, state, effect);
       if (meter !== undefined) {
         meter.paused = effect.resource;
-        meter.fired[effect.resource] = LEVEL.pause;
+        writable(draft, meter, "fired")[effect.resource] = LEVEL.pause;
       }
       break;
     }
     case "rate.fired":
-      state.rate.firedWindow = effect.window;
+      writable(draft, state, "rate").firedWindow = effect.window;
       break;
     case "circuit.opened":
       state.breaker = tripBreaker(state.breaker, effect.reason, effect.detail, at);
@@ -182,7 +206,7 @@ function applyEffect(state: State, effect: Effect, at: number): void {
       state.protectionGrants = Math.max(0, state.protectionGrants - 1);
       break;
     case "pricing.noted":
-      pushCapped((state.priced ??= []), effect.model, CAPS.priced);
+      pushCapped(writable(draft, state, "priced") ?? (state.priced = []), effect.model, CAPS.priced);
       break;
     case "circuit.probe":
       state.breaker = sendProbe(state.breaker, at);

@@ -1,17 +1,65 @@
-/** The keys calls are known by in the state: a call's signature, a command's key, a failure class. */
+/**
+ * The keys calls are known by in the state: a call's signature, a command's key, a failure class. The
+ * reducer and several guards ask for the same event's keys in turn, so each function remembers its last
+ * answer (a pure function's memo: same input, same output).
+ */
 import { clip } from "./capped.js";
+
+let sigTool = "";
+let sigInput = "";
+let sigLast = clip("#");
 
 /** The signature of a call: equal signatures mean identical calls. */
 export function callSignature(event: { tool: string; inputHash: string }): string {
-  return clip(`${event.tool}#${event.inputHash}`);
+  if (event.tool !== sigTool || event.inputHash !== sigInput) {
+    sigTool = event.tool;
+    sigInput = event.inputHash;
+    sigLast = clip(`${event.tool}#${event.inputHash}`);
+  }
+  return sigLast;
 }
+
+let keyCommand = "";
+let keyLast = "";
 
 /** Collapses white space so `npm  test` and `npm test` are one command. */
 export function commandKey(command: string): string {
-  return clip(command.trim().replace(/\s+/g, " "));
+  if (command !== keyCommand) {
+    keyCommand = command;
+    keyLast = clip(command.trim().replace(/\s+/g, " "));
+  }
+  return keyLast;
 }
+
+/** A key with a prefix, remembering its last answer for each prefix. */
+function prefixed(prefix: string): (key: string) => string {
+  let last = "";
+  let answer = prefix;
+  return (key) => {
+    if (key !== last) {
+      last = key;
+      answer = `${prefix}${key}`;
+    }
+    return answer;
+  };
+}
+
+const cmdClass = prefixed("cmd:");
+const toolClass = prefixed("tool:");
+const writeMemo = prefixed("write:");
+const runMemo = prefixed("run:");
 
 /** The failure class of a call: its command, or its tool when it runs none. */
 export function failureClass(event: { tool: string; command?: string }): string {
-  return event.command !== undefined ? `cmd:${commandKey(event.command)}` : `tool:${clip(event.tool)}`;
+  return event.command !== undefined ? cmdClass(commandKey(event.command)) : toolClass(clip(event.tool));
+}
+
+/** The key of the circular-behaviour memo of writes to `path`. */
+export function writeKey(path: string): string {
+  return writeMemo(clip(path));
+}
+
+/** The key of the circular-behaviour memo of runs of `command`. */
+export function runKey(command: string): string {
+  return runMemo(commandKey(command));
 }

@@ -1,8 +1,9 @@
 /** The reducer: how each event changes the facts in a scope's state, apart from any guard's verdict. */
-import { CAPS, LEVEL, cloneState, emptyMeter, type Meter, type State } from "./state.js";
+import { CAPS, LEVEL, emptyMeter, type Meter, type State } from "./state.js";
 import { halfOpenBreaker, passProbe, resetBreaker, settleBreaker } from "./breaker.js";
 import { amount, capSet, clip, pushCapped } from "./capped.js";
 import { churnLevel } from "./churn-level.js";
+import { draftOf, inPlace, owned, writable, type Draft } from "./cow.js";
 import { assertNever } from "./errors.js";
 import type {
   BudgetExtended,
@@ -12,23 +13,25 @@ import type {
   UsageRecorded,
   VerificationRan,
 } from "./events.js";
-import { callSignature, commandKey, failureClass } from "./keys.js";
-import { levelOf, limitOf, usedOf, utilization } from "./meter.js";
+import { callSignature, failureClass, runKey, writeKey } from "./keys.js";
+import { levelOf, limitOf, usedOf, utilization, type MeterRef } from "./meter.js";
 import { defaultPolicy, type Policy } from "./policy.js";
 
 /**
  * Folds one event into the facts of a scope, in place. The policy only sizes windows and supplies the
  * breaker's timeouts; verdicts and the state changes they cause come from the guards (see engine.ts).
+ * Below the top level, `state` is written only through `draft` (see cow.ts); in place by default.
  */
-export function applyEvent(state: State, event: ReinsEvent, policy: Policy): void {
+export function applyEvent(state: State, event: ReinsEvent, policy: Policy, draft: Draft = inPlace): void {
+  const d = draft;
   const at = event.at;
   if (state.startedAt === null) {
     state.startedAt = at;
-    state.budget.session.startedAt = at;
+    writableMeter(d, state, SESSION)!.startedAt = at;
   }
   state.lastAt = at;
-  if (event.task !== undefined && event.task !== "") enterTask(state, clip(event.task), at);
-  settle(state, at, policy);
+  if (event.task !== undefined && event.task !== "") enterTask(d, state, clip(event.task), at);
+  settle(d, state, at, policy);
 
   switch (event.kind) {
     case "session.started":
@@ -38,40 +41,45 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy): voi
       state.ended = true;
       break;
     case "task.started": {
-      const meter = state.budget.tasks[state.task];
-      if (meter !== undefined && event.taskType !== undefined) meter.taskType = clip(event.taskType);
-      if (!state.inFlight.includes(state.task)) pushCapped(state.inFlight, state.task, CAPS.inFlight);
+      if (event.taskType !== undefined && state.budget.tasks[state.task] !== undefined)
+        writableMeter(d, state, { meter: "task", task: state.task })!.taskType = clip(event.taskType);
+      if (!state.inFlight.includes(state.task))
+        pushCapped(writable(d, state, "inFlight"), state.task, CAPS.inFlight);
       break;
     }
     case "task.ended": {
-      state.inFlight = state.inFlight.filter((t) => t !== state.task);
-      if (event.status === "failed") recordTaskFailure(state, state.task);
-      if (event.status === "done") capSet(state.churn, state.task, { failures: 0, confirmed: 0 }, CAPS.churn);
+      state.inFlight = owned(
+        d,
+        state.inFlight.filter((t) => t !== state.task),
+      );
+      if (event.status === "failed") recordTaskFailure(d, state, state.task);
+      if (event.status === "done")
+        capSet(writable(d, state, "churn"), state.task, { failures: 0, confirmed: 0 }, CAPS.churn);
       break;
     }
     case "tool.requested":
-      applyRequest(state, event, policy);
+      applyRequest(d, state, event, policy);
       break;
     case "tool.completed":
-      applyCompletion(state, event);
+      applyCompletion(d, state, event);
       break;
     case "usage.recorded":
-      applyUsage(state, event, policy);
+      applyUsage(d, state, event, policy);
       break;
     case "verification.ran":
-      applyVerification(state, event);
+      applyVerification(d, state, event);
       break;
     case "iteration.ended":
       state.iterations += 1;
       state.cycle += 1;
-      if (event.outcome === "failure") recordTaskFailure(state, state.task);
+      if (event.outcome === "failure") recordTaskFailure(d, state, state.task);
       if (event.outcome === "success")
-        capSet(state.churn, state.task, { failures: 0, confirmed: 0 }, CAPS.churn);
+        capSet(writable(d, state, "churn"), state.task, { failures: 0, confirmed: 0 }, CAPS.churn);
       break;
     case "completion.claimed":
       break;
     case "human.budget_extended":
-      applyExtension(state, event, policy);
+      applyExtension(d, state, event, policy);
       break;
     case "human.budget_reset": {
       const taskType = state.budget.tasks[state.task]?.taskType ?? null;
@@ -82,11 +90,11 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy): voi
     }
     case "human.circuit_acknowledged":
       state.breaker = halfOpenBreaker(state.breaker);
-      clearAnomalies(state);
+      clearAnomalies(d, state);
       break;
     case "human.circuit_reset":
       state.breaker = resetBreaker(state.breaker);
-      clearAnomalies(state);
+      clearAnomalies(d, state);
       break;
     case "human.alert_acknowledged":
     case "human.spec_approved":
@@ -95,8 +103,10 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy): voi
       // A person's confirmation also lets one call on reins' own files through (self-protection); at most
       // one waits, so a confirmation long ago is not a standing permission.
       state.protectionGrants = 1;
-      const memo = state.churn[state.task];
-      if (memo !== undefined) memo.confirmed = churnLevel(memo.failures, policy);
+      if (state.churn[state.task] !== undefined) {
+        const memo = writable(d, writable(d, state, "churn"), state.task);
+        memo.confirmed = churnLevel(memo.failures, policy);
+      }
       break;
     }
     default:
@@ -105,47 +115,72 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy): voi
   state.seq += 1;
 }
 
-/** A pure fold: returns the state after `event`, leaving `state` untouched. */
+/**
+ * A pure fold: returns the state after `event`, leaving `state` untouched (the parts the event does not
+ * change are shared with it).
+ */
 export function reduce(state: State, event: ReinsEvent, policy: Policy = defaultPolicy): State {
-  const next = cloneState(state);
-  applyEvent(next, event, policy);
+  const { next, draft } = draftOf(state);
+  applyEvent(next, event, policy, draft);
   return next;
 }
 
-function enterTask(state: State, task: string, at: number): void {
-  state.task = task;
-  if (state.budget.tasks[task] === undefined) capSet(state.budget.tasks, task, emptyMeter(at), CAPS.tasks);
+const SESSION: MeterRef = { meter: "session", task: "" };
+
+/** The meter `ref` points at, made writable (see cow.ts), if it exists. */
+export function writableMeter(d: Draft, state: State, ref: MeterRef): Meter | undefined {
+  return meterOf(d, state, ref.meter === "session" ? null : ref.task);
 }
 
-function recordTaskFailure(state: State, task: string): void {
+/** The session's meter (`task` null) or the task's, made writable, if it exists. */
+function meterOf(d: Draft, state: State, task: string | null): Meter | undefined {
+  if (task !== null && state.budget.tasks[task] === undefined) return undefined;
+  const budget = writable(d, state, "budget");
+  return task === null ? writable(d, budget, "session") : writable(d, writable(d, budget, "tasks"), task);
+}
+
+/** The spend of the session's meter (`task` null) or the task's, made writable, if the meter exists. */
+function writableSpend(d: Draft, state: State, task: string | null): Meter["spent"] | undefined {
+  const meter = meterOf(d, state, task);
+  return meter === undefined ? undefined : writable(d, meter, "spent");
+}
+
+function enterTask(d: Draft, state: State, task: string, at: number): void {
+  state.task = task;
+  if (state.budget.tasks[task] === undefined)
+    capSet(writable(d, writable(d, state, "budget"), "tasks"), task, emptyMeter(at), CAPS.tasks);
+}
+
+function recordTaskFailure(d: Draft, state: State, task: string): void {
   const memo = state.churn[task] ?? { failures: 0, confirmed: 0 };
-  capSet(state.churn, task, { failures: memo.failures + 1, confirmed: memo.confirmed }, CAPS.churn);
+  const churn = writable(d, state, "churn");
+  capSet(churn, task, { failures: memo.failures + 1, confirmed: memo.confirmed }, CAPS.churn);
 }
 
 /** The breaker's moves with time (see settleBreaker). */
-function settle(state: State, at: number, policy: Policy): void {
+function settle(d: Draft, state: State, at: number, policy: Policy): void {
   const next = settleBreaker(state.breaker, at, policy.circuit);
   // Half-opened by the timeout, as after an acknowledgement: the counters that tripped it would trip the
   // probe at once.
-  if (state.breaker.status === "open" && next.status === "half_open") clearAnomalies(state);
+  if (state.breaker.status === "open" && next.status === "half_open") clearAnomalies(d, state);
   state.breaker = next;
 }
 
-function clearAnomalies(state: State): void {
-  const calls = state.calls;
+function clearAnomalies(d: Draft, state: State): void {
+  const calls = writable(d, state, "calls");
   calls.sig = "";
   calls.streak = 0;
   calls.sigOut = null;
   calls.taskCalls = 0;
-  calls.times = [];
+  calls.times = owned(d, []);
   calls.errorHash = "";
   calls.errorStreak = 0;
   state.failedVerifications = 0;
   state.lastFailure = null;
 }
 
-function applyRequest(state: State, event: ToolRequested, policy: Policy): void {
-  const calls = state.calls;
+function applyRequest(d: Draft, state: State, event: ToolRequested, policy: Policy): void {
+  const calls = writable(d, state, "calls");
   const sig = callSignature(event);
   if (sig === calls.sig) {
     calls.streak += 1;
@@ -159,7 +194,7 @@ function applyRequest(state: State, event: ToolRequested, policy: Policy): void 
     calls.taskCalls = 0;
   }
   calls.taskCalls += 1;
-  pushCapped(calls.times, event.at, policy.circuit.rapidFireThreshold);
+  pushCapped(writable(d, calls, "times"), event.at, policy.circuit.rapidFireThreshold);
   const shape = event.shapeHash === undefined ? sig : clip(`${event.tool}#${event.shapeHash}`);
   const label = clip(event.command ?? event.writes?.[0] ?? event.reads?.[0] ?? event.tool);
   const last = calls.recent[calls.recent.length - 1];
@@ -167,22 +202,28 @@ function applyRequest(state: State, event: ToolRequested, policy: Policy): void 
   // loop out of the window and so turn its block into an allow.
   if (last === undefined || last.sig !== sig || last.out !== null)
     pushCapped(
-      calls.recent,
+      writable(d, calls, "recent"),
       { sig, shape, tool: clip(event.tool), label, out: null, failed: false },
       CAPS.recentCalls,
     );
 
-  state.budget.session.spent.toolCalls += 1;
-  const task = state.budget.tasks[state.task];
-  if (state.task !== "" && task !== undefined) task.spent.toolCalls += 1;
+  writableSpend(d, state, null)!.toolCalls += 1;
+  if (state.task !== "") {
+    const task = writableSpend(d, state, state.task);
+    if (task !== undefined) task.toolCalls += 1;
+  }
 
-  for (const path of event.reads ?? []) {
-    const key = clip(path);
-    capSet(state.reads, key, (state.reads[key] ?? 0) + 1, CAPS.reads);
+  const readPaths = event.reads ?? [];
+  if (readPaths.length > 0) {
+    const reads = writable(d, state, "reads");
+    for (const path of readPaths) {
+      const key = clip(path);
+      capSet(reads, key, (reads[key] ?? 0) + 1, CAPS.reads);
+    }
   }
   const writes = event.writes ?? [];
   if (writes.length === 0) return;
-  const edits = state.edits;
+  const edits = writable(d, state, "edits");
   // A new edit round starts with the first edit after a check: thrashing counts rounds, not single edits.
   if (edits.sinceVerification === 0) state.cycle += 1;
   edits.total += 1;
@@ -190,39 +231,45 @@ function applyRequest(state: State, event: ToolRequested, policy: Policy): void 
   edits.sinceVerification += 1;
   edits.sinceTests += 1;
   edits.unverifiedLines += Math.max(0, Math.min(event.linesChanged ?? 0, 1e9)) || 0; // NaN counts as 0
+  const content = clip(event.inputHash);
   for (const path of writes) {
     const key = clip(path);
-    if (key in state.reads) state.reads[key] = 0;
+    if (key in state.reads && state.reads[key] !== 0) writable(d, state, "reads")[key] = 0;
     const file = state.files[key];
     if (file === undefined || file.lastIteration !== state.cycle) {
       capSet(
-        state.files,
+        writable(d, state, "files"),
         key,
         { iterations: (file?.iterations ?? 0) + 1, lastIteration: state.cycle },
         CAPS.files,
       );
     }
-    const memoKey = `write:${key}`;
+    const memoKey = writeKey(path);
     const memo = state.resources[memoKey];
-    const content = clip(event.inputHash);
     const same = memo !== undefined && memo.content === content ? memo.same + 1 : 1;
-    capSet(state.resources, memoKey, { same, quiet: same, content, edits: edits.total }, CAPS.resources);
+    capSet(
+      writable(d, state, "resources"),
+      memoKey,
+      { same, quiet: same, content, edits: edits.total },
+      CAPS.resources,
+    );
   }
 }
 
-function applyCompletion(state: State, event: ToolCompleted): void {
+function applyCompletion(d: Draft, state: State, event: ToolCompleted): void {
   const sig = callSignature(event);
   const out = event.outputHash === undefined ? null : clip(event.outputHash);
   const failed = event.outcome !== "success";
-  for (let i = state.calls.recent.length - 1; i >= 0; i--) {
-    const call = state.calls.recent[i];
+  const calls = writable(d, state, "calls");
+  for (let i = calls.recent.length - 1; i >= 0; i--) {
+    const call = calls.recent[i];
     if (call !== undefined && call.sig === sig && call.out === null) {
-      call.out = out ?? "";
-      call.failed = failed;
+      const mine = writable(d, writable(d, calls, "recent"), i);
+      mine.out = out ?? "";
+      mine.failed = failed;
       break;
     }
   }
-  const calls = state.calls;
   if (sig === calls.sig && out !== null) {
     if (calls.sigOut === null) calls.sigOut = out;
     else if (calls.sigOut !== out) {
@@ -242,25 +289,32 @@ function applyCompletion(state: State, event: ToolCompleted): void {
       calls.errorHash = error;
       calls.errorStreak = error === "" ? 0 : 1;
     }
-    capSet(state.failureClasses, cls, (state.failureClasses[cls] ?? 0) + 1, CAPS.failureClasses);
+    const classes = writable(d, state, "failureClasses");
+    capSet(classes, cls, (classes[cls] ?? 0) + 1, CAPS.failureClasses);
   } else {
     calls.errorHash = "";
     calls.errorStreak = 0;
-    if (cls in state.failureClasses) state.failureClasses[cls] = 0;
+    if (cls in state.failureClasses && state.failureClasses[cls] !== 0)
+      writable(d, state, "failureClasses")[cls] = 0;
   }
 
   if (event.command !== undefined) {
-    const memoKey = `run:${commandKey(event.command)}`;
+    const memoKey = runKey(event.command);
     const memo = state.resources[memoKey];
     const content = out ?? `#${state.seq}`; // an unknown output never matches another
     const sameContent = memo !== undefined && memo.content === content;
     const same = sameContent ? memo.same + 1 : 1;
     const quiet = sameContent && memo.edits === state.edits.total ? memo.quiet + 1 : 1;
-    capSet(state.resources, memoKey, { same, quiet, content, edits: state.edits.total }, CAPS.resources);
+    capSet(
+      writable(d, state, "resources"),
+      memoKey,
+      { same, quiet, content, edits: state.edits.total },
+      CAPS.resources,
+    );
   }
 }
 
-function applyUsage(state: State, event: UsageRecorded, policy: Policy): void {
+function applyUsage(d: Draft, state: State, event: UsageRecorded, policy: Policy): void {
   const tokens =
     amount(event.inputTokens) +
     amount(event.outputTokens) +
@@ -268,20 +322,21 @@ function applyUsage(state: State, event: UsageRecorded, policy: Policy): void {
     (policy.budget.countCacheReads ? amount(event.cacheReadTokens) : 0);
   const usd = amount(event.costUsd);
   const premium = amount(event.premiumRequests);
-  const charge = (meter: Meter) => {
-    meter.spent.tokens += tokens;
+  const charge = (spent: Meter["spent"] | undefined) => {
+    if (spent === undefined) return;
+    spent.tokens += tokens;
     // Rounded to nano-dollars so that $0.10 + $0.70 is $0.80, not 0.7999999999999999.
-    meter.spent.usd = Math.round((meter.spent.usd + usd) * 1e9) / 1e9;
-    meter.spent.premiumRequests += premium;
+    spent.usd = Math.round((spent.usd + usd) * 1e9) / 1e9;
+    spent.premiumRequests += premium;
   };
-  charge(state.budget.session);
-  const task = state.budget.tasks[state.task];
-  if (state.task !== "" && task !== undefined) charge(task);
+  charge(writableSpend(d, state, null));
+  if (state.task !== "") charge(writableSpend(d, state, state.task));
 
   const window = Math.floor(event.at / policy.spendRate.windowMs);
-  const buckets = state.rate.buckets;
-  const last = buckets[buckets.length - 1];
-  if (last !== undefined && last[0] === window) {
+  const buckets = writable(d, writable(d, state, "rate"), "buckets");
+  const at = buckets.length - 1;
+  if (buckets[at] !== undefined && buckets[at][0] === window) {
+    const last = writable(d, buckets, at);
     last[1] += tokens;
     last[2] += usd;
   } else {
@@ -289,14 +344,14 @@ function applyUsage(state: State, event: UsageRecorded, policy: Policy): void {
   }
 }
 
-function applyVerification(state: State, event: VerificationRan): void {
+function applyVerification(d: Draft, state: State, event: VerificationRan): void {
   const name = clip(event.name);
   const raw = event.score ?? (event.passed ? 1 : 0);
   const score = Number.isFinite(raw) ? Math.min(1, Math.max(0, raw)) : event.passed ? 1 : 0;
   const prev = state.checks[name];
   const greener = prev !== undefined && (score > prev.score || (event.passed && !prev.passed));
   capSet(
-    state.checks,
+    writable(d, state, "checks"),
     name,
     {
       passed: event.passed,
@@ -308,19 +363,19 @@ function applyVerification(state: State, event: VerificationRan): void {
     },
     CAPS.checks,
   );
-  const edits = state.edits;
+  const edits = writable(d, state, "edits");
   edits.sinceVerification = 0;
   if (name === "tests") edits.sinceTests = 0;
   if (event.passed) edits.unverifiedLines = 0;
   countFailure(state, name, event);
 
-  if (greener) state.files = {};
+  if (greener) state.files = owned(d, {});
   for (const path of event.flagged ?? []) {
     const key = clip(path);
     const file = state.files[key];
     if (file === undefined || file.lastIteration !== state.cycle) {
       capSet(
-        state.files,
+        writable(d, state, "files"),
         key,
         { iterations: (file?.iterations ?? 0) + 1, lastIteration: state.cycle },
         CAPS.files,
@@ -355,16 +410,18 @@ function countFailure(state: State, name: string, event: VerificationRan): void 
   state.lastFailure = { check: name, fingerprint, failing, edits: state.edits.total };
 }
 
-function applyExtension(state: State, event: BudgetExtended, policy: Policy): void {
+function applyExtension(d: Draft, state: State, event: BudgetExtended, policy: Policy): void {
   const added = amount(event.amount);
   const ref =
     event.meter === "task" && state.task !== "" ? ({ meter: "task", task: state.task } as const) : null;
-  const meter = ref === null ? state.budget.session : state.budget.tasks[state.task];
+  const meter = writableMeter(d, state, ref ?? SESSION);
   if (meter === undefined) return;
-  meter.extra[event.resource] = (meter.extra[event.resource] ?? 0) + added;
+  const extra = writable(d, meter, "extra");
+  extra[event.resource] = (extra[event.resource] ?? 0) + added;
   const limit = limitOf(meter, ref ?? { meter: "session", task: "" }, event.resource, policy);
   const level = levelOf(utilization(usedOf(meter, event.resource, event.at), limit), policy);
   // Thresholds above the new utilisation fire again; the ones still reached stay fired.
-  meter.fired[event.resource] = Math.min(meter.fired[event.resource] ?? LEVEL.none, level);
+  const fired = writable(d, meter, "fired");
+  fired[event.resource] = Math.min(fired[event.resource] ?? LEVEL.none, level);
   if (meter.paused === event.resource && level < LEVEL.pause) meter.paused = null;
 }

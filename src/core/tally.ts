@@ -1,5 +1,6 @@
 /** The tally: a scope's running totals for metrics, kept in its state, and what each decided event adds. */
 import { amount, clip } from "./capped.js";
+import { inPlace, writable, type Draft } from "./cow.js";
 import type { ReinsEvent } from "./events.js";
 
 /** At most this many tool names are counted by name in one scope; the rest count as `other`. */
@@ -8,6 +9,33 @@ export const TALLY_TOOLS = 32;
 const bump = (map: Record<string, number>, key: string, by = 1) => {
   map[key] = (map[key] ?? 0) + by;
 };
+
+/** `<verdict> <guard>` keys made so far: the same few recur on every event, so each is made once. */
+const decisionKeys = new Map<string, Map<string, string>>();
+
+let lastVerdict = "allow";
+let lastGuard = "none";
+let lastKey = "allow none";
+
+function decisionKey(verdict: string, guard: string): string {
+  if (verdict === lastVerdict && guard === lastGuard) return lastKey;
+  lastVerdict = verdict;
+  lastGuard = guard;
+  lastKey = memoKey(verdict, guard);
+  return lastKey;
+}
+
+function memoKey(verdict: string, guard: string): string {
+  let byGuard = decisionKeys.get(verdict);
+  if (byGuard === undefined) decisionKeys.set(verdict, (byGuard = new Map<string, string>()));
+  let key = byGuard.get(guard);
+  if (key === undefined) {
+    key = `${verdict} ${guard}`;
+    // Guards are named by whoever writes them; keep the memo from growing without end.
+    if (byGuard.size < 256) byGuard.set(guard, key);
+  }
+  return key;
+}
 
 /**
  * Running totals of a scope, kept in its state so that metrics are derived from the store and stay
@@ -53,31 +81,53 @@ export interface Counted {
   alerts: readonly { kind: string }[];
 }
 
-/** Counts one event and its decision into `t`; `tripped` is why the breaker tripped on it, if it did. */
-export function tally(t: Tally, event: ReinsEvent, decision: Counted, tripped: string | null): void {
+/** The first guard that gave the decision's verdict, `none` for an allow. */
+function decidingGuard(decision: Counted): string {
+  if (decision.verdict === "allow") return "none";
+  for (const r of decision.results) if (r.verdict === decision.verdict) return r.guard;
+  return "none";
+}
+
+/**
+ * Counts one event and its decision into the tally of `state` (created if it has none); `tripped` is why
+ * the breaker tripped on it, if it did. Writes through `draft` (see cow.ts).
+ */
+export function tally(
+  state: { tally?: Tally },
+  event: ReinsEvent,
+  decision: Counted,
+  tripped: string | null,
+  draft: Draft = inPlace,
+): void {
+  tallyOf(state);
+  const t = writable(draft, state as { tally: Tally }, "tally");
   switch (event.kind) {
     case "session.started":
       if (event.agent !== undefined && t.agent === "") t.agent = clip(event.agent);
       break;
-    case "usage.recorded":
-      t.tokens.input += amount(event.inputTokens);
-      t.tokens.output += amount(event.outputTokens);
-      t.tokens.cacheRead += amount(event.cacheReadTokens);
-      t.tokens.cacheWrite += amount(event.cacheWriteTokens);
+    case "usage.recorded": {
+      const tokens = writable(draft, t, "tokens");
+      tokens.input += amount(event.inputTokens);
+      tokens.output += amount(event.outputTokens);
+      tokens.cacheRead += amount(event.cacheReadTokens);
+      tokens.cacheWrite += amount(event.cacheWriteTokens);
       // Rounded to nano-dollars, like the meters, so sums of many small costs do not drift.
       t.usd = Math.round((t.usd + amount(event.costUsd)) * 1e9) / 1e9;
       break;
+    }
     case "tool.requested": {
       const tool = clip(event.tool);
       const known = tool in t.tools || Object.keys(t.tools).length < TALLY_TOOLS;
-      bump(t.tools, known ? tool : "other");
+      bump(writable(draft, t, "tools"), known ? tool : "other");
       break;
     }
     default:
       break;
   }
-  const deciding = decision.results.find((r) => r.verdict === decision.verdict && r.verdict !== "allow");
-  bump(t.decisions, `${decision.verdict} ${deciding?.guard ?? "none"}`);
-  if (tripped !== null) bump(t.trips, tripped);
-  for (const alert of decision.alerts) bump(t.alerts, alert.kind);
+  bump(writable(draft, t, "decisions"), decisionKey(decision.verdict, decidingGuard(decision)));
+  if (tripped !== null) bump(writable(draft, t, "trips"), tripped);
+  if (decision.alerts.length > 0) {
+    const alerts = writable(draft, t, "alerts");
+    for (const alert of decision.alerts) bump(alerts, alert.kind);
+  }
 }

@@ -15,6 +15,8 @@ import {
 import { LEVEL } from "../state.js";
 
 const name = "budget";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /** Events that spend, or start spending; a paused budget blocks them. */
 const spending = new Set(["tool.requested", "task.started", "usage.recorded"]);
@@ -59,17 +61,18 @@ export const budget: Guard = {
   shortCircuit: true,
   grades: ["advise", "deny", "stop"],
   evaluate(state, event, policy) {
-    if (!spending.has(event.kind)) return pass(name);
-    let worst: GuardResult = pass(name);
-    const effects: Effect[] = [];
-    const messages: string[] = [];
+    if (!spending.has(event.kind)) return passed;
+    let worst: GuardResult = passed;
+    // Made only when a threshold is met: most events meet none.
+    let effects: Effect[] | undefined;
+    let messages: string[] | undefined;
     let needsHuman = false;
     for (const ref of activeMeters(state)) {
       const meter = ref.meter === "session" ? state.budget.session : state.budget.tasks[ref.task];
       if (meter === undefined) continue;
       if (meter.paused !== null) {
         const limit = limitOf(meter, ref, meter.paused, policy) ?? 0;
-        messages.push(
+        (messages ??= []).push(
           `The ${meterLabel(ref, state.scope)} budget is paused: ${amount(meter.paused, usedOf(meter, meter.paused, event.at))} used of ${amount(meter.paused, limit)}. Stop and wait until a person extends it with ${extendHint(ref, state.scope, meter.paused)}.`,
         );
         needsHuman = true;
@@ -87,14 +90,14 @@ export const budget: Guard = {
         const where = `The ${meterLabel(ref, state.scope)} has used ${formatPercent(ratio)} of its ${nouns[resource]} budget (${amount(resource, used)} of ${amount(resource, limit)})`;
         const target = { meter: ref.meter, task: ref.task, resource };
         if (level === LEVEL.pause && policy.budget.mode === "hard") {
-          effects.push({ kind: "budget.paused", ...target });
-          messages.push(
+          (effects ??= []).push({ kind: "budget.paused", ...target });
+          (messages ??= []).push(
             `${where}. Work is paused until a person extends it with ${extendHint(ref, state.scope, resource)}.`,
           );
           needsHuman = true;
           worst = block(name, "", { alert: "budget_paused" });
         } else {
-          effects.push({ kind: "budget.fired", ...target, level });
+          (effects ??= []).push({ kind: "budget.fired", ...target, level });
           if (level >= LEVEL.ask) needsHuman = true;
           const advice =
             level === LEVEL.warn
@@ -102,7 +105,7 @@ export const budget: Guard = {
               : level === LEVEL.ask
                 ? "A person must confirm before work goes on."
                 : "The budget is spent; soft mode lets work go on.";
-          messages.push(`${where}. ${advice}`);
+          (messages ??= []).push(`${where}. ${advice}`);
           if (worst.verdict === "allow") {
             worst = warn(name, "", { alert: level === LEVEL.ask ? "budget_confirmation" : "budget_warning" });
           } else if (worst.verdict === "warn" && level === LEVEL.ask)
@@ -113,8 +116,8 @@ export const budget: Guard = {
     if (worst.verdict === "allow") return worst;
     return {
       ...worst,
-      message: messages.join(" "),
-      ...(effects.length > 0 ? { effects } : {}),
+      message: (messages ?? []).join(" "),
+      ...(effects !== undefined ? { effects } : {}),
       ...(needsHuman ? { needsHuman } : {}),
     };
   },

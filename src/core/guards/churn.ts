@@ -3,6 +3,8 @@ import { block, pass, warn, type Guard } from "../guard.js";
 import { churnLevel } from "../churn-level.js";
 
 const name = "churn";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 const names = ["Normal", "Warning", "Intervention", "Halted"] as const;
 
@@ -26,20 +28,18 @@ export const churn: Guard = {
   grades: ["advise", "stop"],
   evaluate(state, event, policy) {
     const failing = isFailure(event.kind, event as { outcome?: string; status?: string });
-    if (!failing && event.kind !== "tool.requested" && event.kind !== "task.started") return pass(name);
+    if (!failing && event.kind !== "tool.requested" && event.kind !== "task.started") return passed;
     const memo = state.churn[state.task];
-    if (memo === undefined) return pass(name);
+    if (memo === undefined) return passed;
     const level = churnLevel(memo.failures, policy);
-    if (level === 0) return pass(name);
+    if (level === 0) return passed;
     const task = state.task === "" ? "The session's work" : `Task "${state.task}"`;
     const what = `${task} has failed ${memo.failures} times in a row (escalation: ${names[level]})`;
     if (level === 1) {
-      return failing
-        ? warn(name, `${what}. Consider a different approach before the next attempt.`)
-        : pass(name);
+      return failing ? warn(name, `${what}. Consider a different approach before the next attempt.`) : passed;
     }
     if (memo.confirmed >= level) {
-      return failing ? warn(name, `${what}. A person let work go on; change strategy now.`) : pass(name);
+      return failing ? warn(name, `${what}. A person let work go on; change strategy now.`) : passed;
     }
     const halted = level === 3;
     return block(

@@ -7,6 +7,8 @@ import type { TripReason } from "../breaker.js";
 import type { State } from "../state.js";
 
 const name = "circuit-breaker";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /** Whether `count` has just reached `first`, or a further `every` past it: `first`, `first + every`, ... */
 function reached(count: number, first: number, every: number): boolean {
@@ -133,7 +135,7 @@ export const circuitBreaker: Guard = {
     const breaker = state.breaker;
     switch (breaker.status) {
       case "open":
-        if (event.kind !== "tool.requested" && event.kind !== "task.started") return pass(name);
+        if (event.kind !== "tool.requested" && event.kind !== "task.started") return passed;
         return block(
           name,
           `The circuit breaker is open (${lowerFirst(breaker.detail)}). Do not retry; a person must acknowledge it (\`reins circuit ack ${state.scope}\`).`,
@@ -148,7 +150,7 @@ export const circuitBreaker: Guard = {
         }
         const failed = failedChecks(state, event, policy);
         if (failed !== null) return failed;
-        if (event.kind !== "tool.requested") return pass(name);
+        if (event.kind !== "tool.requested") return passed;
         const found = repeated(state, event, policy);
         if (found?.verdict === "block") return found;
         if (breaker.probe === "none")
@@ -159,15 +161,15 @@ export const circuitBreaker: Guard = {
             "The circuit breaker is half-open and its one probe call has not finished yet. Wait for its result.",
           );
         }
-        return pass(name);
+        return passed;
       }
       case "closed": {
         const failed = failedChecks(state, event, policy) ?? repeatedError(state, event, policy);
         if (failed !== null) return failed;
-        if (event.kind !== "tool.requested") return pass(name);
+        if (event.kind !== "tool.requested") return passed;
         const found = repeated(state, event, policy);
         if (found?.verdict === "block") return found;
-        return ruleOfThumb(state, event, policy) ?? found ?? pass(name);
+        return ruleOfThumb(state, event, policy) ?? found ?? passed;
       }
     }
   },

@@ -1,10 +1,11 @@
 /** The circular guard: the same action on the same resource, again and again, with nothing changing. */
 import { own } from "../capped.js";
 import { block, pass, quote, warn, times, type Guard } from "../guard.js";
-import { clip } from "../capped.js";
-import { commandKey } from "../keys.js";
+import { runKey, writeKey } from "../keys.js";
 
 const name = "circular";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * The same action on the same resource, again and again. Writing the same content to a file a third time is
@@ -20,12 +21,12 @@ export const circular: Guard = {
   shortCircuit: false,
   grades: ["advise", "deny"],
   evaluate(state, event, policy) {
-    if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return pass(name);
-    if (own(policy.loops.tools, event.tool)?.exempt === true) return pass(name);
+    if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return passed;
+    if (own(policy.loops.tools, event.tool)?.exempt === true) return passed;
     const threshold = policy.circular.threshold;
     if (event.kind === "tool.requested") {
       for (const path of event.writes ?? []) {
-        const memo = state.resources[`write:${clip(path)}`];
+        const memo = state.resources[writeKey(path)];
         if (memo !== undefined && memo.same >= threshold) {
           return block(
             name,
@@ -33,24 +34,24 @@ export const circular: Guard = {
           );
         }
       }
-      if (event.command === undefined) return pass(name);
-      const memo = state.resources[`run:${commandKey(event.command)}`];
+      if (event.command === undefined) return passed;
+      const memo = state.resources[runKey(event.command)];
       if (memo !== undefined && memo.quiet >= threshold - 1 && memo.edits === state.edits.total) {
         return warn(
           name,
           `${quote(event.command)} gave the same result ${times(memo.quiet)} with nothing changed in between; running it again will not help. Change something first.`,
         );
       }
-      return pass(name);
+      return passed;
     }
-    if (event.command === undefined || event.outcome === "success") return pass(name);
-    const memo = state.resources[`run:${commandKey(event.command)}`];
+    if (event.command === undefined || event.outcome === "success") return passed;
+    const memo = state.resources[runKey(event.command)];
     if (memo !== undefined && memo.same >= threshold && memo.quiet < memo.same) {
       return warn(
         name,
         `${quote(event.command)} gave the same result ${times(memo.same)} although files were edited in between: the edits are not reaching the problem. Re-read the output and rethink the fix.`,
       );
     }
-    return pass(name);
+    return passed;
   },
 };

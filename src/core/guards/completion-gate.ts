@@ -4,6 +4,8 @@ import { checkCommand } from "../check-command.js";
 import { block, pass, warn, type Guard, type GuardResult } from "../guard.js";
 
 const name = "completion-gate";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * Evidence-gated completion (seed 004): "done" is refused unless every verification the level requires
@@ -23,7 +25,7 @@ export const completionGate: Guard = {
   shortCircuit: true,
   grades: ["advise", "deny"],
   evaluate(state, event, policy) {
-    if (event.kind !== "completion.claimed") return pass(name);
+    if (event.kind !== "completion.claimed") return passed;
     const required = policy.completion.required[event.level];
     const missing: string[] = [];
     for (const check of required) {

@@ -5,6 +5,8 @@ import type { Policy } from "../policy.js";
 import type { RecentCall, State } from "../state.js";
 
 const name = "loop-patterns";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /** True when the finished calls among `calls` produced more than one distinct output: that is progress. */
 function changed(calls: RecentCall[]): boolean {
@@ -53,12 +55,13 @@ function nearIdentical(state: State, policy: Policy, tool: string): GuardResult 
   const threshold =
     own(policy.loops.tools, tool)?.nearIdenticalThreshold ?? policy.loops.nearIdenticalThreshold;
   let length = 0;
-  const sigs = new Set<string>();
+  // Near-identical, not identical: at least two signatures among them (identical calls are the breaker's).
+  let differs = false;
   for (let i = recent.length - 1; i >= 0 && recent[i]?.shape === last.shape; i--) {
-    sigs.add(recent[i]?.sig ?? "");
+    if ((recent[i]?.sig ?? "") !== last.sig) differs = true;
     length += 1;
   }
-  if (length < threshold || sigs.size < 2 || changed(recent.slice(recent.length - length, -1))) return null;
+  if (length < threshold || !differs || changed(recent.slice(recent.length - length, -1))) return null;
   return block(
     name,
     `This is the ${ordinal(length)} ${tool} call in a row that differs from the last only in details (ids, counters, comments, timestamps, temporary paths), and each gave the same result. It was not run: change the approach, not the details.`,
@@ -77,19 +80,19 @@ export const loopPatterns: Guard = {
   shortCircuit: false,
   grades: ["advise", "deny"],
   evaluate(state, event, policy) {
-    if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return pass(name);
-    if (own(policy.loops.tools, event.tool)?.exempt === true) return pass(name);
+    if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return passed;
+    if (own(policy.loops.tools, event.tool)?.exempt === true) return passed;
     if (event.kind === "tool.completed") {
       const streak = state.calls.errorStreak;
       const rules = policy.loops;
-      if (event.outcome === "success" || streak < rules.errorRepeatWarn) return pass(name);
+      if (event.outcome === "success" || streak < rules.errorRepeatWarn) return passed;
       // At errorRepeatBlock the circuit breaker opens: the same failure again and again is a stuck agent.
-      if (streak >= rules.errorRepeatBlock) return pass(name);
+      if (streak >= rules.errorRepeatBlock) return passed;
       return warn(
         name,
         `The same error came back ${streak} times in a row (last from ${event.tool}). Retrying will not change it: read the error, find its cause, and fix that.`,
       );
     }
-    return alternating(state, policy) ?? nearIdentical(state, policy, event.tool) ?? pass(name);
+    return alternating(state, policy) ?? nearIdentical(state, policy, event.tool) ?? passed;
   },
 };

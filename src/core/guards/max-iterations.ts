@@ -2,6 +2,8 @@
 import { block, pass, type Guard } from "../guard.js";
 
 const name = "max-iterations";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /** Stops a loop whose iteration count is past its maximum (seed 002: the highest-priority check). */
 export const maxIterations: Guard = {
@@ -16,10 +18,10 @@ export const maxIterations: Guard = {
       event.kind !== "task.started" &&
       event.kind !== "iteration.ended"
     ) {
-      return pass(name);
+      return passed;
     }
     const max = policy.iterations.max;
-    if (state.iterations <= max) return pass(name);
+    if (state.iterations <= max) return passed;
     const crossing = event.kind === "iteration.ended" && state.iterations === max + 1;
     return block(
       name,

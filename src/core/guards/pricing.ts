@@ -3,6 +3,8 @@ import { clip } from "../capped.js";
 import { pass, quote, warn, type Guard } from "../guard.js";
 
 const name = "pricing";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * Says once per session and model when USD was estimated: the model is not in the policy's price table, so
@@ -17,10 +19,10 @@ export const pricing: Guard = {
   grades: ["advise"],
   evaluate(state, event) {
     if (event.kind !== "usage.recorded" || event.model === undefined || event.pricing === undefined)
-      return pass(name);
+      return passed;
     const estimated = event.pricing === "unknown" || event.pricing.startsWith("family:");
     const model = clip(event.model);
-    if (!estimated || (state.priced ?? []).includes(model)) return pass(name);
+    if (!estimated || (state.priced ?? []).includes(model)) return passed;
     const as =
       event.pricing === "unknown"
         ? "at the highest price the table lists"

@@ -3,6 +3,8 @@ import { clip } from "../capped.js";
 import { pass, warn, type Guard } from "../guard.js";
 
 const name = "quality-regression";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /** Warns when a check's score declined several times in a row (seed 002: three). */
 export const qualityRegression: Guard = {
@@ -12,9 +14,9 @@ export const qualityRegression: Guard = {
   shortCircuit: false,
   grades: ["advise"],
   evaluate(state, event, policy) {
-    if (event.kind !== "verification.ran") return pass(name);
+    if (event.kind !== "verification.ran") return passed;
     const check = state.checks[clip(event.name)];
-    if (check === undefined || check.declines < policy.quality.declines) return pass(name);
+    if (check === undefined || check.declines < policy.quality.declines) return passed;
     return warn(
       name,
       `The ${event.name} score declined ${check.declines} times in a row (now ${check.score.toFixed(2)}). The recent changes make things worse: go back to the last version that scored better and change approach.`,

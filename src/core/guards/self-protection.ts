@@ -1,7 +1,10 @@
 /** The self-protection guard: denies calls on reins' own files or acting as a person, unless allowed. */
 import { block, pass, quote, type Guard } from "../guard.js";
+import { memoize } from "../memo.js";
 
 const name = "self-protection";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * Files that are reins' own, or that decide whether reins runs: its folder (tokens, database, spool, policy
@@ -66,6 +69,11 @@ function actsAsPerson(command: string): boolean {
   return false;
 }
 
+// The same paths and commands come back on most calls of a session: each is judged once.
+const isProtected = memoize(isProtectedPath);
+const isToken = memoize((path) => path.replace(/\\/g, "/").endsWith(".reins/api-token"));
+const actingCommand = memoize(actsAsPerson);
+
 /**
  * The threat model's rule (README, "Security"): the guarded agent runs as the same user in the same
  * project, so reins cannot stop it by permissions; it stops it at the hook. A tool call that writes,
@@ -80,14 +88,12 @@ export const selfProtection: Guard = {
   shortCircuit: true,
   grades: ["deny"],
   evaluate(state, event, policy) {
-    if (event.kind !== "tool.requested" || !policy.protection.enabled) return pass(name);
-    const path = [...(event.writes ?? []), ...(event.removes ?? [])].find(isProtectedPath);
+    if (event.kind !== "tool.requested" || !policy.protection.enabled) return passed;
+    const path = (event.writes ?? []).find(isProtected) ?? (event.removes ?? []).find(isProtected);
     const command = event.command ?? "";
-    const token =
-      (event.reads ?? []).some((p) => p.replace(/\\/g, "/").endsWith(".reins/api-token")) ||
-      PEOPLE_TOKEN.test(command);
-    const acting = path === undefined && (token || actsAsPerson(command));
-    if (path === undefined && !acting) return pass(name);
+    const token = (event.reads ?? []).some(isToken) || PEOPLE_TOKEN.test(command);
+    const acting = path === undefined && (token || actingCommand(command));
+    if (path === undefined && !acting) return passed;
     if (state.protectionGrants > 0)
       return { guard: name, verdict: "allow", effects: [{ kind: "protection.used" }] };
     const what =

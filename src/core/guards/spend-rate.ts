@@ -3,6 +3,8 @@ import { pass, warn, type Guard } from "../guard.js";
 import { formatCount, formatDuration, formatUsd } from "../format.js";
 
 const name = "spend-rate";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * Catches a runaway burst before the budget is gone: a rate window spending far more than the session's
@@ -15,10 +17,10 @@ export const spendRate: Guard = {
   shortCircuit: false,
   grades: ["advise", "deny"],
   evaluate(state, event, policy) {
-    if (event.kind !== "usage.recorded") return pass(name);
+    if (event.kind !== "usage.recorded") return passed;
     const buckets = state.rate.buckets;
     const current = buckets[buckets.length - 1];
-    if (current === undefined || state.rate.firedWindow === current[0]) return pass(name);
+    if (current === undefined || state.rate.firedWindow === current[0]) return passed;
     const [window, tokens, usd] = current;
     const rule = policy.spendRate;
     const per = formatDuration(rule.windowMs);
@@ -42,11 +44,11 @@ export const spendRate: Guard = {
     // A baseline needs history: a session younger than its baseline windows has no "usual" rate yet.
     const first = window - rule.baselineWindows;
     if (state.startedAt === null || state.startedAt > first * rule.windowMs || tokens < rule.minTokens)
-      return pass(name);
+      return passed;
     let earlier = 0;
     for (const [w, t] of buckets) if (w >= first && w < window) earlier += t;
     const baseline = earlier / rule.baselineWindows;
-    if (tokens <= rule.burstFactor * Math.max(baseline, 1)) return pass(name);
+    if (tokens <= rule.burstFactor * Math.max(baseline, 1)) return passed;
     const factor = baseline > 0 ? `${Math.round(tokens / baseline)}x` : "far above";
     return warn(
       name,

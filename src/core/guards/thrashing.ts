@@ -3,6 +3,8 @@ import { clip } from "../capped.js";
 import { pass, quote, warn, type Guard } from "../guard.js";
 
 const name = "thrashing";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * The same file edited, or flagged by failing checks, in 5 iterations without the checks getting greener,
@@ -18,13 +20,15 @@ export const thrashing: Guard = {
     let paths: readonly string[];
     if (event.kind === "tool.requested") paths = event.writes ?? [];
     else if (event.kind === "verification.ran" && !event.passed) paths = event.flagged ?? [];
-    else return pass(name);
+    else return passed;
+    if (paths.length === 0) return passed;
     // Edit rounds while every check is green and the task is not failing are ordinary step-by-step work.
-    const red = Object.values(state.checks).some((check) => !check.passed);
-    if (!red && (state.churn[state.task]?.failures ?? 0) === 0) return pass(name);
+    let red = false;
+    for (const check in state.checks) if (state.checks[check]?.passed === false) red = true;
+    if (!red && (state.churn[state.task]?.failures ?? 0) === 0) return passed;
     const limit = policy.thrashing.iterations;
     const hot = paths.filter((path) => (state.files[clip(path)]?.iterations ?? 0) >= limit);
-    if (hot.length === 0) return pass(name);
+    if (hot.length === 0) return passed;
     const first = hot[0] ?? "";
     const n = state.files[clip(first)]?.iterations ?? limit;
     return warn(

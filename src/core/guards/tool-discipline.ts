@@ -5,6 +5,8 @@ import { checkCommand } from "../check-command.js";
 import { failureClass } from "../keys.js";
 
 const name = "tool-discipline";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * Wasteful habits, answered with advice and never a block: reading the same unchanged file again and
@@ -19,31 +21,31 @@ export const toolDiscipline: Guard = {
   evaluate(state, event, policy) {
     const rules = policy.discipline;
     if (event.kind === "tool.completed") {
-      if (event.outcome === "success" || event.command === undefined) return pass(name);
+      if (event.outcome === "success" || event.command === undefined) return passed;
       const failures = state.failureClasses[failureClass(event)] ?? 0;
-      if (failures < rules.repeatedCommandFailures) return pass(name);
+      if (failures < rules.repeatedCommandFailures) return passed;
       // The same error again: loop-patterns already says so, and one word to the model is enough.
-      if (state.calls.errorStreak >= policy.loops.errorRepeatWarn) return pass(name);
+      if (state.calls.errorStreak >= policy.loops.errorRepeatWarn) return passed;
       return warn(
         name,
         `${quote(event.command)} failed ${failures} times in a row. Stop retrying; read the error and change approach.`,
       );
     }
-    if (event.kind !== "tool.requested") return pass(name);
-    const messages: string[] = [];
+    if (event.kind !== "tool.requested") return passed;
+    let messages: string[] | undefined; // made only when there is something to say
     for (const path of event.reads ?? []) {
       const reads = state.reads[clip(path)] ?? 0;
       if (reads >= rules.repeatedReads) {
-        messages.push(
+        (messages ??= []).push(
           `You have read ${quote(path)} ${reads} times without it changing; use what you already read.`,
         );
       }
     }
     if ((event.writes?.length ?? 0) > 0 && state.edits.sinceTests >= rules.editsWithoutTests) {
-      messages.push(
+      (messages ??= []).push(
         `This is edit ${state.edits.sinceTests} without running the tests. Run ${checkCommand(state, "tests", policy)} before editing more.`,
       );
     }
-    return messages.length === 0 ? pass(name) : warn(name, messages.join(" "));
+    return messages === undefined ? passed : warn(name, messages.join(" "));
   },
 };

@@ -3,6 +3,8 @@ import { checkCommand } from "../check-command.js";
 import { block, pass, type Guard } from "../guard.js";
 
 const name = "verification-gate";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * Verification-gated progress (seed 004): after N edits with no check, further edits wait until one runs;
@@ -18,15 +20,15 @@ export const verificationGate: Guard = {
     const rules = policy.verification;
     if (event.kind === "tool.requested" && (event.writes?.length ?? 0) > 0) {
       const edits = state.edits.sinceVerification;
-      if (edits <= rules.maxEditsWithoutVerification) return pass(name);
+      if (edits <= rules.maxEditsWithoutVerification) return passed;
       return block(
         name,
         `You have made ${edits - 1} edits since the last check ran. Run a check (for example ${checkCommand(state, "tests", policy)}) before editing more.`,
       );
     }
-    if (event.kind !== "task.started" || !rules.fixOnlyWhileRed) return pass(name);
+    if (event.kind !== "task.started" || !rules.fixOnlyWhileRed) return passed;
     const red = Object.keys(state.checks).filter((check) => state.checks[check]?.passed === false);
-    if (red.length === 0) return pass(name);
+    if (red.length === 0) return passed;
     return block(
       name,
       `${red.join(", ")} ${red.length === 1 ? "is" : "are"} failing. Fix ${red.length === 1 ? "it" : "them"} (run ${checkCommand(state, red[0] ?? "tests", policy)} to see why) before starting task "${event.task}".`,

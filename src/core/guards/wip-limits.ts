@@ -4,6 +4,8 @@ import { formatCount } from "../format.js";
 import { failureClass } from "../keys.js";
 
 const name = "wip-limits";
+/** This guard's "nothing to say", made once: it is the answer to most events. */
+const passed = pass(name);
 
 /**
  * Bounded work in progress (seed 004): caps on tasks in flight, on changed lines no check has verified,
@@ -18,14 +20,14 @@ export const wipLimits: Guard = {
   evaluate(state, event, policy) {
     const rules = policy.wip;
     if (event.kind === "task.started") {
-      if (state.inFlight.length <= rules.maxInFlightTasks) return pass(name);
+      if (state.inFlight.length <= rules.maxInFlightTasks) return passed;
       const others = state.inFlight.filter((t) => t !== event.task);
       return block(
         name,
         `${others.length} ${others.length === 1 ? "task is" : "tasks are"} already in flight (${others.map((t) => `"${t}"`).join(", ")}); the limit is ${rules.maxInFlightTasks}. Finish one before starting task "${event.task}".`,
       );
     }
-    if (event.kind !== "tool.requested") return pass(name);
+    if (event.kind !== "tool.requested") return passed;
     if ((event.writes?.length ?? 0) > 0 && state.edits.unverifiedLines > rules.maxUnverifiedLines) {
       return block(
         name,
@@ -33,7 +35,7 @@ export const wipLimits: Guard = {
       );
     }
     const retries = state.failureClasses[failureClass(event)] ?? 0;
-    if (retries < rules.maxRetriesPerFailureClass) return pass(name);
+    if (retries < rules.maxRetriesPerFailureClass) return passed;
     const what = event.command !== undefined ? quote(event.command) : `${event.tool}`;
     return block(
       name,
