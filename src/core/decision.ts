@@ -14,18 +14,24 @@ export interface Decision {
   seq: number;
   verdict: Verdict;
   needsHuman: boolean;
-  /** Every evaluated guard's result, in evaluation order. */
-  results: GuardResult[];
+  /**
+   * Every evaluated guard's result, in evaluation order. Decisions may share these lists (most events
+   * pass every guard the same way): read them, never change them.
+   */
+  results: readonly GuardResult[];
   /** Corrective instructions for the agent, most severe first. */
-  instructions: string[];
-  alerts: DecisionAlert[];
+  instructions: readonly string[];
+  alerts: readonly DecisionAlert[];
 }
+
+/** The lists of a decision with nothing to say: one frozen list shared by all of them. */
+const NONE: readonly never[] = Object.freeze([]);
 
 /**
  * The decision the results of one event's guards add up to: the most severe verdict, a person's
  * confirmation if any guard asks for it, the blocks' instructions before the warnings', and every alert.
  */
-export function decisionOf(seq: number, results: GuardResult[]): Decision {
+export function decisionOf(seq: number, results: readonly GuardResult[]): Decision {
   let verdict: Verdict = "allow";
   let needsHuman = false;
   let messages = 0;
@@ -38,17 +44,27 @@ export function decisionOf(seq: number, results: GuardResult[]): Decision {
     if (r.alert !== undefined) alerted += 1;
   }
   // Most events raise nothing: the lists are built only when a result has something for them.
+  return {
+    seq,
+    verdict,
+    needsHuman,
+    results,
+    instructions: messages > 0 ? instructionsOf(results) : NONE,
+    alerts: alerted > 0 ? alertsOf(results) : NONE,
+  };
+}
+
+/** The results' messages, the blocks' before the others'. */
+function instructionsOf(results: readonly GuardResult[]): string[] {
   const instructions: string[] = [];
-  if (messages > 0) {
-    for (const r of results)
-      if (r.message !== undefined && r.verdict === "block") instructions.push(r.message);
-    for (const r of results)
-      if (r.message !== undefined && r.verdict !== "block") instructions.push(r.message);
-  }
+  for (const r of results) if (r.message !== undefined && r.verdict === "block") instructions.push(r.message);
+  for (const r of results) if (r.message !== undefined && r.verdict !== "block") instructions.push(r.message);
+  return instructions;
+}
+
+function alertsOf(results: readonly GuardResult[]): DecisionAlert[] {
   const alerts: DecisionAlert[] = [];
-  if (alerted > 0)
-    for (const r of results)
-      if (r.alert !== undefined)
-        alerts.push({ kind: r.alert, guard: r.guard, message: r.message ?? r.guard });
-  return { seq, verdict, needsHuman, results, instructions, alerts };
+  for (const r of results)
+    if (r.alert !== undefined) alerts.push({ kind: r.alert, guard: r.guard, message: r.message ?? r.guard });
+  return alerts;
 }

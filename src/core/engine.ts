@@ -15,6 +15,8 @@ import { tally } from "./tally.js";
 import { CAPS, LEVEL, initialState, type State } from "./state.js";
 
 const standard = pipeline(defaultGuards);
+/** A person's event asks no guard. */
+const NO_RESULTS: readonly GuardResult[] = Object.freeze([]);
 
 /**
  * Applies `event` to `state` in place and returns the decision. For callers that own the state (a store
@@ -37,7 +39,7 @@ function step(state: State, event: ReinsEvent, policy: Policy, guards: Pipeline,
   const seq = state.seq;
   const tripsBefore = state.breaker.trips;
   applyEvent(state, event, policy, draft);
-  const results = isHumanEvent(event) ? [] : evaluate(guards, state, event, policy);
+  const results = isHumanEvent(event) ? NO_RESULTS : evaluate(guards, state, event, policy);
   const decision = decisionOf(seq, results);
   settle(state, event, decision, tripsBefore, draft);
   return decision;
@@ -121,26 +123,55 @@ export function replay(
   return decisions;
 }
 
-function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Policy): GuardResult[] {
-  const results: GuardResult[] = [];
-  for (const guard of guards) {
-    let result: GuardResult;
-    try {
-      result = withinGrades(guard, guard.evaluate(state, event, policy));
-    } catch (error) {
-      // Fail open: a broken guard must never stop an agent or crash the caller.
-      const reason = error instanceof Error ? error.message : String(error);
-      result = {
-        guard: guard.name,
-        verdict: "warn",
-        message: `The ${guard.name} guard failed (${reason}); it was skipped for this event.`,
-        alert: "guard_failed",
-      };
+/**
+ * Per pipeline, the last list of results a decision kept. Most events are answered the same way by every
+ * guard (each guard's pass result is one object), so their decisions share one frozen list instead of
+ * each keeping a copy: a long replay keeps a decision per event.
+ */
+const lastResults = new WeakMap<Pipeline, readonly GuardResult[]>();
+/** The list the guards' results are gathered in, reused unless a guard evaluates an engine itself. */
+let gathered: GuardResult[] | null = [];
+
+function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Policy): readonly GuardResult[] {
+  const results = gathered ?? [];
+  gathered = null;
+  results.length = 0;
+  try {
+    for (const guard of guards) {
+      const result = resultOf(guard, state, event, policy);
+      results.push(result);
+      if (result.verdict === "block" && guard.shortCircuit) break;
     }
-    results.push(result);
-    if (result.verdict === "block" && guard.shortCircuit) break;
+    const last = lastResults.get(guards);
+    if (last !== undefined && sameList(last, results)) return last;
+    const kept = Object.freeze(results.slice());
+    lastResults.set(guards, kept);
+    return kept;
+  } finally {
+    gathered = results;
   }
-  return results;
+}
+
+function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** One guard's result, held to its grades; a guard that throws is skipped with a warning (fail open). */
+function resultOf(guard: Guard, state: State, event: ReinsEvent, policy: Policy): GuardResult {
+  try {
+    return withinGrades(guard, guard.evaluate(state, event, policy));
+  } catch (error) {
+    // Fail open: a broken guard must never stop an agent or crash the caller.
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      guard: guard.name,
+      verdict: "warn",
+      message: `The ${guard.name} guard failed (${reason}); it was skipped for this event.`,
+      alert: "guard_failed",
+    };
+  }
 }
 
 /**
