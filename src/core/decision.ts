@@ -32,26 +32,68 @@ const NONE: readonly never[] = Object.freeze([]);
  * confirmation if any guard asks for it, the blocks' instructions before the warnings', and every alert.
  */
 export function decisionOf(seq: number, results: readonly GuardResult[]): Decision {
+  const sum = sums.get(results) ?? sumOf(results);
+  return {
+    seq,
+    verdict: sum.verdict,
+    needsHuman: sum.needsHuman,
+    results,
+    instructions: sum.instructions,
+    alerts: sum.alerts,
+  };
+}
+
+/** What a list of results adds up to, apart from the event's place in the log. */
+interface Sum {
+  verdict: Verdict;
+  needsHuman: boolean;
+  instructions: readonly string[];
+  alerts: readonly DecisionAlert[];
+  /** Whether any result asks for a change to the state. */
+  effects: boolean;
+}
+
+/** The sums of the frozen lists decisions share (see the engine's evaluate): added up once per list. */
+const sums = new WeakMap<readonly GuardResult[], Sum>();
+
+function sumOf(results: readonly GuardResult[]): Sum {
   let verdict: Verdict = "allow";
   let needsHuman = false;
   let messages = 0;
   let alerted = 0;
+  let effects = false;
   for (const r of results) {
     if (r.verdict === "block") verdict = "block";
     else if (r.verdict === "warn" && verdict === "allow") verdict = "warn";
     if (r.needsHuman === true) needsHuman = true;
     if (r.message !== undefined) messages += 1;
     if (r.alert !== undefined) alerted += 1;
+    if (r.effects !== undefined) effects = true;
   }
   // Most events raise nothing: the lists are built only when a result has something for them.
-  return {
-    seq,
+  const sum: Sum = {
     verdict,
     needsHuman,
-    results,
     instructions: messages > 0 ? instructionsOf(results) : NONE,
     alerts: alerted > 0 ? alertsOf(results) : NONE,
+    effects,
   };
+  if (Object.isFrozen(results)) {
+    // Shared by every decision of this list: frozen like it.
+    Object.freeze(sum.instructions);
+    for (const alert of sum.alerts) Object.freeze(alert);
+    Object.freeze(sum.alerts);
+    sums.set(results, sum);
+  }
+  return sum;
+}
+
+/** Whether any of `results` asks for a change to the state. */
+export function hasEffects(results: readonly GuardResult[]): boolean {
+  const sum = sums.get(results);
+  if (sum !== undefined) return sum.effects;
+  for (const r of results) if (r.effects !== undefined) return true;
+  return false;
 }
 
 /** The results' messages, the blocks' before the others'. */

@@ -374,6 +374,33 @@ describe("engine properties (seeded fast-check)", () => {
     );
   });
 
+  it("1d. asks a guard only about the kinds it answers: to every other event it answers its pass, unasked", () => {
+    // Tight limits, so the guards have something to say; the same guards without `answers` are asked always.
+    const policy = resolvePolicy({ budget: { session: { tokens: 40_000, toolCalls: 60 } } });
+    const asked = pipeline(defaultGuards.map(({ answers: _answers, ...guard }) => guard));
+    let skipped = 0;
+    fc.assert(
+      fc.property(eventsArb(2, 150), (events) => {
+        expect(replay(policy, events)).toStrictEqual(replay(policy, events, asked));
+        const states = new Map<string, State>();
+        for (const event of events) {
+          let state = states.get(event.scope);
+          if (state === undefined) states.set(event.scope, (state = initialState(event.scope)));
+          advance(state, event, policy);
+          for (const guard of defaultGuards)
+            if (guard.answers !== undefined && !guard.answers.includes(event.kind)) {
+              expect(guard.evaluate(state, event, policy), `${guard.name} on ${event.kind}`).toBe(
+                pass(guard.name),
+              );
+              skipped += 1;
+            }
+        }
+      }),
+      run(200),
+    );
+    expect(skipped).toBeGreaterThan(0);
+  });
+
   it("1b. keeps a state that is plain JSON, even fed extreme numbers", () => {
     // Numbers no agent reports but a buggy shell or a hostile caller could: huge, infinite, negative, NaN.
     const wild = fc.oneof(fc.double(), fc.constantFrom(Number.MAX_VALUE, 1e308, -1, Infinity, NaN));

@@ -1,8 +1,8 @@
 /** The engine: applies an event to a scope's state, asks the guards, returns their decision. */
 import { sendProbe, tripBreaker } from "./breaker.js";
 import { draftOf, inPlace, writable, type Draft } from "./cow.js";
-import { decisionOf, type Decision } from "./decision.js";
-import type { Effect, Guard, GuardResult } from "./guard.js";
+import { decisionOf, hasEffects, type Decision } from "./decision.js";
+import { pass, type Effect, type Guard, type GuardResult } from "./guard.js";
 import { isHumanEvent, type ReinsEvent } from "./events.js";
 import { pushCapped } from "./capped.js";
 import { ReinsError, assertNever } from "./errors.js";
@@ -71,13 +71,14 @@ function settle(
   tripsBefore: number,
   draft: Draft,
 ): void {
-  for (const result of decision.results)
-    if (result.effects !== undefined)
-      for (const effect of result.effects) {
-        // A blocked call never runs, so it cannot be the half-open breaker's probe.
-        if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
-        applyEffect(draft, state, effect, event.at);
-      }
+  if (hasEffects(decision.results))
+    for (const result of decision.results)
+      if (result.effects !== undefined)
+        for (const effect of result.effects) {
+          // A blocked call never runs, so it cannot be the half-open breaker's probe.
+          if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
+          applyEffect(draft, state, effect, event.at);
+        }
   const tripped = state.breaker.trips > tripsBefore ? state.breaker.reason : null;
   tally(state, event, decision, tripped, draft);
 }
@@ -123,30 +124,52 @@ export function replay(
   return decisions;
 }
 
-/**
- * Per pipeline, the last list of results a decision kept. Most events are answered the same way by every
- * guard (each guard's pass result is one object), so their decisions share one frozen list instead of
- * each keeping a copy: a long replay keeps a decision per event.
- */
-const lastResults = new WeakMap<Pipeline, readonly GuardResult[]>();
+/** How a pipeline answers one kind of event: which guards it asks, and the last results list it kept. */
+interface KindPlan {
+  /** Per guard in order: null to ask it, or its pass result, taken without asking (see Guard.answers). */
+  answered: readonly (GuardResult | null)[];
+  /**
+   * The last list of results a decision of this kind kept. Most events are answered the same way by every
+   * guard (each guard's pass result is one object), so their decisions share one frozen list instead of
+   * each keeping a copy: a long replay keeps a decision per event.
+   */
+  last: readonly GuardResult[] | undefined;
+}
+
+/** Per pipeline, its plan for each event kind, made the first time it sees the kind. */
+const plans = new WeakMap<Pipeline, Map<string, KindPlan>>();
+
+function planFor(guards: Pipeline, kind: string): KindPlan {
+  let byKind = plans.get(guards);
+  if (byKind === undefined) plans.set(guards, (byKind = new Map<string, KindPlan>()));
+  let plan = byKind.get(kind);
+  if (plan === undefined) {
+    const answered = guards.map((g) =>
+      g.answers === undefined || (g.answers as readonly string[]).includes(kind) ? null : pass(g.name),
+    );
+    plan = { answered, last: undefined };
+    byKind.set(kind, plan);
+  }
+  return plan;
+}
+
 /** The list the guards' results are gathered in, reused unless a guard evaluates an engine itself. */
 let gathered: GuardResult[] | null = [];
 
 function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Policy): readonly GuardResult[] {
+  const plan = planFor(guards, event.kind);
   const results = gathered ?? [];
   gathered = null;
   results.length = 0;
   try {
-    for (const guard of guards) {
-      const result = resultOf(guard, state, event, policy);
+    for (let i = 0; i < guards.length; i++) {
+      const guard = guards[i]!;
+      const result = plan.answered[i] ?? resultOf(guard, state, event, policy);
       results.push(result);
       if (result.verdict === "block" && guard.shortCircuit) break;
     }
-    const last = lastResults.get(guards);
-    if (last !== undefined && sameList(last, results)) return last;
-    const kept = Object.freeze(results.slice());
-    lastResults.set(guards, kept);
-    return kept;
+    if (plan.last !== undefined && sameList(plan.last, results)) return plan.last;
+    return (plan.last = Object.freeze(results.slice()));
   } finally {
     gathered = results;
   }

@@ -1,5 +1,5 @@
 /** What a guard is: its verdicts, alerts and effects, the Guard interface, and builders of its results. */
-import type { BudgetResource, ReinsEvent } from "./events.js";
+import type { BudgetResource, EventKind, ReinsEvent } from "./events.js";
 import type { Grade } from "./grade.js";
 import type { Policy } from "./policy.js";
 import type { TripReason } from "./breaker.js";
@@ -64,6 +64,12 @@ export interface Guard {
    * spent budget may stop; a rule of thumb advises or denies.
    */
   grades: readonly Exclude<Grade, "allow">[];
+  /**
+   * The event kinds this guard may answer with anything but `pass(name)`. To every other kind it answers
+   * `pass(name)`, so the engine takes that answer without asking it (the hot path asks each guard only
+   * about the events it reads). Left out, the guard is asked about every event.
+   */
+  answers?: readonly EventKind[];
   evaluate(state: State, event: ReinsEvent, policy: Policy): GuardResult;
 }
 

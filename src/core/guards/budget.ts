@@ -19,7 +19,8 @@ const name = "budget";
 const passed = pass(name);
 
 /** Events that spend, or start spending; a paused budget blocks them. */
-const spending = new Set(["tool.requested", "task.started", "usage.recorded"]);
+const spendingKinds = ["tool.requested", "task.started", "usage.recorded"] as const;
+const spending = new Set<string>(spendingKinds);
 
 const nouns: Record<BudgetResource, string> = {
   tokens: "token",
@@ -60,6 +61,7 @@ export const budget: Guard = {
   category: "resource-limits",
   shortCircuit: true,
   grades: ["advise", "deny", "stop"],
+  answers: spendingKinds,
   evaluate(state, event, policy) {
     if (!spending.has(event.kind)) return passed;
     let worst: GuardResult = passed;

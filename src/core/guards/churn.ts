@@ -26,6 +26,7 @@ export const churn: Guard = {
   category: "progress-integrity",
   shortCircuit: true,
   grades: ["advise", "stop"],
+  answers: ["tool.requested", "task.started", "iteration.ended", "task.ended"],
   evaluate(state, event, policy) {
     const failing = isFailure(event.kind, event as { outcome?: string; status?: string });
     if (!failing && event.kind !== "tool.requested" && event.kind !== "task.started") return passed;

@@ -20,6 +20,7 @@ export const circular: Guard = {
   category: "progress-integrity",
   shortCircuit: false,
   grades: ["advise", "deny"],
+  answers: ["tool.requested", "tool.completed"],
   evaluate(state, event, policy) {
     if (event.kind !== "tool.requested" && event.kind !== "tool.completed") return passed;
     if (own(policy.loops.tools, event.tool)?.exempt === true) return passed;

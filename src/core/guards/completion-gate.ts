@@ -24,6 +24,7 @@ export const completionGate: Guard = {
   category: "quality-gates",
   shortCircuit: true,
   grades: ["advise", "deny"],
+  answers: ["completion.claimed"],
   evaluate(state, event, policy) {
     if (event.kind !== "completion.claimed") return passed;
     const required = policy.completion.required[event.level];

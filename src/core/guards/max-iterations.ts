@@ -12,6 +12,7 @@ export const maxIterations: Guard = {
   category: "resource-limits",
   shortCircuit: true,
   grades: ["stop"],
+  answers: ["tool.requested", "task.started", "iteration.ended"],
   evaluate(state, event, policy) {
     if (
       event.kind !== "tool.requested" &&

@@ -17,6 +17,7 @@ export const pricing: Guard = {
   category: "resource-limits",
   shortCircuit: false,
   grades: ["advise"],
+  answers: ["usage.recorded"],
   evaluate(state, event) {
     if (event.kind !== "usage.recorded" || event.model === undefined || event.pricing === undefined)
       return passed;

@@ -13,6 +13,7 @@ export const qualityRegression: Guard = {
   category: "quality-gates",
   shortCircuit: false,
   grades: ["advise"],
+  answers: ["verification.ran"],
   evaluate(state, event, policy) {
     if (event.kind !== "verification.ran") return passed;
     const check = state.checks[clip(event.name)];

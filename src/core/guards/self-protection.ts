@@ -87,6 +87,7 @@ export const selfProtection: Guard = {
   category: "tool-discipline",
   shortCircuit: true,
   grades: ["deny"],
+  answers: ["tool.requested"],
   evaluate(state, event, policy) {
     if (event.kind !== "tool.requested" || !policy.protection.enabled) return passed;
     const path = (event.writes ?? []).find(isProtected) ?? (event.removes ?? []).find(isProtected);

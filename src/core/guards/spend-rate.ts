@@ -16,6 +16,7 @@ export const spendRate: Guard = {
   category: "resource-limits",
   shortCircuit: false,
   grades: ["advise", "deny"],
+  answers: ["usage.recorded"],
   evaluate(state, event, policy) {
     if (event.kind !== "usage.recorded") return passed;
     const buckets = state.rate.buckets;

@@ -16,6 +16,7 @@ export const thrashing: Guard = {
   category: "quality-gates",
   shortCircuit: false,
   grades: ["advise"],
+  answers: ["tool.requested", "verification.ran"],
   evaluate(state, event, policy) {
     let paths: readonly string[];
     if (event.kind === "tool.requested") paths = event.writes ?? [];

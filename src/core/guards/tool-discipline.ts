@@ -18,6 +18,7 @@ export const toolDiscipline: Guard = {
   category: "tool-discipline",
   shortCircuit: false,
   grades: ["advise"],
+  answers: ["tool.requested", "tool.completed"],
   evaluate(state, event, policy) {
     const rules = policy.discipline;
     if (event.kind === "tool.completed") {

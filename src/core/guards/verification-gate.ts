@@ -16,6 +16,7 @@ export const verificationGate: Guard = {
   category: "quality-gates",
   shortCircuit: true,
   grades: ["deny"],
+  answers: ["tool.requested", "task.started"],
   evaluate(state, event, policy) {
     const rules = policy.verification;
     if (event.kind === "tool.requested" && (event.writes?.length ?? 0) > 0) {

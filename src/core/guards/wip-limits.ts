@@ -17,6 +17,7 @@ export const wipLimits: Guard = {
   category: "quality-gates",
   shortCircuit: true,
   grades: ["deny"],
+  answers: ["tool.requested", "task.started"],
   evaluate(state, event, policy) {
     const rules = policy.wip;
     if (event.kind === "task.started") {
