@@ -139,9 +139,15 @@ interface KindPlan {
 /** Per pipeline, its plan for each event kind, made the first time it sees the kind. */
 const plans = new WeakMap<Pipeline, Map<string, KindPlan>>();
 
+/** The plans of the pipeline asked last: most callers ask one pipeline, so the lookup is skipped. */
+let lastPipeline: Pipeline | undefined;
+let lastPlans: Map<string, KindPlan> | undefined;
+
 function planFor(guards: Pipeline, kind: string): KindPlan {
-  let byKind = plans.get(guards);
+  let byKind = guards === lastPipeline ? lastPlans : plans.get(guards);
   if (byKind === undefined) plans.set(guards, (byKind = new Map<string, KindPlan>()));
+  lastPipeline = guards;
+  lastPlans = byKind;
   let plan = byKind.get(kind);
   if (plan === undefined) {
     const answered = guards.map((g) =>
@@ -160,24 +166,26 @@ function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Pol
   const plan = planFor(guards, event.kind);
   const results = gathered ?? [];
   gathered = null;
-  results.length = 0;
+  let n = 0;
   try {
     for (let i = 0; i < guards.length; i++) {
       const guard = guards[i]!;
       const result = plan.answered[i] ?? resultOf(guard, state, event, policy);
-      results.push(result);
+      results[n++] = result;
       if (result.verdict === "block" && guard.shortCircuit) break;
     }
-    if (plan.last !== undefined && sameList(plan.last, results)) return plan.last;
-    return (plan.last = Object.freeze(results.slice()));
+    const last = plan.last;
+    if (last !== undefined && sameList(last, results, n)) return last;
+    return (plan.last = Object.freeze(results.slice(0, n)));
   } finally {
     gathered = results;
   }
 }
 
-function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/** Whether `list` holds the first `n` items of `gathered`, the very same ones. */
+function sameList<T>(list: readonly T[], gathered: readonly T[], n: number): boolean {
+  if (list.length !== n) return false;
+  for (let i = 0; i < n; i++) if (list[i] !== gathered[i]) return false;
   return true;
 }
 
