@@ -1,4 +1,5 @@
 /** A decision: what reins answers for one event, and how the guards' results combine into it. */
+import { EMPTY } from "./empty.js";
 import type { AlertKind, GuardResult, Verdict } from "./guard.js";
 
 /** An alert raised by a decision, for the humans watching. */
@@ -23,9 +24,6 @@ export interface Decision {
   instructions: readonly string[];
   alerts: readonly DecisionAlert[];
 }
-
-/** The lists of a decision with nothing to say: one frozen list shared by all of them. */
-const NONE: readonly never[] = Object.freeze([]);
 
 /**
  * The decision the results of one event's guards add up to: the most severe verdict, a person's
@@ -74,8 +72,8 @@ function sumOf(results: readonly GuardResult[]): Sum {
   const sum: Sum = {
     verdict,
     needsHuman,
-    instructions: messages > 0 ? instructionsOf(results) : NONE,
-    alerts: alerted > 0 ? alertsOf(results) : NONE,
+    instructions: messages > 0 ? instructionsOf(results) : EMPTY,
+    alerts: alerted > 0 ? alertsOf(results) : EMPTY,
     effects,
   };
   if (Object.isFrozen(results)) {

@@ -1,6 +1,7 @@
 /** The engine: applies an event to a scope's state, asks the guards, returns their decision. */
 import { sendProbe, tripBreaker } from "./breaker.js";
 import { draftOf, inPlace, writable, type Draft } from "./cow.js";
+import { EMPTY } from "./empty.js";
 import { decisionOf, hasEffects, type Decision } from "./decision.js";
 import { pass, type Effect, type Guard, type GuardResult } from "./guard.js";
 import { isHumanEvent, type ReinsEvent } from "./events.js";
@@ -15,8 +16,6 @@ import { tally } from "./tally.js";
 import { CAPS, LEVEL, initialState, type State } from "./state.js";
 
 const standard = pipeline(defaultGuards);
-/** A person's event asks no guard. */
-const NO_RESULTS: readonly GuardResult[] = Object.freeze([]);
 
 /**
  * Applies `event` to `state` in place and returns the decision. For callers that own the state (a store
@@ -39,7 +38,7 @@ function step(state: State, event: ReinsEvent, policy: Policy, guards: Pipeline,
   const seq = state.seq;
   const tripsBefore = state.breaker.trips;
   applyEvent(state, event, policy, draft);
-  const results = isHumanEvent(event) ? NO_RESULTS : evaluate(guards, state, event, policy);
+  const results = isHumanEvent(event) ? EMPTY : evaluate(guards, state, event, policy);
   const decision = decisionOf(seq, results);
   settle(state, event, decision, tripsBefore, draft);
   return decision;

@@ -20,13 +20,17 @@ export function callSignature(event: { tool: string; inputHash: string }): strin
 }
 
 let keyCommand = "";
+/** White space that collapsing changes: two or more in a row, or one that is not a plain space. */
+const UNCOLLAPSED = /\s{2,}|[^\S ]/;
 let keyLast = "";
 
 /** Collapses white space so `npm  test` and `npm test` are one command. */
 export function commandKey(command: string): string {
   if (command !== keyCommand) {
     keyCommand = command;
-    keyLast = clip(command.trim().replace(/\s+/g, " "));
+    const trimmed = command.trim();
+    // Most commands have no run of white space to collapse: tested first, they are not copied.
+    keyLast = clip(UNCOLLAPSED.test(trimmed) ? trimmed.replace(/\s+/g, " ") : trimmed);
   }
   return keyLast;
 }

@@ -66,12 +66,14 @@ export function meterAt(state: State, ref: MeterRef): Meter | undefined {
 }
 
 /** The meters an event of the current task charges: the session's, and the task's when there is one. */
-export function activeMeters(state: State): MeterRef[] {
-  const refs: MeterRef[] = [{ meter: "session", task: "" }];
-  if (state.task !== "" && state.budget.tasks[state.task] !== undefined)
-    refs.push({ meter: "task", task: state.task });
-  return refs;
+export function activeMeters(state: State): readonly MeterRef[] {
+  if (state.task === "" || state.budget.tasks[state.task] === undefined) return SESSION_ONLY;
+  return [SESSION_REF, { meter: "task", task: state.task }];
 }
+
+/** The session's meter, and the list of it alone: asked for on every spending event, made once. */
+const SESSION_REF: MeterRef = Object.freeze({ meter: "session", task: "" });
+const SESSION_ONLY: readonly MeterRef[] = Object.freeze([SESSION_REF]);
 
 /** A short label for a meter, for messages: `session`, `task "x"`, or `pool "team"` for a pool's scope. */
 export function meterLabel(ref: MeterRef, scope = ""): string {

@@ -23,7 +23,7 @@ export const pricing: Guard = {
       return passed;
     const estimated = event.pricing === "unknown" || event.pricing.startsWith("family:");
     const model = clip(event.model);
-    if (!estimated || (state.priced ?? []).includes(model)) return passed;
+    if (!estimated || (state.priced?.includes(model) ?? false)) return passed;
     const as =
       event.pricing === "unknown"
         ? "at the highest price the table lists"

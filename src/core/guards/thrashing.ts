@@ -1,6 +1,7 @@
 /** The thrashing guard: the same file edited again and again while the checks stay red. */
 import { clip } from "../capped.js";
 import { pass, quote, warn, type Guard } from "../guard.js";
+import { EMPTY } from "../empty.js";
 
 const name = "thrashing";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
@@ -19,17 +20,20 @@ export const thrashing: Guard = {
   answers: ["tool.requested", "verification.ran"],
   evaluate(state, event, policy) {
     let paths: readonly string[];
-    if (event.kind === "tool.requested") paths = event.writes ?? [];
-    else if (event.kind === "verification.ran" && !event.passed) paths = event.flagged ?? [];
+    if (event.kind === "tool.requested") paths = event.writes ?? EMPTY;
+    else if (event.kind === "verification.ran" && !event.passed) paths = event.flagged ?? EMPTY;
     else return passed;
     if (paths.length === 0) return passed;
+    const limit = policy.thrashing.iterations;
+    const isHot = (path: string) => (state.files[clip(path)]?.iterations ?? 0) >= limit;
+    let anyHot = false;
+    for (const path of paths) if ((state.files[clip(path)]?.iterations ?? 0) >= limit) anyHot = true;
+    if (!anyHot) return passed;
     // Edit rounds while every check is green and the task is not failing are ordinary step-by-step work.
     let red = false;
     for (const check in state.checks) if (state.checks[check]?.passed === false) red = true;
     if (!red && (state.churn[state.task]?.failures ?? 0) === 0) return passed;
-    const limit = policy.thrashing.iterations;
-    const hot = paths.filter((path) => (state.files[clip(path)]?.iterations ?? 0) >= limit);
-    if (hot.length === 0) return passed;
+    const hot = paths.filter(isHot);
     const first = hot[0] ?? "";
     const n = state.files[clip(first)]?.iterations ?? limit;
     return warn(
