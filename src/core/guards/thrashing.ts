@@ -26,9 +26,7 @@ export const thrashing: Guard = {
     if (paths.length === 0) return passed;
     const limit = policy.thrashing.iterations;
     const isHot = (path: string) => (state.files[clip(path)]?.iterations ?? 0) >= limit;
-    let anyHot = false;
-    for (const path of paths) if ((state.files[clip(path)]?.iterations ?? 0) >= limit) anyHot = true;
-    if (!anyHot) return passed;
+    if (!paths.some(isHot)) return passed;
     // Edit rounds while every check is green and the task is not failing are ordinary step-by-step work.
     let red = false;
     for (const check in state.checks) if (state.checks[check]?.passed === false) red = true;
