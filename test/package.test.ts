@@ -23,10 +23,14 @@ interface Packed {
   files: { path: string; mode: number }[];
 }
 
+/** How long one step of the packed-package test (a child process, the server's start) may take, ms. */
+const STEP_MS = 20_000;
+
 function pack(args: string[]): Packed {
   const out = execFileSync("npm", ["pack", "--json", "--ignore-scripts", ...args], {
     cwd: root,
     encoding: "utf8",
+    timeout: STEP_MS,
     env: { ...process.env, npm_config_update_notifier: "false", npm_config_loglevel: "error" },
   });
   const [packed] = JSON.parse(out) as Packed[];
@@ -103,83 +107,101 @@ describe("npm pack", () => {
     expect(paths.filter((p) => p.startsWith("src/"))).toEqual(["src/client/reins-hook.c"]);
   });
 
-  it("is a package that works on its own: the CLI, the hook command, the dashboard and every entry point", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "reins-pack-"));
-    const tarball = pack(["--pack-destination", dir]);
-    execFileSync("tar", ["-xzf", join(dir, tarball.filename), "-C", dir]);
-    const pkg = join(dir, "package");
-    // Its dependencies as an install would give them; nothing of the repository but node_modules.
-    symlinkSync(join(root, "node_modules"), join(pkg, "node_modules"));
-    const bin = join(pkg, "bin", "reins.js");
-    const project = join(dir, "project");
-    mkdirSync(join(project, ".git"), { recursive: true });
-    const reins = (args: string[], input?: string) =>
-      spawnSync(process.execPath, [bin, ...args], {
-        cwd: project,
-        encoding: "utf8",
-        ...(input !== undefined ? { input } : {}),
-        env: { ...process.env, XDG_CACHE_HOME: join(dir, "cache"), NO_COLOR: "1" },
-      });
-
-    const demo = reins(["demo", "--agent", "stuck"]);
-    expect(demo.stderr).toBe("");
-    expect(demo.stdout).toMatch(/stuck\s+9\s+5\s+30,000\s+circuit-breaker/);
-
-    const hook = reins(
-      ["hook", "claude"],
-      JSON.stringify({
-        session_id: "packed",
-        hook_event_name: "PreToolUse",
-        tool_name: "Bash",
-        tool_input: { command: "ls" },
-        cwd: project,
-      }),
-    );
-    expect(hook).toMatchObject({ status: 0, stderr: "" });
-    expect(JSON.parse(reins(["status", "session:packed", "--json"]).stdout)).toEqual([
-      expect.objectContaining({ scope: "session:packed", events: 1 }),
-    ]);
-
-    const imports = spawnSync(
-      process.execPath,
-      [
-        "--input-type=module",
-        "-e",
-        `for (const s of process.argv.slice(1)) console.log(s, Object.keys(await import(s)).length);`,
-        ...Object.keys(manifest.exports)
-          .filter((s) => s !== "./package.json")
-          .map((s) => s.replace(/^\./, "reins")),
-      ],
-      { cwd: pkg, encoding: "utf8" },
-    );
-    expect(imports.stderr).toBe("");
-    const loaded = imports.stdout.trim().split("\n");
-    expect(loaded).toHaveLength(Object.keys(manifest.exports).length - 1);
-    for (const line of loaded) expect(line).toMatch(/^reins\S* [1-9]\d*$/);
-
-    const serve = spawn(process.execPath, [bin, "serve", "--port", "0"], {
-      cwd: project,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const closed = finished(serve);
-    try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = "";
-        serve.stdout.on("data", (chunk: Buffer) => {
-          out += chunk.toString();
-          const match = /reins serving (http:\/\/\S+)/.exec(out);
-          if (match !== null) resolve(match[1]!);
+  it(
+    "is a package that works on its own: the CLI, the hook command, the dashboard and every entry point",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "reins-pack-"));
+      const tarball = pack(["--pack-destination", dir]);
+      execFileSync("tar", ["-xzf", join(dir, tarball.filename), "-C", dir]);
+      const pkg = join(dir, "package");
+      // Its dependencies as an install would give them; nothing of the repository but node_modules.
+      symlinkSync(join(root, "node_modules"), join(pkg, "node_modules"));
+      const bin = join(pkg, "bin", "reins.js");
+      const project = join(dir, "project");
+      mkdirSync(join(project, ".git"), { recursive: true });
+      // Each child is bounded: one that hangs fails its step with its own output, not the whole test silently.
+      const reins = (args: string[], input?: string) => {
+        const run = spawnSync(process.execPath, [bin, ...args], {
+          cwd: project,
+          encoding: "utf8",
+          timeout: STEP_MS,
+          ...(input !== undefined ? { input } : {}),
+          env: { ...process.env, XDG_CACHE_HOME: join(dir, "cache"), NO_COLOR: "1" },
         });
-        void closed.then(({ stderr }) => reject(new Error(`reins serve exited: ${stderr}`)));
+        if (run.error !== undefined)
+          throw new Error(`reins ${args.join(" ")}: ${run.error.message}; stderr: ${run.stderr}`);
+        return run;
+      };
+
+      const demo = reins(["demo", "--agent", "stuck"]);
+      expect(demo.stderr).toBe("");
+      expect(demo.stdout).toMatch(/stuck\s+9\s+5\s+30,000\s+circuit-breaker/);
+
+      const hook = reins(
+        ["hook", "claude"],
+        JSON.stringify({
+          session_id: "packed",
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command: "ls" },
+          cwd: project,
+        }),
+      );
+      expect(hook).toMatchObject({ status: 0, stderr: "" });
+      expect(JSON.parse(reins(["status", "session:packed", "--json"]).stdout)).toEqual([
+        expect.objectContaining({ scope: "session:packed", events: 1 }),
+      ]);
+
+      const imports = spawnSync(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `for (const s of process.argv.slice(1)) console.log(s, Object.keys(await import(s)).length);`,
+          ...Object.keys(manifest.exports)
+            .filter((s) => s !== "./package.json")
+            .map((s) => s.replace(/^\./, "reins")),
+        ],
+        { cwd: pkg, encoding: "utf8", timeout: STEP_MS },
+      );
+      expect(imports.error).toBeUndefined();
+      expect(imports.stderr).toBe("");
+      const loaded = imports.stdout.trim().split("\n");
+      expect(loaded).toHaveLength(Object.keys(manifest.exports).length - 1);
+      for (const line of loaded) expect(line).toMatch(/^reins\S* [1-9]\d*$/);
+
+      const serve = spawn(process.execPath, [bin, "serve", "--port", "0"], {
+        cwd: project,
+        stdio: ["ignore", "pipe", "pipe"],
       });
-      const page = await fetch(`${url}/`);
-      expect(await page.text()).toContain("reins dashboard");
-      const html = readFileSync(join(pkg, "dist", "web", "index.html"), "utf8");
-      const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)![1]!;
-      expect((await fetch(`${url}/${script}`)).status).toBe(200);
-    } finally {
-      serve.kill("SIGTERM");
-      expect((await closed).code).toBe(0);
-    }
-  });
+      const closed = finished(serve);
+      try {
+        const url = await new Promise<string>((resolve, reject) => {
+          let out = "";
+          const late = setTimeout(
+            () => reject(new Error(`reins serve did not say where it serves within ${STEP_MS} ms: ${out}`)),
+            STEP_MS,
+          );
+          serve.stdout.on("data", (chunk: Buffer) => {
+            out += chunk.toString();
+            const match = /reins serving (http:\/\/\S+)/.exec(out);
+            if (match !== null) {
+              clearTimeout(late);
+              resolve(match[1]!);
+            }
+          });
+          void closed.then(({ stderr }) => reject(new Error(`reins serve exited: ${stderr}`)));
+        });
+        const page = await fetch(`${url}/`);
+        expect(await page.text()).toContain("reins dashboard");
+        const html = readFileSync(join(pkg, "dist", "web", "index.html"), "utf8");
+        const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)![1]!;
+        expect((await fetch(`${url}/${script}`)).status).toBe(200);
+      } finally {
+        serve.kill("SIGTERM");
+        expect((await closed).code).toBe(0);
+      }
+    },
+    6 * STEP_MS,
+  );
 });
