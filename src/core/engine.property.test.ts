@@ -17,7 +17,8 @@ import { gradeOf } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "./policy.js";
 import { initialState, type State } from "./state.js";
-import { block, pass, type Guard } from "./guard.js";
+import { block, pass, warn, type Guard, type GuardResult } from "./guard.js";
+import { applyEvent } from "./reduce.js";
 import { pipeline } from "./pipeline.js";
 import { rebuild } from "./snapshot.js";
 
@@ -399,6 +400,53 @@ describe("engine properties (seeded fast-check)", () => {
       run(200),
     );
     expect(skipped).toBeGreaterThan(0);
+  });
+
+  it("1e. gives every decision the results a plain walk of the pipeline gives, whatever the lists it shares", () => {
+    // A guard that cuts the pipeline short with one constant answer, and one asked about every event that
+    // answers with the same object or a new one: the engine's shared lists must never stand in for them.
+    const cut = Object.freeze(block("cut", "cut short"));
+    const cutter: Guard = {
+      name: "cut",
+      order: 150,
+      category: "tool-discipline",
+      shortCircuit: true,
+      grades: ["deny"],
+      answers: ["tool.requested"],
+      evaluate: (_state, event) =>
+        event.kind === "tool.requested" && event.command === "npm run lint" ? cut : pass("cut"),
+    };
+    const odd: Guard = {
+      name: "odd",
+      order: 160,
+      category: "tool-discipline",
+      shortCircuit: false,
+      grades: ["advise"],
+      evaluate: (state) => (state.seq % 3 === 0 ? warn("odd", `seq ${state.seq}`) : pass("odd")),
+    };
+    const guards = pipeline([...defaultGuards, cutter, odd]);
+    const policy = resolvePolicy({ budget: { session: { tokens: 40_000, toolCalls: 60 } } });
+    fc.assert(
+      fc.property(eventsArb(2, 150), (events) => {
+        const states = new Map<string, State>();
+        for (const event of events) {
+          let state = states.get(event.scope);
+          if (state === undefined) states.set(event.scope, (state = initialState(event.scope)));
+          // What the guards see: the state after the event's facts, before the decision's effects.
+          const seen = jsonCopy(state);
+          applyEvent(seen, event, policy);
+          const plain: GuardResult[] = [];
+          if (!event.kind.startsWith("human."))
+            for (const guard of guards) {
+              const result = guard.evaluate(seen, event, policy);
+              plain.push(result);
+              if (result.verdict === "block" && guard.shortCircuit) break;
+            }
+          expect(advance(state, event, policy, guards).results).toStrictEqual(plain);
+        }
+      }),
+      run(100),
+    );
   });
 
   it("1b. keeps a state that is plain JSON, even fed extreme numbers", () => {

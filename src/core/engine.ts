@@ -127,6 +127,8 @@ export function replay(
 interface KindPlan {
   /** Per guard in order: null to ask it, or its pass result, taken without asking (see Guard.answers). */
   answered: readonly (GuardResult | null)[];
+  /** The positions of the guards asked, in order. */
+  asked: readonly number[];
   /**
    * The last list of results a decision of this kind kept. Most events are answered the same way by every
    * guard (each guard's pass result is one object), so their decisions share one frozen list instead of
@@ -152,40 +154,50 @@ function planFor(guards: Pipeline, kind: string): KindPlan {
     const answered = guards.map((g) =>
       g.answers === undefined || (g.answers as readonly string[]).includes(kind) ? null : pass(g.name),
     );
-    plan = { answered, last: undefined };
+    const asked = answered.flatMap((answer, i) => (answer === null ? [i] : []));
+    plan = { answered, asked, last: undefined };
     byKind.set(kind, plan);
   }
   return plan;
 }
 
-/** The list the guards' results are gathered in, reused unless a guard evaluates an engine itself. */
-let gathered: GuardResult[] | null = [];
-
 function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Policy): readonly GuardResult[] {
   const plan = planFor(guards, event.kind);
-  const results = gathered ?? [];
-  gathered = null;
-  let n = 0;
-  try {
-    for (let i = 0; i < guards.length; i++) {
-      const guard = guards[i]!;
-      const result = plan.answered[i] ?? resultOf(guard, state, event, policy);
-      results[n++] = result;
-      if (result.verdict === "block" && guard.shortCircuit) break;
+  const last = plan.last;
+  const asked = plan.asked;
+  // The common case: every guard asked answers as it did to the last event of this kind (a whole list, so
+  // no guard cut it short), and the decision shares that list.
+  let same = 0;
+  let next: GuardResult | undefined;
+  if (last !== undefined && last.length === guards.length) {
+    while (same < asked.length) {
+      const i = asked[same]!;
+      next = resultOf(guards[i]!, state, event, policy);
+      if (next !== last[i]) break;
+      same += 1;
     }
-    const last = plan.last;
-    if (last !== undefined && sameList(last, results, n)) return last;
-    return (plan.last = Object.freeze(results.slice(0, n)));
-  } finally {
-    gathered = results;
+    if (same === asked.length) return last;
   }
-}
-
-/** Whether `list` holds the first `n` items of `gathered`, the very same ones. */
-function sameList<T>(list: readonly T[], gathered: readonly T[], n: number): boolean {
-  if (list.length !== n) return false;
-  for (let i = 0; i < n; i++) if (list[i] !== gathered[i]) return false;
-  return true;
+  // Otherwise the list is made in order with the answers already had: the first `same` guards asked
+  // answered as last time, and the next one answered `next`.
+  const results: GuardResult[] = [];
+  let k = 0;
+  for (let i = 0; i < guards.length; i++) {
+    const guard = guards[i]!;
+    let result = plan.answered[i] ?? null;
+    if (result === null) {
+      result =
+        k < same
+          ? last![i]!
+          : k === same && next !== undefined
+            ? next
+            : resultOf(guard, state, event, policy);
+      k += 1;
+    }
+    results.push(result);
+    if (result.verdict === "block" && guard.shortCircuit) break;
+  }
+  return (plan.last = Object.freeze(results));
 }
 
 /** One guard's result, held to its grades; a guard that throws is skipped with a warning (fail open). */
