@@ -33,6 +33,15 @@ describe("decisions' lists", () => {
     expect(b?.results).toHaveLength(a?.results.length ?? -1);
   });
 
+  it("come out the same from replay whether the events are a list or any other iterable", () => {
+    const events = [call(1), call(2, "npm test"), call(3)];
+    function* generated() {
+      yield* events;
+    }
+    expect(replay(defaultPolicy, generated())).toStrictEqual(replay(defaultPolicy, events));
+    expect(replay(defaultPolicy, new Set(events))).toHaveLength(3);
+  });
+
   it("are right for a guard that asks an engine itself, and for the guards after it", () => {
     const inner: Guard = {
       name: "inner",

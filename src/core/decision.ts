@@ -60,7 +60,9 @@ function sumOf(results: readonly GuardResult[]): Sum {
   let messages = 0;
   let alerted = 0;
   let effects = false;
-  for (const r of results) {
+  // Indexed, not for-of: the lists are frozen, and for-of over frozen and ordinary lists allocates per step.
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!;
     if (r.verdict === "block") verdict = "block";
     else if (r.verdict === "warn" && verdict === "allow") verdict = "warn";
     if (r.needsHuman === true) needsHuman = true;
@@ -90,7 +92,7 @@ function sumOf(results: readonly GuardResult[]): Sum {
 export function hasEffects(results: readonly GuardResult[]): boolean {
   const sum = sums.get(results);
   if (sum !== undefined) return sum.effects;
-  for (const r of results) if (r.effects !== undefined) return true;
+  for (let i = 0; i < results.length; i++) if (results[i]!.effects !== undefined) return true;
   return false;
 }
 

@@ -16,7 +16,7 @@ import type {
 import { callSignature, failureClass, runKey, writeKey } from "./keys.js";
 import { levelOf, limitOf, usedOf, utilization, type MeterRef } from "./meter.js";
 import { defaultPolicy, type Policy } from "./policy.js";
-import { EMPTY } from "./empty.js";
+import { NO_ITEMS } from "./empty.js";
 
 /**
  * Folds one event into the facts of a scope, in place. The policy only sizes windows and supplies the
@@ -214,7 +214,7 @@ function applyRequest(d: Draft, state: State, event: ToolRequested, policy: Poli
     if (task !== undefined) task.toolCalls += 1;
   }
 
-  const readPaths = event.reads ?? EMPTY;
+  const readPaths = event.reads ?? NO_ITEMS;
   if (readPaths.length > 0) {
     const reads = writable(d, state, "reads");
     for (const path of readPaths) {
@@ -222,7 +222,7 @@ function applyRequest(d: Draft, state: State, event: ToolRequested, policy: Poli
       capSet(reads, key, (reads[key] ?? 0) + 1, CAPS.reads);
     }
   }
-  const writes = event.writes ?? EMPTY;
+  const writes = event.writes ?? NO_ITEMS;
   if (writes.length === 0) return;
   const edits = writable(d, state, "edits");
   // A new edit round starts with the first edit after a check: thrashing counts rounds, not single edits.
@@ -371,7 +371,7 @@ function applyVerification(d: Draft, state: State, event: VerificationRan): void
   countFailure(state, name, event);
 
   if (greener) state.files = owned(d, {});
-  for (const path of event.flagged ?? EMPTY) {
+  for (const path of event.flagged ?? NO_ITEMS) {
     const key = clip(path);
     const file = state.files[key];
     if (file === undefined || file.lastIteration !== state.cycle) {

@@ -2,7 +2,7 @@
 import { own } from "../capped.js";
 import { block, pass, quote, warn, times, type Guard } from "../guard.js";
 import { runKey, writeKey } from "../keys.js";
-import { EMPTY } from "../empty.js";
+import { NO_ITEMS } from "../empty.js";
 
 const name = "circular";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
@@ -27,7 +27,7 @@ export const circular: Guard = {
     if (own(policy.loops.tools, event.tool)?.exempt === true) return passed;
     const threshold = policy.circular.threshold;
     if (event.kind === "tool.requested") {
-      for (const path of event.writes ?? EMPTY) {
+      for (const path of event.writes ?? NO_ITEMS) {
         const memo = state.resources[writeKey(path)];
         if (memo !== undefined && memo.same >= threshold) {
           return block(

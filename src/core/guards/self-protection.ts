@@ -1,7 +1,7 @@
 /** The self-protection guard: denies calls on reins' own files or acting as a person, unless allowed. */
 import { block, pass, quote, type Guard } from "../guard.js";
 import { memoize } from "../memo.js";
-import { EMPTY } from "../empty.js";
+import { NO_ITEMS } from "../empty.js";
 
 const name = "self-protection";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
@@ -91,9 +91,10 @@ export const selfProtection: Guard = {
   answers: ["tool.requested"],
   evaluate(state, event, policy) {
     if (event.kind !== "tool.requested" || !policy.protection.enabled) return passed;
-    const path = (event.writes ?? EMPTY).find(isProtected) ?? (event.removes ?? EMPTY).find(isProtected);
+    const path =
+      (event.writes ?? NO_ITEMS).find(isProtected) ?? (event.removes ?? NO_ITEMS).find(isProtected);
     const command = event.command ?? "";
-    const token = (event.reads ?? EMPTY).some(isToken) || PEOPLE_TOKEN.test(command);
+    const token = (event.reads ?? NO_ITEMS).some(isToken) || PEOPLE_TOKEN.test(command);
     const acting = path === undefined && (token || actingCommand(command));
     if (path === undefined && !acting) return passed;
     if (state.protectionGrants > 0)

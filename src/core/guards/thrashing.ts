@@ -1,11 +1,17 @@
 /** The thrashing guard: the same file edited again and again while the checks stay red. */
 import { clip } from "../capped.js";
 import { pass, quote, warn, type Guard } from "../guard.js";
-import { EMPTY } from "../empty.js";
+import { NO_ITEMS } from "../empty.js";
+import type { State } from "../state.js";
 
 const name = "thrashing";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
 const passed = pass(name);
+
+/** Whether `path` has been changed or flagged in `limit` iterations or more. */
+function isHot(state: State, path: string, limit: number): boolean {
+  return (state.files[clip(path)]?.iterations ?? 0) >= limit;
+}
 
 /**
  * The same file edited, or flagged by failing checks, in 5 iterations without the checks getting greener,
@@ -20,18 +26,19 @@ export const thrashing: Guard = {
   answers: ["tool.requested", "verification.ran"],
   evaluate(state, event, policy) {
     let paths: readonly string[];
-    if (event.kind === "tool.requested") paths = event.writes ?? EMPTY;
-    else if (event.kind === "verification.ran" && !event.passed) paths = event.flagged ?? EMPTY;
+    if (event.kind === "tool.requested") paths = event.writes ?? NO_ITEMS;
+    else if (event.kind === "verification.ran" && !event.passed) paths = event.flagged ?? NO_ITEMS;
     else return passed;
     if (paths.length === 0) return passed;
     const limit = policy.thrashing.iterations;
-    const isHot = (path: string) => (state.files[clip(path)]?.iterations ?? 0) >= limit;
-    if (!paths.some(isHot)) return passed;
+    let anyHot = false;
+    for (let i = 0; i < paths.length && !anyHot; i++) anyHot = isHot(state, paths[i]!, limit);
+    if (!anyHot) return passed;
     // Edit rounds while every check is green and the task is not failing are ordinary step-by-step work.
     let red = false;
     for (const check in state.checks) if (state.checks[check]?.passed === false) red = true;
     if (!red && (state.churn[state.task]?.failures ?? 0) === 0) return passed;
-    const hot = paths.filter(isHot);
+    const hot = paths.filter((path) => isHot(state, path, limit));
     const first = hot[0] ?? "";
     const n = state.files[clip(first)]?.iterations ?? limit;
     return warn(

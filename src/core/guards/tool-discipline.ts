@@ -3,7 +3,7 @@ import { clip } from "../capped.js";
 import { pass, quote, warn, type Guard } from "../guard.js";
 import { checkCommand } from "../check-command.js";
 import { failureClass } from "../keys.js";
-import { EMPTY } from "../empty.js";
+import { NO_ITEMS } from "../empty.js";
 
 const name = "tool-discipline";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
@@ -35,7 +35,7 @@ export const toolDiscipline: Guard = {
     }
     if (event.kind !== "tool.requested") return passed;
     let messages: string[] | undefined; // made only when there is something to say
-    for (const path of event.reads ?? EMPTY) {
+    for (const path of event.reads ?? NO_ITEMS) {
       const reads = state.reads[clip(path)] ?? 0;
       if (reads >= rules.repeatedReads) {
         (messages ??= []).push(
