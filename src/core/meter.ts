@@ -72,7 +72,7 @@ export function activeMeters(state: State): readonly MeterRef[] {
 }
 
 /** The session's meter, and the list of it alone: asked for on every spending event, made once. */
-const SESSION_REF: Readonly<MeterRef> = { meter: "session", task: "" };
+export const SESSION_REF: Readonly<MeterRef> = { meter: "session", task: "" };
 const SESSION_ONLY: readonly MeterRef[] = [SESSION_REF]; // not frozen: see NO_ITEMS in empty.ts
 
 /** A short label for a meter, for messages: `session`, `task "x"`, or `pool "team"` for a pool's scope. */

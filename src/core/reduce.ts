@@ -14,7 +14,7 @@ import type {
   VerificationRan,
 } from "./events.js";
 import { callSignature, failureClass, runKey, writeKey } from "./keys.js";
-import { levelOf, limitOf, usedOf, utilization, type MeterRef } from "./meter.js";
+import { SESSION_REF, levelOf, limitOf, usedOf, utilization, type MeterRef } from "./meter.js";
 import { defaultPolicy, type Policy } from "./policy.js";
 import { NO_ITEMS } from "./empty.js";
 
@@ -28,7 +28,7 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy, draf
   const at = event.at;
   if (state.startedAt === null) {
     state.startedAt = at;
-    writableMeter(d, state, SESSION)!.startedAt = at;
+    writableMeter(d, state, SESSION_REF)!.startedAt = at;
   }
   state.lastAt = at;
   if (event.task !== undefined && event.task !== "") enterTask(d, state, clip(event.task), at);
@@ -125,8 +125,6 @@ export function reduce(state: State, event: ReinsEvent, policy: Policy = default
   applyEvent(next, event, policy, draft);
   return next;
 }
-
-const SESSION: MeterRef = { meter: "session", task: "" };
 
 /** The meter `ref` points at, made writable (see cow.ts), if it exists. */
 export function writableMeter(d: Draft, state: State, ref: MeterRef): Meter | undefined {
@@ -415,7 +413,7 @@ function applyExtension(d: Draft, state: State, event: BudgetExtended, policy: P
   const added = amount(event.amount);
   const ref =
     event.meter === "task" && state.task !== "" ? ({ meter: "task", task: state.task } as const) : null;
-  const meter = writableMeter(d, state, ref ?? SESSION);
+  const meter = writableMeter(d, state, ref ?? SESSION_REF);
   if (meter === undefined) return;
   const extra = writable(d, meter, "extra");
   extra[event.resource] = (extra[event.resource] ?? 0) + added;
