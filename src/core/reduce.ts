@@ -321,15 +321,8 @@ function applyUsage(d: Draft, state: State, event: UsageRecorded, policy: Policy
     (policy.budget.countCacheReads ? amount(event.cacheReadTokens) : 0);
   const usd = amount(event.costUsd);
   const premium = amount(event.premiumRequests);
-  const charge = (spent: Meter["spent"] | undefined) => {
-    if (spent === undefined) return;
-    spent.tokens += tokens;
-    // Rounded to nano-dollars so that $0.10 + $0.70 is $0.80, not 0.7999999999999999.
-    spent.usd = Math.round((spent.usd + usd) * 1e9) / 1e9;
-    spent.premiumRequests += premium;
-  };
-  charge(writableSpend(d, state, null));
-  if (state.task !== "") charge(writableSpend(d, state, state.task));
+  charge(writableSpend(d, state, null), tokens, usd, premium);
+  if (state.task !== "") charge(writableSpend(d, state, state.task), tokens, usd, premium);
 
   const window = Math.floor(event.at / policy.spendRate.windowMs);
   const buckets = writable(d, writable(d, state, "rate"), "buckets");
@@ -341,6 +334,15 @@ function applyUsage(d: Draft, state: State, event: UsageRecorded, policy: Policy
   } else {
     pushCapped(buckets, [window, tokens, usd], CAPS.rateBuckets);
   }
+}
+
+/** Adds one usage event's amounts to a meter's spend, if the meter exists. */
+function charge(spent: Meter["spent"] | undefined, tokens: number, usd: number, premium: number): void {
+  if (spent === undefined) return;
+  spent.tokens += tokens;
+  // Rounded to nano-dollars so that $0.10 + $0.70 is $0.80, not 0.7999999999999999.
+  spent.usd = Math.round((spent.usd + usd) * 1e9) / 1e9;
+  spent.premiumRequests += premium;
 }
 
 function applyVerification(d: Draft, state: State, event: VerificationRan): void {
