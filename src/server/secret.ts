@@ -116,8 +116,3 @@ export function bearerCheck(...secrets: string[]): (header: string | undefined) 
     return ok;
   };
 }
-
-/** Compares a presented bearer token with any of the accepted secrets in constant time. */
-export function authorized(header: string | undefined, ...secrets: string[]): boolean {
-  return bearerCheck(...secrets)(header);
-}
