@@ -9,8 +9,6 @@ import { MemoryStore } from "./store/memory.js";
 import { Spool } from "./store/spool.js";
 import { toolRequest } from "../test/support/tool-request.js";
 
-const event = (n: number) => toolRequest(n);
-
 /** A spool whose folder exists and last changed well before RACY_MS ago. */
 function settledSpool(): Spool {
   const spool = new Spool(join(mkdtempSync(join(tmpdir(), "reins-watch-")), "spool"));
@@ -35,7 +33,7 @@ describe("the spool watch", () => {
     expect(spoolMayHold(spool)).toBe(false);
     expect(files).toHaveBeenCalledTimes(1);
     // Another process's spool writes into the same folder.
-    new Spool(spool.dir).add("session:s", [event(1)]);
+    new Spool(spool.dir).add("session:s", [toolRequest(1)]);
     expect(spoolMayHold(spool)).toBe(true);
     expect(files).toHaveBeenCalledTimes(2);
   });
@@ -54,9 +52,9 @@ describe("the spool watch", () => {
     const spool = settledSpool();
     const store = new MemoryStore();
     const governor = createGovernor({ store, spool, onWarning: () => undefined });
-    await governor.record("session:s", [event(1)]);
-    new Spool(spool.dir).add("session:s", [event(2)]);
-    await governor.record("session:s", [event(3)]);
+    await governor.record("session:s", [toolRequest(1)]);
+    new Spool(spool.dir).add("session:s", [toolRequest(2)]);
+    await governor.record("session:s", [toolRequest(3)]);
     const ids = (await store.events("session:s")).map((r) => r.event.id);
     expect(ids).toEqual(["e1", "e2", "e3"]);
     expect(spool.files()).toEqual([]);

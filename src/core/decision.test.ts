@@ -5,16 +5,9 @@ import { pass, warn, type Guard } from "./guard.js";
 import { pipeline } from "./pipeline.js";
 import { defaultPolicy } from "./policy.js";
 import { initialState } from "./state.js";
+import { toolRequest } from "../../test/support/tool-request.js";
 
-const call = (n: number, command = `ls ${n}`): ReinsEvent => ({
-  kind: "tool.requested",
-  at: 1_000 + n,
-  scope: "session:d",
-  id: `e${n}`,
-  tool: "Bash",
-  inputHash: `h${n}`,
-  command,
-});
+const call = (n: number, command = `ls ${n}`): ReinsEvent => toolRequest(n, { scope: "session:d", command });
 
 describe("decisions' lists", () => {
   it("are shared and frozen when guards answer alike, and a decision with something to say keeps its own", () => {
