@@ -92,6 +92,17 @@ function reasonOf(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim();
 }
 
+/** Notes that `pool` recorded `decision` for its charge of `event` (see ChargedPool in core/batch.ts). */
+function noteCharge(
+  charged: Map<string, Map<ReinsEvent, Decision>>,
+  pool: string,
+  event: ReinsEvent,
+  decision: Decision,
+): void {
+  const decisions = charged.get(pool) ?? new Map<ReinsEvent, Decision>();
+  charged.set(pool, decisions.set(event, decision));
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -431,9 +442,8 @@ export class RedisStore implements Store {
             if (record === null) return;
             if (s === scope) return seen.add(ids[j]!);
             const event = byId.get(ids[j]!);
-            if (event === undefined) return;
-            const decisions = charged.get(s) ?? new Map<ReinsEvent, Decision>();
-            charged.set(s, decisions.set(event, (JSON.parse(record) as LogRecord).decision));
+            if (event !== undefined)
+              noteCharge(charged, s, event, (JSON.parse(record) as LogRecord).decision);
           });
         });
       }
@@ -485,10 +495,7 @@ export class RedisStore implements Store {
           this.#writes.snapshots += w.snapshot === null ? 0 : 1;
           this.#writes.bytes += w.bytes;
           // On Cluster the session may still conflict: its retry must not charge this pool again.
-          for (const [record, source] of w.sources) {
-            const decisions = charged.get(w.scope) ?? new Map<ReinsEvent, Decision>();
-            charged.set(w.scope, decisions.set(source, record.decision));
-          }
+          for (const [record, source] of w.sources) noteCharge(charged, w.scope, source, record.decision);
         }
       }
       // Scopes the batch did not change (a pool charged by an earlier step) are still current.
