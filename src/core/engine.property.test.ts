@@ -282,7 +282,6 @@ function runAll(
 
 const jsonCopy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
-/** Where `value` holds something JSON would not give back as it is: NaN, ±Infinity, -0, undefined. */
 /** Freezes a state and everything in it, so that writing any part of it throws. */
 function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
@@ -292,6 +291,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** Where `value` holds something JSON would not give back as it is: NaN, ±Infinity, -0, undefined. */
 function notJson(value: unknown): string[] {
   const bad: string[] = [];
   JSON.stringify(value, (key, v: unknown) => {
