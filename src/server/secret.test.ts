@@ -5,14 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import {
-  apiToken,
-  bearerCheck,
-  bearerToken,
-  hookSecret,
-  secretPath,
-  tokenPath,
-} from "./secret.js";
+import { apiToken, bearerCheck, bearerToken, hookSecret, secretPath, tokenPath } from "./secret.js";
 
 const project = () => mkdtempSync(join(tmpdir(), "reins-secret-"));
 
