@@ -149,6 +149,16 @@ describe("reins config", () => {
   });
 });
 
+describe("reins --version", () => {
+  it.each([["--version"], ["-V"]])("%s prints the version in package.json and exits 0", async (flag) => {
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+    const { code, out, err } = await reins([flag]);
+    expect(code).toBe(0);
+    expect(out).toBe(`${version}\n`);
+    expect(err).toBe("");
+  });
+});
+
 describe("the reins binary", () => {
   it("runs the demo as a real process and exits 0", () => {
     const out = execFileSync(
