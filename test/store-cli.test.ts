@@ -181,6 +181,23 @@ describe("the store commands on the demo's SQLite store", () => {
     }
   });
 
+  it("names what a budget extend call left out, with how to call it, in one line and exit 2", async () => {
+    const usage =
+      "reins budget extend <scope> <amount> --reason <text> [--resource <name>] [--task] [--by <name>]";
+    const cases: [string[], string][] = [
+      [[], "a scope, an amount and a reason (--reason)"],
+      [["session:x"], "an amount and a reason (--reason)"],
+      [["session:x", "--reason", "r"], "an amount"],
+      [["session:x", "5"], "a reason (--reason)"],
+    ];
+    for (const [args, missing] of cases) {
+      const { code, out, err } = await reins("budget", "extend", ...args);
+      expect(code, args.join(" ")).toBe(2);
+      expect(out).toBe("");
+      expect(err).toBe(`reins: budget extend needs ${missing}: ${usage}\n`);
+    }
+  });
+
   it("names an unreachable Redis without its password, fast", async () => {
     const started = Date.now();
     const { code, err } = await reins("--store", "redis://ana:hunter2@127.0.0.1:1", "status");

@@ -31,6 +31,14 @@ const RESOURCE_NAMES: readonly BudgetResource[] = [
   "toolCalls",
 ];
 
+/** How `reins budget extend` is called, for its help and for the line naming what a call left out. */
+const EXTEND_USAGE = "<scope> <amount> --reason <text> [--resource <name>] [--task] [--by <name>]";
+
+/** "a", "a and b", "a, b and c". */
+function listed(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+}
+
 function amount(line: Pick<BudgetLine, "resource">, n: number): string {
   if (line.resource === "usd") return formatUsd(n);
   if (line.resource === "wallTimeMs") return formatDuration(n);
@@ -165,18 +173,31 @@ export function registerStoreCommands(root: Command, ctx: StoreContext): void {
   budget
     .command("extend")
     .description("give a scope more budget (un-pauses it when it is enough)")
-    .argument("<scope>")
-    .argument("<amount>", "how much to add, in the resource's unit (tokens, USD, ms, calls)")
-    .requiredOption("--reason <text>", "why (recorded with who did it)")
+    .usage(EXTEND_USAGE)
+    // Checked in the action rather than by commander, which would name only the first thing missing
+    // (and --reason before the arguments).
+    .argument("[scope]")
+    .argument("[amount]", "how much to add, in the resource's unit (tokens, USD, ms, calls)")
+    .option("--reason <text>", "why (required; recorded with who did it)")
     .option("--resource <name>", `one of ${RESOURCE_NAMES.join(", ")}`, "tokens")
     .option("--task", "extend the scope's current task instead of the session")
     .option("--by <name>", "who extends it (default: the OS user)")
     .action(
       async (
-        scope: string,
-        raw: string,
-        opts: { reason: string; resource: string; task?: boolean; by?: string },
+        scope: string | undefined,
+        raw: string | undefined,
+        opts: { reason?: string; resource: string; task?: boolean; by?: string },
       ) => {
+        const missing = [
+          ...(scope === undefined ? ["a scope"] : []),
+          ...(raw === undefined ? ["an amount"] : []),
+          ...(opts.reason === undefined ? ["a reason (--reason)"] : []),
+        ];
+        if (scope === undefined || raw === undefined || opts.reason === undefined)
+          throw new ReinsError(
+            "usage",
+            `budget extend needs ${listed(missing)}: reins budget extend ${EXTEND_USAGE}`,
+          );
         const amountValue = Number(raw);
         if (!Number.isFinite(amountValue) || amountValue <= 0)
           throw new ReinsError("usage", `amount must be a positive number, got "${raw}"`);
