@@ -1,5 +1,5 @@
 /** The CLI's store commands on the demo's sessions in a SQLite store. */
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -207,4 +207,22 @@ describe("the store commands on the demo's SQLite store", () => {
     expect(err.trim().split("\n")).toHaveLength(1);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
+});
+
+describe("the read-only store commands where nothing was recorded", () => {
+  it.each([["status"], ["sessions"]])(
+    "%s outside any project says there is no store and makes no .reins folder",
+    async (command) => {
+      // No .git, no reins.config.json, no .reins: the folder itself is the root.
+      const dir = mkdtempSync(join(tmpdir(), "reins-no-store-"));
+      const io = memoryIo({ cwd: dir });
+      expect(await run([command], io)).toBe(0);
+      expect(io.out.join("")).toBe(`no reins store in ${dir}: nothing recorded yet\n`);
+      expect(io.err).toEqual([]);
+      const asJson = memoryIo({ cwd: dir });
+      expect(await run([command, "--json"], asJson)).toBe(0);
+      expect(JSON.parse(asJson.out.join(""))).toEqual([]);
+      expect(existsSync(join(dir, ".reins"))).toBe(false);
+    },
+  );
 });

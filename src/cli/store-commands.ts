@@ -1,6 +1,6 @@
 /** The CLI commands on stored state: status, sessions, budget, circuit, confirm, alerts and export. */
 import { userInfo } from "node:os";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { createColors } from "picocolors";
 import { ReinsError } from "../core/errors.js";
@@ -11,7 +11,7 @@ import type { Store } from "../core/store.js";
 import type { BudgetLine, ScopeSummary } from "../core/summary.js";
 import type { LoadedPolicy } from "../config/load-policy.js";
 import { traceHeader, traceLine } from "../trace/trace.js";
-import { openStore } from "../store/open.js";
+import { defaultStorePath, openStore } from "../store/open.js";
 import { acknowledgeAlert, recordAction, type HumanAction } from "../people/actions.js";
 import { currentSummary, noScope, policyFor, storedSummary } from "../people/scope-view.js";
 import type { Io } from "./io.js";
@@ -62,6 +62,17 @@ async function withStore<T>(
   } finally {
     await store.close();
   }
+}
+
+/**
+ * The one line a read-only command prints when the project's default store (`.reins/reins.db`) has not been
+ * made yet, else null: opening it would make it, and `.reins/` with it, wherever the command was run. A
+ * store the user names (`--store`, the policy's `store`) is opened as named.
+ */
+function noStoreYet(ctx: StoreContext): string | null {
+  const { storeSpec, root } = ctx.loaded();
+  if (storeSpec !== "" && storeSpec !== "sqlite") return null;
+  return existsSync(defaultStorePath(root)) ? null : `no reins store in ${root}: nothing recorded yet\n`;
 }
 
 async function summaryNow(store: Store, scope: string, policy: Policy): Promise<ScopeSummary> {
@@ -123,6 +134,8 @@ export function registerStoreCommands(root: Command, ctx: StoreContext): void {
     .argument("[scope]", "e.g. session:abc; all recent scopes when left out")
     .option("--json", "print JSON")
     .action(async (scope: string | undefined, opts: { json?: boolean }) => {
+      const none = noStoreYet(ctx);
+      if (none !== null) return opts.json === true ? json([]) : io.stdout(none);
       await withStore(ctx, async (store, policy) => {
         const scopes = scope === undefined ? (await store.scopes()).slice(0, 20) : [scope];
         const summaries = await Promise.all(scopes.map((s) => summaryNow(store, s, policy)));
@@ -146,6 +159,8 @@ export function registerStoreCommands(root: Command, ctx: StoreContext): void {
     .description("every scope in the store, most recently active first")
     .option("--json", "print JSON")
     .action(async (opts: { json?: boolean }) => {
+      const none = noStoreYet(ctx);
+      if (none !== null) return opts.json === true ? json([]) : io.stdout(none);
       await withStore(ctx, async (store, policy) => {
         const summaries = await Promise.all((await store.scopes()).map((s) => summaryNow(store, s, policy)));
         if (opts.json === true) return json(summaries);
