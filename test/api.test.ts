@@ -740,7 +740,11 @@ describe("runs of reins run", () => {
       /^reins servers unreachable: http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\), http/,
     );
     expect((error as Error).message).not.toContain("\n");
-    expect(() => new RemoteStore(" , ", api.token)).toThrow(/names no server/);
+    const nameless = await new RemoteStore(" , ", api.token)
+      .state("session:fleet-store")
+      .catch((e: unknown) => e);
+    expect(nameless).toMatchObject({ code: "store_unavailable" });
+    expect((nameless as Error).message).toMatch(/names no usable server .*: skipped 2 empty entries$/);
   });
 
   it("refuses custom guards through RemoteStore: the server decides with its own, so it says so in one line", async () => {

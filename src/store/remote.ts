@@ -22,11 +22,21 @@ export const DEFAULT_REMOTE_TIMEOUT_MS = 2_000;
  * `url` may list several servers of one fleet (comma-separated, all on one shared store): a call goes to
  * the one that answered last, and one that cannot be reached is passed over for the next, within the
  * call's one timeout. A server that answers at all (an error status included) is not passed over. A
- * retried event is applied once: the servers share the store, and events carry their ids.
+ * retried event is applied once: the servers share the store, and events carry their ids. An entry that
+ * names no server (empty, not a URL, not http or https) is skipped and named in `warning`; with none left
+ * the store is an unavailable one, so a hook spools its events and honours `failClosed`.
  */
 export class RemoteStore implements Store {
   readonly kind = "remote";
+  /**
+   * One line naming the entries of `url` that were skipped (empty, not a URL, not http or https), or "" when
+   * none was. Every `store_unavailable` error of this store carries it too, so the governor's warning does.
+   */
+  readonly warning: string;
+  /** The usable entries of `url`; with none, every call fails with `store_unavailable`. */
   readonly #servers: readonly string[];
+  /** The skipped entries of `url`, each named once, or "". */
+  readonly #skipped: string;
   /** The server that answered last: calls go there first. */
   #current = 0;
   readonly #token: string;
@@ -44,13 +54,10 @@ export class RemoteStore implements Store {
     timeoutMs = DEFAULT_REMOTE_TIMEOUT_MS,
     options: { first?: string; onAnswer?: (server: string) => void } = {},
   ) {
-    const servers = url
-      .split(",")
-      .map((u) => u.trim())
-      .filter((u) => u !== "")
-      .map(serverOf);
-    if (servers.length === 0)
-      throw new ReinsError("usage", `REINS_SERVER_URL names no server (e.g. http://reins.internal:7878)`);
+    const entries = url.split(",").map(entryOf);
+    const servers = entries.flatMap((e) => ("server" in e ? [e.server] : []));
+    this.#skipped = skippedList(entries.flatMap((e) => ("skipped" in e ? [e.skipped] : [])));
+    this.warning = this.#skipped === "" ? "" : `REINS_SERVER_URL: skipped ${this.#skipped}`;
     this.#servers = servers;
     this.#current = Math.max(0, options.first === undefined ? 0 : servers.indexOf(options.first));
     this.#onAnswer = options.onAnswer;
@@ -60,7 +67,12 @@ export class RemoteStore implements Store {
 
   /** The server calls go to now, for messages: a URL without credentials. */
   get location(): string {
-    return this.#servers[this.#current] ?? "";
+    return this.#servers[this.#current] ?? "REINS_SERVER_URL (no usable server)";
+  }
+
+  /** A `store_unavailable` error with `message`, and the line on skipped entries when there is one. */
+  #unavailable(message: string): ReinsError {
+    return new ReinsError("store_unavailable", this.warning === "" ? message : `${message}; ${this.warning}`);
   }
 
   /**
@@ -81,21 +93,16 @@ export class RemoteStore implements Store {
     if (response.status === 404) {
       if (code === "not_found") return null;
       // Not a missing thing but a missing route: a server of an older reins. Null would read as "none".
-      throw new ReinsError(
-        "store_unavailable",
+      throw this.#unavailable(
         `reins server ${this.location} has no ${method} ${path.split("?")[0] ?? path} (an older reins?)`,
       );
     }
     if (response.status === 401)
-      throw new ReinsError(
-        "store_unavailable",
+      throw this.#unavailable(
         `reins server ${this.location} refused the token (401): set REINS_TOKEN to the server's API token`,
       );
     if (response.status === 400) throw new ReinsError("invalid_event", `reins server: ${message}`);
-    throw new ReinsError(
-      "store_unavailable",
-      `reins server ${this.location} answered ${response.status}: ${message}`,
-    );
+    throw this.#unavailable(`reins server ${this.location} answered ${response.status}: ${message}`);
   }
 
   /**
@@ -104,6 +111,12 @@ export class RemoteStore implements Store {
    * take the others' time.
    */
   async #fetch(method: string, path: string, body: string | undefined): Promise<Response> {
+    // No server to try: the store is an unavailable one, so the governor spools and honours failClosed.
+    if (this.#servers.length === 0)
+      throw new ReinsError(
+        "store_unavailable",
+        `REINS_SERVER_URL names no usable server (e.g. http://reins.internal:7878)${this.#skipped === "" ? "" : `: skipped ${this.#skipped}`}`,
+      );
     const deadline = Date.now() + this.#timeoutMs;
     const failures: string[] = [];
     const count = this.#servers.length;
@@ -127,18 +140,17 @@ export class RemoteStore implements Store {
         }
         return response;
       } catch (error) {
-        const cause = (error as { cause?: { code?: string } }).cause?.code;
+        // fetch's own message is "fetch failed"; its cause says why (ECONNREFUSED, or "bad port" for a
+        // port fetch never connects to, such as 9).
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
         const why =
           (error as Error).name === "TimeoutError"
             ? `no answer in ${share} ms`
-            : (cause ?? (error as Error).message);
+            : (cause?.code ?? cause?.message ?? (error as Error).message);
         failures.push(`${server} (${why})`);
       }
     }
-    throw new ReinsError(
-      "store_unavailable",
-      `reins server${count > 1 ? "s" : ""} unreachable: ${failures.join(", ")}`,
-    );
+    throw this.#unavailable(`reins server${count > 1 ? "s" : ""} unreachable: ${failures.join(", ")}`);
   }
 
   async append(
@@ -157,8 +169,7 @@ export class RemoteStore implements Store {
       "/api/decide",
       JSON.stringify({ scope, events, include_state: true }),
     );
-    if (answer === null)
-      throw new ReinsError("store_unavailable", `reins server ${this.location} has no /api/decide`);
+    if (answer === null) throw this.#unavailable(`reins server ${this.location} has no /api/decide`);
     return {
       answers: answer.decisions,
       states: new Map(answer.state !== null ? [[scope, answer.state]] : []),
@@ -210,8 +221,7 @@ export class RemoteStore implements Store {
     const { id, status, updatedAt, summary, checkpoint } = encodeRun(run);
     const body = `{"status":${JSON.stringify(status)},"updatedAt":${updatedAt},"summary":${summary},"checkpoint":${checkpoint}}`;
     const answer = await this.#call<unknown>("PUT", `/api/runs/${encodeURIComponent(id)}`, body);
-    if (answer === null)
-      throw new ReinsError("store_unavailable", `reins server ${this.location} has no /api/runs`);
+    if (answer === null) throw this.#unavailable(`reins server ${this.location} has no /api/runs`);
   }
 
   async run(id: string): Promise<StoredRun | null> {
@@ -233,15 +243,36 @@ export class RemoteStore implements Store {
   async close(): Promise<void> {}
 }
 
-/** One server of REINS_SERVER_URL as calls address it: its origin and path, without a trailing slash. */
-function serverOf(url: string): string {
+/** How a message names an empty entry of REINS_SERVER_URL (`a,,b`, a trailing comma, spaces). */
+const EMPTY = "an empty entry";
+
+/**
+ * One entry of REINS_SERVER_URL: the server as calls address it (its origin and path, without a trailing
+ * slash), or what to say of an entry that names none (empty, not a URL, not http or https).
+ */
+function entryOf(text: string): { server: string } | { skipped: string } {
+  const entry = text.trim();
+  if (entry === "") return { skipped: EMPTY };
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = new URL(entry);
   } catch {
-    throw new ReinsError("usage", `REINS_SERVER_URL "${url}" is not a URL (e.g. http://reins.internal:7878)`);
+    return { skipped: `"${withoutPassword(entry)}" (not a URL)` };
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
-    throw new ReinsError("usage", `REINS_SERVER_URL must be http:// or https://, got "${parsed.protocol}"`);
-  return parsed.origin + parsed.pathname.replace(/\/+$/, "");
+    return { skipped: `"${withoutPassword(entry)}" (not http or https)` };
+  return { server: parsed.origin + parsed.pathname.replace(/\/+$/, "") };
+}
+
+/** An entry as messages show it: a password in it (`scheme://user:password@`) hidden. */
+function withoutPassword(entry: string): string {
+  return entry.replace(/^([^:/]*:\/\/[^:@/]*):[^@/]*@/, "$1:***@");
+}
+
+/** The skipped entries, each named once and the empty ones counted, as a list for a message; "" for none. */
+function skippedList(skipped: readonly string[]): string {
+  const empty = skipped.filter((s) => s === EMPTY).length;
+  const named = [...new Set(skipped.filter((s) => s !== EMPTY))];
+  if (empty > 0) named.push(empty === 1 ? EMPTY : `${empty} empty entries`);
+  return named.join(", ");
 }
