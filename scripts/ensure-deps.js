@@ -1,7 +1,12 @@
 // `npm start` and `npm test` run this first: it installs the dependencies with `npm ci` when node_modules is
 // missing or older than package-lock.json (a fresh clone, a pull that changed the lockfile), and does nothing
-// otherwise. Plain Node and nothing else, since the dependencies may not be there yet.
-// `node scripts/ensure-deps.js [--dry-run] [root]`: --dry-run prints what it would do and installs nothing.
+// otherwise; with --build it then builds reins. Plain Node and nothing else, since the dependencies may not
+// be there yet.
+// `node scripts/ensure-deps.js [--dry-run] [--build [--quiet]] [root]`:
+// - --dry-run prints what it would do about the dependencies and installs and builds nothing;
+// - --build runs `npm run build` after, saying so before and with the seconds it took after (a fresh clone
+//   is silent for a while otherwise: npm ci, then tsc, the hook bundle and the dashboard);
+// - --quiet (for `npm test`) says only the seconds the build took: one line when nothing is installed.
 import { spawnSync } from "node:child_process";
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -45,22 +50,58 @@ export function depsState(root) {
   return { install: true, why: stale };
 }
 
+/** The line said before `npm ci` runs: what is installed and why. npm's own progress follows it. */
+export function installLine(why) {
+  return `reins: installing the dependencies with npm ci, as ${why}`;
+}
+
+/** The line said before the build starts. */
+export const BUILD_LINE = "reins: building reins (TypeScript, the hook bundle, the dashboard)…";
+
+/** The line said when the build is done, with the seconds it took. */
+export function builtLine(elapsedMs) {
+  return `reins: built in ${(elapsedMs / 1000).toFixed(1)} s`;
+}
+
+/** Runs npm with `args` in `root`, its output shown as it comes; returns its exit status. */
+function npm(root, args) {
+  // Under npm (prestart, pretest) the npm that runs us; else the one on PATH.
+  const cli = process.env.npm_execpath ?? "";
+  const result =
+    basename(cli) === "npm-cli.js"
+      ? spawnSync(process.execPath, [cli, ...args], { cwd: root, stdio: "inherit" })
+      : spawnSync("npm", args, { cwd: root, stdio: "inherit", shell: process.platform === "win32" });
+  return result.status ?? 1;
+}
+
 // import.meta.dirname needs Node 20.11; reins runs on 20.9.
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
-  const dryRun = args.includes("--dry-run");
-  const root = resolve(args.find((a) => a !== "--dry-run") ?? fileURLToPath(new URL("..", import.meta.url)));
+  const flags = new Set(args.filter((a) => a.startsWith("--")));
+  const root = resolve(
+    args.find((a) => !a.startsWith("--")) ?? fileURLToPath(new URL("..", import.meta.url)),
+  );
+  const unknown = [...flags].filter((f) => !["--dry-run", "--build", "--quiet"].includes(f));
   const state = depsState(root);
-  if (dryRun) console.log(`${state.install ? "install" : "skip"}: ${state.why}`);
-  else if (state.install) {
-    console.error(`reins: ${state.why}; installing the dependencies with npm ci`);
-    // Under npm (prestart, pretest) the npm that runs us; else the one on PATH.
-    const npm = process.env.npm_execpath ?? "";
-    const ci = ["ci", "--no-audit", "--no-fund"];
-    const result =
-      basename(npm) === "npm-cli.js"
-        ? spawnSync(process.execPath, [npm, ...ci], { cwd: root, stdio: "inherit" })
-        : spawnSync("npm", ci, { cwd: root, stdio: "inherit", shell: process.platform === "win32" });
-    process.exitCode = result.status ?? 1;
-  } else if (state.why.includes("links to")) console.error(`reins: ${state.why}`);
+  if (unknown.length > 0) {
+    console.error(
+      `reins: ensure-deps: unknown option ${unknown.join(", ")} (use --dry-run, --build, --quiet)`,
+    );
+    process.exitCode = 2;
+  } else if (flags.has("--dry-run")) console.log(`${state.install ? "install" : "skip"}: ${state.why}`);
+  else {
+    let status = 0;
+    if (state.install) {
+      console.error(installLine(state.why));
+      status = npm(root, ["ci", "--no-audit", "--no-fund"]);
+    } else if (state.why.includes("links to")) console.error(`reins: ${state.why}`);
+    if (status === 0 && flags.has("--build")) {
+      if (!flags.has("--quiet")) console.error(BUILD_LINE);
+      const started = Date.now();
+      status = npm(root, ["run", "build", "--silent"]);
+      if (status === 0) console.error(builtLine(Date.now() - started));
+      else console.error(`reins: the build failed (npm run build exited ${status})`);
+    }
+    process.exitCode = status;
+  }
 }

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 
 /**
@@ -97,7 +98,7 @@ describe("scripts/ensure-deps.js", () => {
     expect(first.status).toBe(0);
     expect(first.stdout).toBe("");
     expect(first.stderr).toBe(
-      "reins: node_modules is older than package-lock.json; installing the dependencies with npm ci\n",
+      "reins: installing the dependencies with npm ci, as node_modules is older than package-lock.json\n",
     );
     expect(readFileSync(log, "utf8")).toBe(`ci --no-audit --no-fund in ${dir}\n`);
     const second = run();
@@ -114,6 +115,87 @@ describe("scripts/ensure-deps.js", () => {
       env: { ...process.env, npm_execpath: fakeNpm },
     });
     expect(run.status).toBe(7);
+  });
+
+  /**
+   * A project and a stand-in npm that records each call, writes what npm ci writes last, and exits with
+   * `buildStatus` from `npm run build`.
+   */
+  function withFakeNpm(installedAt: number | "none", buildStatus = 0) {
+    const dir = project(now, installedAt);
+    const log = join(dir, "npm-calls.txt");
+    const fakeNpm = join(dir, "fake", "npm-cli.js");
+    mkdirSync(join(dir, "fake"));
+    writeFileSync(
+      fakeNpm,
+      `const fs = require("node:fs");
+       const args = process.argv.slice(2);
+       fs.appendFileSync(${JSON.stringify(log)}, args.join(" ") + "\\n");
+       if (args[0] === "ci") { fs.mkdirSync("node_modules", { recursive: true }); fs.writeFileSync("node_modules/.package-lock.json", "{}"); }
+       if (args[0] === "run") process.exit(${buildStatus});`,
+    );
+    const run = (...flags: string[]) =>
+      spawnSync(process.execPath, [script, ...flags, dir], {
+        encoding: "utf8",
+        env: { ...process.env, npm_execpath: fakeNpm },
+      });
+    return { run, calls: () => readFileSync(log, "utf8").trim().split("\n") };
+  }
+
+  it("with --build on a fresh clone says it installs and why, then that it builds, then how long that took", () => {
+    const { run, calls } = withFakeNpm("none");
+    const started = run("--build");
+    expect(started.status).toBe(0);
+    expect(started.stdout).toBe("");
+    expect(started.stderr.split("\n")).toEqual([
+      "reins: installing the dependencies with npm ci, as node_modules is missing",
+      "reins: building reins (TypeScript, the hook bundle, the dashboard)…",
+      expect.stringMatching(/^reins: built in \d+\.\d s$/),
+      "",
+    ]);
+    expect(calls()).toEqual(["ci --no-audit --no-fund", "run build --silent"]);
+  });
+
+  it("with --build --quiet and nothing to install prints one short line (npm test's pretest)", () => {
+    const { run, calls } = withFakeNpm(now + HOUR);
+    const quiet = run("--build", "--quiet");
+    expect(quiet.status).toBe(0);
+    expect(quiet.stdout).toBe("");
+    expect(quiet.stderr).toMatch(/^reins: built in \d+\.\d s\n$/);
+    expect(calls()).toEqual(["run build --silent"]);
+  });
+
+  it("says in one line that the build failed and stops with its exit status", () => {
+    const { run } = withFakeNpm(now + HOUR, 3);
+    const failed = run("--build");
+    expect(failed.status).toBe(3);
+    expect(failed.stderr.trim().split("\n").at(-1)).toBe("reins: the build failed (npm run build exited 3)");
+  });
+
+  it("does not build when npm ci fails", () => {
+    const dir = project(now, "none");
+    const fakeNpm = join(dir, "npm-cli.js");
+    writeFileSync(fakeNpm, "process.exit(7);");
+    const run = spawnSync(process.execPath, [script, "--build", dir], {
+      encoding: "utf8",
+      env: { ...process.env, npm_execpath: fakeNpm },
+    });
+    expect(run.status).toBe(7);
+    expect(run.stderr).not.toContain("building");
+  });
+
+  it("gives the build's time in seconds to a tenth", async () => {
+    const { builtLine } = (await import(pathToFileURL(script).href)) as {
+      builtLine: (elapsedMs: number) => string;
+    };
+    expect(builtLine(97_449)).toBe("reins: built in 97.4 s");
+    expect(builtLine(0)).toBe("reins: built in 0.0 s");
+  });
+
+  it("refuses an option it does not know, in one line", () => {
+    const run = spawnSync(process.execPath, [script, "--biuld", root], { encoding: "utf8" });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe("reins: ensure-deps: unknown option --biuld (use --dry-run, --build, --quiet)\n");
   });
 
   it("finds this repository's own install fresh, as npm test has just made sure", () => {
