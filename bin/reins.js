@@ -1,12 +1,25 @@
 #!/usr/bin/env node
 // CommonJS (bin/package.json): a CommonJS entry starts without Node's ES module loader, a few ms less on
-// every hook command. The hot path (one call per agent tool call without the daemon) skips the CLI
+// every hook command. The hot path (one call per agent tool call when no daemon answers) skips the CLI
 // framework and the server: it requires only the bundled hook command.
 const argv = process.argv.slice(2);
 const hook = argv[0] === "hook" && argv.length >= 2 && !argv.includes("--help") && !argv.includes("-h");
-const main =
-  hook && argv.length === 2 && !argv[1].startsWith("-")
-    ? require("../dist/hooks/startup/hook-loader.cjs").hookMain(argv[1])
+// `hook <agent>`, or `hook <agent> --start-daemon <name>` as the hook clients run it when no daemon answers.
+const fast =
+  hook &&
+  !argv[1].startsWith("-") &&
+  (argv.length === 2 || (argv.length === 4 && argv[2] === "--start-daemon" && !argv[3].startsWith("-")));
+// `daemon run [--name <name>]`: the long-lived hook daemon holds only what answering hooks needs.
+const daemon =
+  argv[0] === "daemon" &&
+  argv[1] === "run" &&
+  (argv.length === 2 || (argv.length === 4 && argv[2] === "--name"));
+const main = fast
+  ? require("../dist/hooks/startup/hook-loader.cjs").hookMain(argv[1], argv[3])
+  : daemon
+    ? import("../dist/daemon/run.js").then((d) =>
+        d.runDaemon(argv[3], process.env, (line) => process.stderr.write(`${line}\n`)),
+      )
     : import("../dist/cli/run.js").then((cli) => cli.run(argv));
 main.then((code) => {
   process.exitCode = code;

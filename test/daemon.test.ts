@@ -1,4 +1,4 @@
-/** The daemon answering hooks over HTTP, the native client, and the bundled `reins hook` command. */
+/** The project server answering hooks over HTTP (`--http`, remote hooks), and the bundled `reins hook` command. */
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildClient } from "../src/hooks/init.js";
 import { openServices, type HookServices } from "../src/hooks/run-hook.js";
 import { apiToken, hookSecret } from "../src/server/secret.js";
 import { daemonAt } from "../src/server/daemon.js";
@@ -101,61 +100,7 @@ describe("the daemon answering hooks over loopback HTTP", () => {
     expect(logged.every((l) => !l.includes("\n"))).toBe(true);
     expect((await services.store.scopes()).length).toBe(before);
   });
-
-  it("forwards command hooks through bin/reins-hook, and falls back in-process without a daemon", async () => {
-    const port = new URL(url).port;
-    const input = JSON.stringify(failing("client"));
-    // Asynchronously: the daemon answering the client lives in this very process.
-    const started = Date.now();
-    const through = await pipe(join(root, "bin", "reins-hook"), ["claude"], input, { REINS_PORT: port });
-    expect(through.code).toBe(0);
-    expect(through.stdout).toBe("");
-    expect(Date.now() - started).toBeLessThan(5_000); // answered by the daemon, not after curl's 10 s timeout
-    expect((await services.store.state("session:client"))?.seq).toBe(1);
-    // Nothing listens on port 1: the client answers through `reins hook claude` in-process, same store.
-    const fallback = await pipe(join(root, "bin", "reins-hook"), ["claude"], input, { REINS_PORT: "1" });
-    expect(fallback.code).toBe(0);
-    expect((await services.store.state("session:client"))?.seq).toBe(2);
-  });
 });
-
-describe("the native command-hook client", () => {
-  const compiled = buildClient(project, join(root, "src", "client", "reins-hook.c"));
-  it.skipIf(compiled === null)(
-    "forwards to the daemon, and hands the input to reins hook when none answers",
-    async () => {
-      const client = compiled!;
-      const input = JSON.stringify(failing("native"));
-      const args = ["claude", process.execPath, join(root, "bin", "reins.js")];
-      const through = await pipe(client, args, input, { REINS_PORT: new URL(url).port });
-      expect(through).toMatchObject({ code: 0, stdout: "" });
-      expect((await services.store.state("session:native"))?.seq).toBe(1);
-      const fallback = await pipe(client, args, input, { REINS_PORT: "1" });
-      expect(fallback.code).toBe(0);
-      expect((await services.store.state("session:native"))?.seq).toBe(2);
-      // A deny comes back as the agent's JSON on stdout, exactly as the daemon sent it.
-      for (let i = 0; i < 4; i++) {
-        await post(failed("native"));
-        await pipe(client, args, input, { REINS_PORT: new URL(url).port });
-      }
-      const denied = await pipe(client, args, input, { REINS_PORT: new URL(url).port });
-      expect(JSON.parse(denied.stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
-    },
-  );
-});
-
-/** Runs a command with `input` on stdin, without blocking this process's event loop. */
-function pipe(command: string, args: string[], input: string, env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(command, args, { cwd: project, env: { ...process.env, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
 
 /** Where hook commands run by these tests keep their compiled code (not the user's ~/.cache). */
 const codeCache = mkdtempSync(join(tmpdir(), "reins-code-cache-"));
@@ -287,7 +232,8 @@ describe("reins init claude --http", () => {
       "--http",
       "--uninstall",
     ]);
-    expect(JSON.parse(readFileSync(join(dir, ".claude", "settings.local.json"), "utf8"))).toEqual({});
+    // reins made the file, and nothing else is in it: it is gone.
+    expect(existsSync(join(dir, ".claude", "settings.local.json"))).toBe(false);
   });
 });
 

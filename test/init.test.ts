@@ -13,6 +13,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
+import { REINS_BIN } from "../src/config/package-info.js";
+import { daemonName } from "../src/daemon/paths.js";
 import { codexHookHash, readToml } from "../src/hooks/trust.js";
 
 function project(): string {
@@ -40,12 +42,13 @@ const read = (path: string) =>
 
 describe("reins init", () => {
   const cases: [string, string[], string, string, string, number][] = [
-    ["claude", ["--in-process"], ".claude/settings.json", "PreToolUse", 'reins.js" hook claude', 30],
+    ["claude", ["--in-process"], ".claude/settings.local.json", "PreToolUse", 'reins.js" hook claude', 30],
+    ["claude", [], ".claude/settings.local.json", "PreToolUse", 'reins-hook" claude', 30],
     ["codex", [], ".codex/hooks.json", "PreToolUse", 'reins-hook" codex', 30],
     ["gemini", [], ".gemini/settings.json", "BeforeTool", 'reins-hook" gemini', 30_000],
   ];
   for (const [agent, flags, file, event, command, timeout] of cases) {
-    it(`merges ${agent}'s hooks into ${file}, idempotently, and uninstalls exactly them`, async () => {
+    it(`merges ${agent}'s hooks${flags.length > 0 ? ` (${flags.join(" ")})` : ""} into ${file}, idempotently, and uninstalls exactly them`, async () => {
       const dir = project();
       const path = join(dir, file);
       mkdirSync(join(path, ".."), { recursive: true });
@@ -72,13 +75,33 @@ describe("reins init", () => {
     });
   }
 
-  it("installs Claude Code's native http hooks by default, in settings.local.json with the project's secret", async () => {
+  it("installs the client to the user's hook daemon by default, naming this reins' daemon and no port", async () => {
     const dir = project();
-    expect((await reins(dir, "init", "claude", "--port", "7999")).code).toBe(0);
+    expect((await reins(dir, "init", "claude")).code).toBe(0);
+    const local = read(join(dir, ".claude", "settings.local.json"));
+    expect(readFileSync(join(dir, ".reins", ".gitignore"), "utf8")).toMatch(/^\*$/m);
+    expect(readFileSync(join(dir, ".reins", "hook-secret"), "utf8").trim().length).toBeGreaterThanOrEqual(32);
+    const name = daemonName(REINS_BIN);
+    for (const event of [
+      "SessionStart",
+      "UserPromptSubmit",
+      "PreToolUse",
+      "PostToolUse",
+      "Stop",
+      "SessionEnd",
+    ]) {
+      const command = local.hooks[event]?.[0]?.hooks[0]?.command ?? "";
+      expect(command).toMatch(new RegExp(`reins-hook" claude ".*" ".*reins\\.js" ${name}$`));
+      expect(command).not.toMatch(/7878|--port|REINS_PORT/);
+    }
+  });
+
+  it("installs Claude Code's native http hooks with --http, in settings.local.json with the project's secret", async () => {
+    const dir = project();
+    expect((await reins(dir, "init", "claude", "--http", "--port", "7999")).code).toBe(0);
     const local = read(join(dir, ".claude", "settings.local.json"));
     // It carries the project's secret: its owner's alone, and .reins/ is never staged by git.
     expect(statSync(join(dir, ".claude", "settings.local.json")).mode & 0o777).toBe(0o600);
-    expect(readFileSync(join(dir, ".reins", ".gitignore"), "utf8")).toMatch(/^\*$/m);
     const secret = readFileSync(join(dir, ".reins", "hook-secret"), "utf8").trim();
     for (const event of [
       "PreToolUse",
@@ -94,44 +117,56 @@ describe("reins init", () => {
         headers: { Authorization: `Bearer ${secret}` },
       });
     }
-    // Session start and each prompt run a command that starts the daemon when it is down.
+    // Session start and each prompt run a command that starts the project's server when it is down.
     for (const event of ["SessionStart", "UserPromptSubmit"])
       expect(local.hooks[event]?.[0]?.hooks[0]?.command).toMatch(
         /reins\.js" hook claude --ensure-daemon --port 7999$/,
       );
+    // A port is only for --http: the client needs none.
+    const port = await reins(dir, "init", "codex", "--port", "7999");
+    expect(port.code).toBe(2);
+    expect(port.err).toMatch(/--port is for --http/);
   });
 
-  it("moves Claude Code's hooks between the install modes without leaving two sets", async () => {
+  it("takes reins' hooks out of Claude Code's shared settings.json when installing them in settings.local.json", async () => {
     const dir = project();
-    await reins(dir, "init", "claude", "--in-process");
-    expect(read(join(dir, ".claude", "settings.json")).hooks.PreToolUse).toHaveLength(1);
+    mkdirSync(join(dir, ".claude"));
+    // What an older reins wrote: the in-process hooks in the shared file, beside a hook of the user's.
+    const mine = { type: "command", command: "echo mine" };
+    const older = `"${process.execPath}" "${REINS_BIN}" hook claude`;
+    writeFileSync(
+      join(dir, ".claude", "settings.json"),
+      JSON.stringify({
+        hooks: {
+          PreToolUse: [
+            { matcher: "*", hooks: [mine] },
+            { matcher: "*", hooks: [{ type: "command", command: older }] },
+          ],
+        },
+      }),
+    );
     const moved = await reins(dir, "init", "claude");
     expect(moved.out).toMatch(
-      /added reins hooks .*settings\.local\.json\nremoved \d+ reins hook\(s\) from .*settings\.json/,
+      /added reins hooks .*settings\.local\.json[^]*removed 1 reins hook\(s\) from .*settings\.json/,
     );
-    expect(read(join(dir, ".claude", "settings.json")).hooks).toBeUndefined();
+    expect(read(join(dir, ".claude", "settings.json")).hooks).toEqual({
+      PreToolUse: [{ matcher: "*", hooks: [mine] }],
+    });
     await reins(dir, "init", "claude", "--in-process");
-    expect(read(join(dir, ".claude", "settings.local.json")).hooks).toBeUndefined();
-    expect(read(join(dir, ".claude", "settings.json")).hooks.PreToolUse?.[0]?.hooks[0]?.command).toMatch(
-      /reins\.js" hook claude$/,
-    );
-  });
-
-  it("names a daemon port other than the default in the client's command", async () => {
-    const dir = project();
-    await reins(dir, "init", "codex", "--port", "7999");
-    const command = read(join(dir, ".codex", "hooks.json")).hooks.PreToolUse?.[0]?.hooks[0]?.command;
-    expect(command).toMatch(/^REINS_PORT=7999 ".*reins-hook" codex/);
+    expect(
+      read(join(dir, ".claude", "settings.local.json")).hooks.PreToolUse?.[0]?.hooks[0]?.command,
+    ).toMatch(/reins\.js" hook claude$/);
+    expect(read(join(dir, ".claude", "settings.local.json")).hooks.PreToolUse).toHaveLength(1);
   });
 
   it("refuses to touch a settings file that is not valid JSON", async () => {
     const dir = project();
     mkdirSync(join(dir, ".claude"));
-    writeFileSync(join(dir, ".claude", "settings.json"), "{ broken");
+    writeFileSync(join(dir, ".claude", "settings.local.json"), "{ broken");
     const { code, err } = await reins(dir, "init", "claude", "--in-process");
     expect(code).toBe(2);
-    expect(err).toMatch(/settings\.json is not valid JSON .*reins did not change it/);
-    expect(readFileSync(join(dir, ".claude", "settings.json"), "utf8")).toBe("{ broken");
+    expect(err).toMatch(/settings\.local\.json is not valid JSON .*reins did not change it/);
+    expect(readFileSync(join(dir, ".claude", "settings.local.json"), "utf8")).toBe("{ broken");
   });
 
   it("writes the user's settings with --user, and rejects an unknown agent", async () => {

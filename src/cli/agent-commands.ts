@@ -1,29 +1,21 @@
 /** The CLI commands that connect agents to reins: hook, serve, init and doctor. */
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { REINS_BIN } from "../config/package-info.js";
+import { spawnDaemon } from "../daemon/start.js";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
-import {
-  ENSURE_DAEMON,
-  INIT_AGENTS,
-  NO_TRUST_ENV,
-  buildClient,
-  initAgent,
-  readSettings,
-  settingsPathOf,
-  trustAgentHooks,
-  type InstallMode,
-} from "../hooks/init.js";
+import { ENSURE_DAEMON } from "../hooks/init.js";
 import { AGENTS } from "../hooks/adapters.js";
 import { openServices, runHook } from "../hooks/run-hook.js";
-import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../server/daemon.js";
+import { DEFAULT_HOST, DEFAULT_PORT, daemonAt, ensureDaemon } from "../server/daemon.js";
 import { agentToken, agentTokenPath, apiToken, hookSecret, tokenPath } from "../server/secret.js";
 import { createServer } from "../server/server.js";
 import { findRoot, type LoadedPolicy } from "../config/load-policy.js";
-import { installMcp } from "../mcp/install.js";
 import { doctor, formatDoctor } from "./doctor.js";
+import { registerDaemonCommands } from "./daemon-commands.js";
+import { registerInitCommand } from "./init-commands.js";
 import type { Io } from "./io.js";
 
 /** What the agent commands need from the program. */
@@ -61,10 +53,9 @@ function withContext(reply: object | null, note: string): object {
   };
 }
 
-/** The reins executable, for hook commands and the background daemon. */
 /** reins' own bin script, which agents' hooks run. */
 export function binPath(): string {
-  return fileURLToPath(new URL("../../bin/reins.js", import.meta.url));
+  return REINS_BIN;
 }
 
 /** `hook`, `serve`, `init` and `doctor`: how agents reach reins. */
@@ -82,10 +73,18 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
       "also start the daemon when it is not running, and tell the agent when it was down",
     )
     .option("--port <port>", "the daemon's port", String(DEFAULT_PORT))
-    .action(async (agent: string, opts: { ensureDaemon?: boolean; port: string }) => {
+    .option(
+      "--start-daemon <name>",
+      "also start the user's hook daemon of that name (what the hook clients ask when none answered)",
+    )
+    .action(async (agent: string, opts: { ensureDaemon?: boolean; port: string; startDaemon?: string }) => {
       const cwd = root.opts<{ cwd: string }>().cwd;
       const raw = await io.stdin();
       const result = await runHook(agent, raw, io.env, cwd);
+      if (opts.startDaemon !== undefined && result.root !== undefined) {
+        hookSecret(result.root);
+        spawnDaemon({ bin: binPath(), name: opts.startDaemon, env: io.env });
+      }
       let reply = result.reply;
       if (opts.ensureDaemon === true) {
         const state = await ensureDaemon({
@@ -162,11 +161,15 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
         await app.close();
         await services.store.close();
         const code = (error as NodeJS.ErrnoException).code;
-        if (code === "EADDRINUSE")
+        if (code === "EADDRINUSE") {
+          const holder = await daemonAt(opts.host, port, loaded.root);
           throw new ReinsError(
             "conflict",
-            `${opts.host}:${port} is taken by another program or reins server`,
+            holder === "ours"
+              ? `this project's server already runs on http://${opts.host}:${port}/ (pid in .reins/serve.pid); nothing to start`
+              : `${opts.host}:${port} is taken by another program or another project's reins server: choose another --port (or --port 0 for any free one)`,
           );
+        }
         throw error;
       }
       // Fastify names one local address; on a wildcard host, say the host given, so nobody believes the
@@ -198,177 +201,8 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
       });
     });
 
-  root
-    .command("init")
-    .description("install reins' hooks into an agent's settings (merging with the user's own hooks)")
-    .argument("<agent>", INIT_AGENTS.join(", "))
-    .option("--user", "the user's settings in the home folder instead of the project's")
-    .option("--uninstall", "remove exactly the hooks reins added")
-    .option(
-      "--in-process",
-      "command hooks that start Node and answer in-process on every call (slow: no daemon needed)",
-    )
-    .option("--http", "claude: native http hooks to the daemon (the default for a project)")
-    .option("--port <port>", "the daemon's port", String(DEFAULT_PORT))
-    .option(
-      "--no-trust",
-      `codex, gemini: leave the agent's own trust settings alone and print what to add (also ${NO_TRUST_ENV}=1)`,
-    )
-    .option(
-      "--mcp",
-      "add reins' MCP server (`reins mcp`) to the agent's MCP configuration instead of the hooks",
-    )
-    .action(
-      (
-        agent: string,
-        opts: {
-          user?: boolean;
-          uninstall?: boolean;
-          inProcess?: boolean;
-          http?: boolean;
-          port: string;
-          trust: boolean;
-          mcp?: boolean;
-        },
-      ) => {
-        if (opts.mcp === true) {
-          initMcp(agent, opts);
-          return;
-        }
-        const port = Number(opts.port);
-        if (!Number.isInteger(port) || port <= 0 || port > 65535)
-          throw new ReinsError("usage", `--port must be 1..65535, got "${opts.port}"`);
-        if (opts.http === true && agent !== "claude")
-          throw new ReinsError(
-            "usage",
-            "--http is for claude; codex and gemini reach the daemon through the client",
-          );
-        if (opts.http === true && (opts.inProcess === true || opts.user === true))
-          throw new ReinsError(
-            "usage",
-            "--http is for one project's settings: not with --in-process or --user",
-          );
-        const loaded = policyOf();
-        // Fastest first: Claude Code's own http hooks for a project (they carry this project's secret, so not
-        // in the user's settings, which every project shares); else the native client.
-        const mode: InstallMode =
-          opts.inProcess === true
-            ? "in-process"
-            : agent === "claude" && opts.user !== true
-              ? "http"
-              : "client";
-        const http =
-          mode === "http" && opts.uninstall !== true
-            ? { url: `http://${DEFAULT_HOST}:${port}/hooks/claude`, secret: hookSecret(loaded.root) }
-            : undefined;
-        let client: string | null = null;
-        if (mode === "client" && opts.uninstall !== true) {
-          if (opts.user !== true) hookSecret(loaded.root); // the client authenticates with it
-          client = buildClient(
-            loaded.root,
-            fileURLToPath(new URL("../../src/client/reins-hook.c", import.meta.url)),
-          );
-          if (client === null)
-            io.stderr(
-              "reins: no C compiler found; the hooks use bin/reins-hook (sh + curl), which is slower\n",
-            );
-        }
-        const home = io.env.HOME ?? homedir();
-        const user = opts.user === true;
-        const common = { bin: binPath(), port };
-        // Claude Code's http hooks live in settings.local.json, the others in settings.json: an install in one
-        // file takes reins' hooks out of the other, so an agent never runs both.
-        const files =
-          agent === "claude" && !user
-            ? mode === "http"
-              ? [
-                  settingsPathOf(agent, loaded.root, home, false, true),
-                  settingsPathOf(agent, loaded.root, home, false),
-                ]
-              : [
-                  settingsPathOf(agent, loaded.root, home, false),
-                  settingsPathOf(agent, loaded.root, home, false, true),
-                ]
-            : [settingsPathOf(agent, loaded.root, home, user, false, io.env)];
-        const [target = "", ...others] = files;
-        const before = readSettings(target);
-        const said = [
-          initAgent(agent, {
-            ...common,
-            settingsPath: target,
-            mode,
-            ...(opts.uninstall === true ? { uninstall: true } : {}),
-            ...(http !== undefined ? { http } : {}),
-            ...(client !== null ? { client } : {}),
-          }),
-        ];
-        for (const other of others) {
-          if (!existsSync(other)) continue;
-          const removed = initAgent(agent, { ...common, settingsPath: other, uninstall: true });
-          if (removed.startsWith("removed")) said.push(removed);
-        }
-        // Codex and Gemini CLI run no hook of a project they do not trust, and say nothing about it.
-        const trust = trustAgentHooks(agent, {
-          root: loaded.root,
-          home,
-          env: io.env,
-          settingsPath: target,
-          before,
-          user,
-          uninstall: opts.uninstall === true,
-          write: opts.trust && !["1", "true"].includes(io.env[NO_TRUST_ENV] ?? ""),
-        });
-        io.stdout(`${[...said, ...(trust.failed ? [] : trust.said)].join("\n")}\n`);
-        if (trust.failed) {
-          io.stderr(`${trust.said.map((line) => `reins: ${line}`).join("\n")}\n`);
-          result.code = 1;
-        }
-      },
-    );
-
-  /** `init <agent> --mcp`: the MCP server in the agent's configuration, and the trust the agent needs to read it. */
-  function initMcp(
-    agent: string,
-    opts: { user?: boolean; uninstall?: boolean; trust: boolean; http?: boolean; inProcess?: boolean },
-  ): void {
-    if (opts.http === true || opts.inProcess === true)
-      throw new ReinsError("usage", "--http and --in-process are for hooks, not --mcp");
-    const loaded = policyOf();
-    const home = io.env.HOME ?? homedir();
-    const user = opts.user === true;
-    const uninstall = opts.uninstall === true;
-    const said = installMcp(agent, { root: loaded.root, home, env: io.env, bin: binPath(), user, uninstall });
-    // Codex and Gemini CLI read a project's configuration only in a project they trust. Removing the server
-    // leaves the trust alone: reins' hooks may still need it (`reins init <agent> --uninstall` removes it).
-    let failed = false;
-    if (!user && !uninstall && agent !== "claude") {
-      const hooks = settingsPathOf(agent, loaded.root, home, false, false, io.env);
-      const trust = trustAgentHooks(agent, {
-        root: loaded.root,
-        home,
-        env: io.env,
-        settingsPath: hooks,
-        before: readSettings(hooks),
-        user: false,
-        uninstall: false,
-        write: opts.trust && !["1", "true"].includes(io.env[NO_TRUST_ENV] ?? ""),
-      });
-      failed = trust.failed;
-      if (failed) io.stderr(`${trust.said.map((line) => `reins: ${line}`).join("\n")}\n`);
-      else {
-        // The trust lines speak of hooks; here it is the configuration the server is in that needs it.
-        const file = agent === "codex" ? ".codex/config.toml" : ".gemini/settings.json";
-        const name = agent === "codex" ? "Codex" : "Gemini CLI";
-        said.push(
-          trust.said.some((line) => line.includes("already trusts"))
-            ? `${name} already trusts this project, so it reads its ${file}`
-            : `trusted this project for ${name}, which reads a project's ${file} only when it trusts the project`,
-        );
-      }
-    }
-    io.stdout(`${said.join("\n")}\n`);
-    if (failed) result.code = 1;
-  }
+  registerInitCommand(root, ctx);
+  registerDaemonCommands(root, io, result);
 
   root
     .command("doctor")
@@ -376,7 +210,10 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
       "check each agent's hooks (installed, trusted where the agent asks for it), the daemon and the store; exit 1 when an installed agent is not guarded",
     )
     .option("--json", "machine-readable output")
-    .option("--port <port>", "the daemon's port (default: the port the installed hooks name, else 7878)")
+    .option(
+      "--port <port>",
+      "the port of the project's server, for --http hooks (default: the port they name)",
+    )
     .action(async (opts: { json?: boolean; port?: string }) => {
       const port = opts.port !== undefined ? Number(opts.port) : undefined;
       if (port !== undefined && (!Number.isInteger(port) || port <= 0 || port > 65535))

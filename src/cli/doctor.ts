@@ -1,5 +1,5 @@
 /** `reins doctor`: whether each agent's hooks, the programs they run and the daemon are in place. */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import {
   hookEventsOf,
@@ -21,6 +21,9 @@ import {
   realPath,
 } from "../hooks/trust.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
+import { REINS_BIN } from "../config/package-info.js";
+import { daemonName, runtimeDir, socketPath } from "../daemon/paths.js";
+import { probeDaemon } from "../daemon/probe.js";
 import { existingHookSecret } from "../server/secret.js";
 import { loadPolicy } from "../config/load-policy.js";
 import { defaultStorePath, openStore } from "../store/open.js";
@@ -54,8 +57,8 @@ export interface DoctorOptions {
   /** The environment the agents would run in (CODEX_HOME, GEMINI_CLI_*, REINS_*). */
   env: NodeJS.ProcessEnv;
   /**
-   * The daemon's port.
-   * @default the ports reins' installed hooks name, else 7878
+   * The port of the project's server, for http hooks.
+   * @default the ports reins' installed http hooks name
    */
   port?: number;
   /** @default "127.0.0.1" */
@@ -81,7 +84,10 @@ export interface AgentInstall {
   /** Reins' hook entries, by event. */
   hooks: Map<string, Entry[]>;
   mode: InstallMode;
+  /** The port of the project's server, for http hooks. */
   port: number;
+  /** The user's hook daemon the client forwards to (`d-<hash>`), or null (in-process, http, an older client). */
+  daemon: string | null;
 }
 
 const isObject = (v: unknown): v is Entry => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -115,7 +121,16 @@ function readInstall(agent: string, file: string, user: boolean): AgentInstall |
       ? "client"
       : "in-process";
   const port = /(?::(\d+)\/hooks\/|--port (\d+)|REINS_PORT=(\d+))/.exec(text);
-  return { agent, file, user, hooks, mode, port: Number(port?.slice(1).find(Boolean) ?? DEFAULT_PORT) };
+  const daemon = mode === "client" ? (/ (d-[0-9a-f]{8})\b/.exec(text)?.[1] ?? null) : null;
+  return {
+    agent,
+    file,
+    user,
+    hooks,
+    mode,
+    port: Number(port?.slice(1).find(Boolean) ?? DEFAULT_PORT),
+    daemon,
+  };
 }
 
 /** The command that installs `install` again as it is. */
@@ -124,7 +139,7 @@ function reinstall(install: AgentInstall): string {
     `reins init ${install.agent}`,
     install.user ? " --user" : "",
     install.mode === "in-process" ? " --in-process" : "",
-    install.port !== DEFAULT_PORT ? ` --port ${install.port}` : "",
+    install.mode === "http" ? ` --http${install.port !== DEFAULT_PORT ? ` --port ${install.port}` : ""}` : "",
   ].join("");
 }
 
@@ -199,9 +214,21 @@ function hooksCheck(install: AgentInstall, o: DoctorOptions): DoctorCheck {
     if (stale)
       return { ...base, status: "fail", message: "the http hooks carry a secret the daemon does not accept" };
   }
+  if (install.mode === "client" && install.daemon === null)
+    return {
+      ...base,
+      status: "warn",
+      message: `${where(o, install.file)} has the client of an older reins, which answers every call in-process (slowly)`,
+    };
+  if (install.mode === "client" && install.daemon !== daemonName(REINS_BIN))
+    return {
+      ...base,
+      status: "warn",
+      message: `${where(o, install.file)} forwards to the daemon of another reins install than this one (${REINS_BIN})`,
+    };
   const modes = {
-    http: "http hooks to the daemon",
-    client: "the client to the daemon",
+    http: "http hooks to the project's server",
+    client: "the client to the user's hook daemon",
     "in-process": "in-process",
   };
   const { fix: _fix, ...ok } = base;
@@ -315,49 +342,89 @@ function geminiTrust(installs: readonly AgentInstall[], o: DoctorOptions): Docto
   };
 }
 
-/** Whether this project's daemon answers on the ports the installed hooks reach it on. */
+/**
+ * Whether what the installed hooks reach answers: the user's hook daemon for the client (which starts it when
+ * it is gone, so a daemon not running is fine), the project's own server for http hooks.
+ */
 export async function daemonChecks(
   installs: readonly AgentInstall[],
   o: DoctorOptions,
 ): Promise<DoctorCheck[]> {
-  const host = o.host ?? DEFAULT_HOST;
-  const users = installs.filter((i) => i.mode !== "in-process");
-  const ports = o.port !== undefined ? [o.port] : [...new Set(users.map((i) => i.port))];
-  if (ports.length === 0) ports.push(DEFAULT_PORT);
   const checks: DoctorCheck[] = [];
-  for (const port of ports) {
-    const at = `${host}:${port}`;
-    const ensure = `reins serve --ensure${port !== DEFAULT_PORT ? ` --port ${port}` : ""}`;
-    const found = await daemonAt(host, port, o.root, o.timeoutMs ?? 3_000);
-    const base = { subject: "daemon", check: "running" };
-    if (found === "ours")
-      checks.push({ ...base, status: "ok", message: `this project's daemon answers on ${at}` });
-    else if (found === "other")
-      checks.push({
-        ...base,
-        status: users.length > 0 ? "fail" : "warn",
-        message: `${at} answers for another project or program: this project's hooks cannot reach their daemon`,
-        fix: `stop what holds port ${port}, or reins init <agent> --port <another port>`,
-      });
-    else if (found === "busy")
-      checks.push({
-        ...base,
-        status: users.length > 0 ? "fail" : "warn",
-        message: `${at} holds the connection but did not answer within ${o.timeoutMs ?? 3_000} ms: hooks wait for it up to their timeout`,
-        fix: `look at ${where(o, join(o.root, ".reins", "serve.log"))}, or restart it: kill $(cat .reins/serve.pid); ${ensure}`,
-      });
-    else
-      checks.push({
-        ...base,
-        status: users.length > 0 ? "warn" : "off",
-        message:
-          users.length > 0
-            ? `nothing answers on ${at}; the agents' session-start hook starts it, until then tool calls are not guarded`
-            : `nothing answers on ${at} (no agent reaches reins through it)`,
-        fix: ensure,
-      });
-  }
+  const names = [...new Set(installs.flatMap((i) => (i.daemon !== null ? [i.daemon] : [])))];
+  for (const name of names) checks.push(await hookDaemonCheck(name, o));
+  const http = installs.filter((i) => i.mode === "http");
+  const ports = o.port !== undefined ? [o.port] : [...new Set(http.map((i) => i.port))];
+  for (const port of ports) checks.push(await serverCheck(port, http.length > 0, o));
+  if (checks.length === 0)
+    checks.push({
+      subject: "daemon",
+      check: "running",
+      status: "off",
+      message: "no agent's hooks reach a daemon (none installed, or in-process)",
+    });
   return checks;
+}
+
+async function hookDaemonCheck(name: string, o: DoctorOptions): Promise<DoctorCheck> {
+  const base = { subject: "daemon", check: "running" };
+  const dir = runtimeDir(o.env);
+  try {
+    const stat = lstatSync(dir);
+    if ((stat.mode & 0o077) !== 0 || stat.uid !== process.getuid?.())
+      return {
+        ...base,
+        status: "warn",
+        message: `${dir} is not private to this user: the daemon makes it so when it starts, and refuses a folder of another user's`,
+        fix: `chmod 700 ${dir}`,
+      };
+  } catch {
+    // not made yet: the first hook makes it
+  }
+  const status = await probeDaemon(socketPath(o.env, name), o.timeoutMs ?? 3_000);
+  if (status === null)
+    return {
+      ...base,
+      status: "ok",
+      message: `the user's hook daemon is not running; the first hook call starts it (and is answered in-process meanwhile)`,
+    };
+  const here = status.projects.some((p) => p.root === o.root);
+  return {
+    ...base,
+    status: "ok",
+    message: `the user's hook daemon answers (pid ${status.pid}, reins ${status.version}, ${status.projects.length} project(s) open${here ? ", this one among them" : ""})`,
+  };
+}
+
+async function serverCheck(port: number, used: boolean, o: DoctorOptions): Promise<DoctorCheck> {
+  const host = o.host ?? DEFAULT_HOST;
+  const at = `${host}:${port}`;
+  const ensure = `reins serve --ensure${port !== DEFAULT_PORT ? ` --port ${port}` : ""}`;
+  const found = await daemonAt(host, port, o.root, o.timeoutMs ?? 3_000);
+  const base = { subject: "server", check: "running" };
+  if (found === "ours") return { ...base, status: "ok", message: `this project's server answers on ${at}` };
+  if (found === "other")
+    return {
+      ...base,
+      status: used ? "fail" : "warn",
+      message: `${at} answers for another project or program: this project's http hooks cannot reach their server`,
+      fix: "reins init claude (the client to the user's hook daemon needs no port)",
+    };
+  if (found === "busy")
+    return {
+      ...base,
+      status: used ? "fail" : "warn",
+      message: `${at} holds the connection but did not answer within ${o.timeoutMs ?? 3_000} ms: hooks wait for it up to their timeout`,
+      fix: `look at ${where(o, join(o.root, ".reins", "serve.log"))}, or restart it: kill $(cat .reins/serve.pid); ${ensure}`,
+    };
+  return {
+    ...base,
+    status: used ? "warn" : "off",
+    message: used
+      ? `nothing answers on ${at}; the agents' session-start hook starts it, until then tool calls are not guarded`
+      : `nothing answers on ${at}`,
+    fix: ensure,
+  };
 }
 
 /** Whether the project's policy loads and its store opens and reads. */

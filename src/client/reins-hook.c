@@ -1,21 +1,33 @@
 /*
- * reins-hook: the command-hook client for agents without http hooks (Codex CLI, Gemini CLI). It forwards
- * one hook call (JSON on stdin) to the project's reins daemon on 127.0.0.1 and prints the reply, without
- * starting Node. When no daemon answers, it hands the input to `reins hook <agent>` in-process.
+ * reins-hook: the command-hook client. It forwards one hook call (JSON on stdin) to the user's reins hook
+ * daemon over its Unix socket and prints the reply, without starting Node. The daemon answers for every
+ * project of the user; the call names its project (the root found as reins finds it) and proves it with
+ * the project's hook secret. When no daemon answers, the client hands the input to `reins hook <agent>`
+ * in-process, which also starts the daemon in the background, so a call is never left unguarded.
  *
- * usage: reins-hook <agent> <node> <reins.js>      (REINS_PORT overrides the port 7878)
- * `reins init codex|gemini` builds it with the system C compiler; without one, bin/reins-hook (sh + curl)
- * does the same job more slowly.
+ * usage: reins-hook <agent> <node> <reins.js> <daemon-name>
+ * The socket is <runtime>/<daemon-name>.sock, <runtime> being $REINS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/reins,
+ * else $HOME/.cache/reins/run (src/daemon/paths.ts). `reins init` builds the client with the system C
+ * compiler; without one, bin/reins-hook (sh + curl) does the same job more slowly.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
+
+/* The hook protocol version (src/daemon/protocol.ts). */
+#define PROTOCOL "1"
 
 static char *read_all(int fd, size_t *length) {
   size_t size = 65536, used = 0;
@@ -23,7 +35,11 @@ static char *read_all(int fd, size_t *length) {
   ssize_t n;
   while (buffer != NULL && (n = read(fd, buffer + used, size - used)) > 0) {
     used += (size_t)n;
-    if (used == size) buffer = realloc(buffer, size *= 2);
+    if (used == size) {
+      char *bigger = realloc(buffer, size *= 2);
+      if (bigger == NULL) free(buffer);
+      buffer = bigger;
+    }
   }
   *length = used;
   return buffer;
@@ -39,77 +55,220 @@ static int write_all(int fd, const char *data, size_t length) {
   return 0;
 }
 
-/* Asks the daemon; returns 0 and prints its reply on success. */
-static int ask_daemon(const char *agent, const char *input, size_t length) {
-  const char *project = getenv("CLAUDE_PROJECT_DIR");
-  if (project == NULL) project = getenv("GEMINI_PROJECT_DIR");
-  char cwd[4096], path[4352], secret[256];
-  if (project == NULL) project = getcwd(cwd, sizeof cwd);
-  if (project == NULL) return -1;
-  snprintf(path, sizeof path, "%s/.reins/hook-secret", project);
+/* A growing string. */
+struct text {
+  char *data;
+  size_t length, size;
+};
+
+static int append(struct text *t, const char *data, size_t length) {
+  if (t->length + length + 1 > t->size) {
+    size_t size = t->size == 0 ? 1024 : t->size;
+    while (t->length + length + 1 > size) size *= 2;
+    char *bigger = realloc(t->data, size);
+    if (bigger == NULL) return -1;
+    t->data = bigger;
+    t->size = size;
+  }
+  memcpy(t->data + t->length, data, length);
+  t->length += length;
+  t->data[t->length] = '\0';
+  return 0;
+}
+
+static int append_str(struct text *t, const char *s) { return append(t, s, strlen(s)); }
+
+/* Percent-encodes every byte outside A-Z a-z 0-9 - . _ ~ / (src/daemon/protocol.ts, encodeHeaderValue). */
+static int append_encoded(struct text *t, const char *s, size_t length) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)s[i];
+    int plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                c == '.' || c == '_' || c == '~' || c == '/';
+    char escaped[3] = {'%', hex[c >> 4], hex[c & 15]};
+    if (plain ? append(t, (const char *)&c, 1) : append(t, escaped, 3)) return -1;
+  }
+  return 0;
+}
+
+static int exists(const char *dir, const char *name) {
+  char path[PATH_MAX];
+  struct stat st;
+  if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) return 0;
+  return stat(path, &st) == 0;
+}
+
+/*
+ * The project's root as reins finds it (src/config/load-policy.ts, findRoot): the nearest folder up from
+ * `dir` holding reins.config.json, .reins or .git, else `dir` itself.
+ */
+static void find_root(const char *dir, char *root, size_t size) {
+  char here[PATH_MAX];
+  snprintf(here, sizeof here, "%s", dir);
+  size_t n = strlen(here);
+  while (n > 1 && here[n - 1] == '/') here[--n] = '\0';
+  snprintf(root, size, "%s", here);
+  for (;;) {
+    if (exists(here, "reins.config.json") || exists(here, ".reins") || exists(here, ".git")) {
+      snprintf(root, size, "%s", here);
+      return;
+    }
+    char *slash = strrchr(here, '/');
+    if (slash == NULL || strcmp(here, "/") == 0) return;
+    if (slash == here) here[1] = '\0';
+    else *slash = '\0';
+  }
+}
+
+/* The folder the agent was started in, as the agent says it (src/hooks/run-hook.ts, projectOf), else the cwd. */
+static const char *project_dir(const char *agent, char *cwd, size_t size) {
+  const char *dir = NULL;
+  if (strcmp(agent, "claude") == 0) dir = getenv("CLAUDE_PROJECT_DIR");
+  if (strcmp(agent, "gemini") == 0) {
+    dir = getenv("GEMINI_PROJECT_DIR");
+    if (dir == NULL) dir = getenv("CLAUDE_PROJECT_DIR");
+  }
+  if (dir != NULL && dir[0] == '/') return dir;
+  return getcwd(cwd, size);
+}
+
+/* The daemon's socket (src/daemon/paths.ts, runtimeDir and socketPath); -1 when it does not fit. */
+static int socket_path(const char *name, char *path, size_t size) {
+  const char *given = getenv("REINS_RUNTIME_DIR");
+  const char *xdg = getenv("XDG_RUNTIME_DIR");
+  const char *home = getenv("HOME");
+  int n;
+  if (given != NULL && given[0] != '\0') n = snprintf(path, size, "%s/%s.sock", given, name);
+  else if (xdg != NULL && xdg[0] != '\0') n = snprintf(path, size, "%s/reins/%s.sock", xdg, name);
+  else if (home != NULL && home[0] != '\0') n = snprintf(path, size, "%s/.cache/reins/run/%s.sock", home, name);
+  else return -1;
+  return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* Whether a variable of the hook's environment is one of the project's (src/daemon/protocol.ts). */
+static int project_variable(const char *entry) {
+  static const char *daemon[] = {"REINS_RUNTIME_DIR=", "REINS_DAEMON_IDLE=", "REINS_DAEMON_PROJECT_IDLE=",
+                                 "REINS_PORT="};
+  if (strncmp(entry, "REINS_", 6) != 0 || strchr(entry, '=') == NULL) return 0;
+  for (size_t i = 0; i < sizeof daemon / sizeof *daemon; i++)
+    if (strncmp(entry, daemon[i], strlen(daemon[i])) == 0) return 0;
+  return 1;
+}
+
+enum outcome { ANSWERED, NO_DAEMON, REFUSED };
+
+/* Asks the daemon; prints its reply and returns ANSWERED, or says why it could not. */
+static enum outcome ask_daemon(const char *agent, const char *name, const char *input, size_t length) {
+  char cwd[PATH_MAX], root[PATH_MAX], path[PATH_MAX + 32], secret[256];
+  const char *dir = project_dir(agent, cwd, sizeof cwd);
+  if (dir == NULL) return REFUSED;
+  find_root(dir, root, sizeof root);
+  snprintf(path, sizeof path, "%s/.reins/hook-secret", root);
   FILE *file = fopen(path, "r");
-  if (file == NULL) return -1;
+  if (file == NULL) return NO_DAEMON; /* in-process makes the project's secret, and starts the daemon */
   size_t got = fread(secret, 1, sizeof secret - 1, file);
   fclose(file);
   while (got > 0 && (secret[got - 1] == '\n' || secret[got - 1] == '\r' || secret[got - 1] == ' ')) got--;
   secret[got] = '\0';
 
-  const char *port_text = getenv("REINS_PORT");
-  int port = port_text != NULL ? atoi(port_text) : 7878;
-  int sock = socket(AF_INET, SOCK_STREAM, 0);
-  if (sock < 0) return -1;
+  struct sockaddr_un address = {0};
+  address.sun_family = AF_UNIX;
+  if (socket_path(name, address.sun_path, sizeof address.sun_path) != 0) return REFUSED;
+  int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (sock < 0) return REFUSED;
   struct timeval timeout = {10, 0};
   setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  struct sockaddr_in address = {0};
-  address.sin_family = AF_INET;
-  address.sin_port = htons((unsigned short)port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(sock, (struct sockaddr *)&address, sizeof address) != 0) {
     close(sock);
-    return -1;
+    return NO_DAEMON;
   }
-  char head[1024];
-  int head_length = snprintf(head, sizeof head,
-                             "POST /hooks/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
-                             "Content-Type: application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-                             agent, secret, length);
-  if (write_all(sock, head, (size_t)head_length) != 0 || write_all(sock, input, length) != 0) {
+#ifdef SO_PEERCRED
+  /* Only a daemon of this very user answers its hooks. */
+  struct ucred peer;
+  socklen_t peer_length = sizeof peer;
+  if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &peer_length) != 0 || peer.uid != getuid()) {
     close(sock);
-    return -1;
+    return REFUSED;
   }
+#endif
+
+  struct text head = {0};
+  char line[256];
+  snprintf(line, sizeof line, "POST /hooks/%s HTTP/1.1\r\nHost: reins\r\nX-Reins-Protocol: " PROTOCOL "\r\n",
+           agent);
+  int failed = append_str(&head, line) || append_str(&head, "Authorization: Bearer ") ||
+               append_str(&head, secret) || append_str(&head, "\r\nX-Reins-Root: ") ||
+               append_encoded(&head, root, strlen(root));
+  int first = 1;
+  for (char **entry = environ; *entry != NULL && !failed; entry++) {
+    if (!project_variable(*entry)) continue;
+    const char *eq = strchr(*entry, '=');
+    failed = append_str(&head, first ? "\r\nX-Reins-Env: " : "&") ||
+             append_encoded(&head, *entry, (size_t)(eq - *entry)) || append_str(&head, "=") ||
+             append_encoded(&head, eq + 1, strlen(eq + 1));
+    first = 0;
+  }
+  snprintf(line, sizeof line,
+           "\r\nContent-Type: application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", length);
+  failed = failed || append_str(&head, line);
+  if (failed || write_all(sock, head.data, head.length) != 0 || write_all(sock, input, length) != 0) {
+    free(head.data);
+    close(sock);
+    return REFUSED;
+  }
+  free(head.data);
   size_t reply_length;
   char *reply = read_all(sock, &reply_length);
   close(sock);
-  if (reply == NULL || reply_length < 12 || strncmp(reply + 9, "200", 3) != 0) return -1;
-  reply = realloc(reply, reply_length + 1);
-  reply[reply_length] = '\0';
-  char *body = strstr(reply, "\r\n\r\n");
-  if (body == NULL) return -1;
+  if (reply == NULL || reply_length < 12 || strncmp(reply + 9, "200", 3) != 0) {
+    free(reply);
+    return REFUSED;
+  }
+  char *whole = realloc(reply, reply_length + 1);
+  if (whole == NULL) {
+    free(reply);
+    return REFUSED;
+  }
+  whole[reply_length] = '\0';
+  char *body = strstr(whole, "\r\n\r\n");
+  if (body == NULL) {
+    free(whole);
+    return REFUSED;
+  }
   body += 4;
   if (strcmp(body, "{}") != 0 && *body != '\0') printf("%s\n", body);
-  return 0;
+  free(whole);
+  return ANSWERED;
 }
 
 int main(int argc, char **argv) {
-  if (argc < 4) {
-    fprintf(stderr, "usage: reins-hook <agent> <node> <reins.js>\n");
-    return 0; /* never fail the agent's hook */
+  if (argc < 5) {
+    fprintf(stderr, "usage: reins-hook <agent> <node> <reins.js> <daemon-name> (re-run reins init)\n");
+    if (argc < 4) return 0; /* never fail the agent's hook */
   }
+  /* A daemon that closes its end early must not kill the client: the call then goes in-process. */
+  signal(SIGPIPE, SIG_IGN);
   size_t length;
   char *input = read_all(0, &length);
   if (input == NULL) return 0;
-  if (ask_daemon(argv[1], input, length) == 0) return 0;
+  enum outcome outcome = argc >= 5 ? ask_daemon(argv[1], argv[4], input, length) : REFUSED;
+  if (outcome == ANSWERED) return 0;
 
-  /* No daemon: `node reins.js hook <agent>` with the same input on its stdin. */
+  /* No daemon answered: `node reins.js hook <agent>` with the same input on its stdin, which answers the
+     call in-process and, when no daemon was there, starts one for the next calls. */
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return 0;
   pid_t child = fork();
   if (child == 0) {
+    signal(SIGPIPE, SIG_DFL);
     dup2(pipe_fds[0], 0);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    execl(argv[2], argv[2], argv[3], "hook", argv[1], (char *)NULL);
+    if (outcome == NO_DAEMON)
+      execl(argv[2], argv[2], argv[3], "hook", argv[1], "--start-daemon", argv[4], (char *)NULL);
+    else
+      execl(argv[2], argv[2], argv[3], "hook", argv[1], (char *)NULL);
     _exit(0);
   }
   close(pipe_fds[0]);

@@ -6,7 +6,9 @@
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { daemonName } from "../daemon/paths.js";
 import { initAgent, isReinsHook, readSettings } from "../hooks/init.js";
+import { hookSecret } from "../server/secret.js";
 import { claudeMcpEntry, codexMcpEntry, geminiMcpEntry, MCP_NAME } from "../mcp/install.js";
 import { reinsDir } from "../config/reins-dir.js";
 
@@ -21,7 +23,7 @@ function hasReinsHooks(path: string): boolean {
 
 /**
  * The extra arguments that give a driven Claude Code reins' hooks and tools: `--settings <file>` with command
- * hooks answered in-process (no daemon needed), unless the project's own settings already have them, and
+ * hooks through the user's hook daemon, unless the project's own settings already have them, and
  * `--mcp-config <file>` with reins' MCP server on `plan` (its tools in the first request: `alwaysLoad`).
  */
 export function claudeRunArgs(root: string, bin: string, plan?: string): string[] {
@@ -34,7 +36,17 @@ export function claudeRunArgs(root: string, bin: string, plan?: string): string[
   const own = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")];
   if (own.some(hasReinsHooks)) return mcp;
   const settingsPath = join(dir, "claude-settings.json");
-  initAgent("claude", { settingsPath, bin, port: 0, mode: "in-process" });
+  // The client `reins init` compiled, when there is one: the user's hook daemon answers each call (and the
+  // first call starts it); otherwise the shell client, which answers in-process without curl.
+  const compiled = join(root, ".reins", "bin", "reins-hook");
+  hookSecret(root);
+  initAgent("claude", {
+    settingsPath,
+    bin,
+    mode: "client",
+    daemon: daemonName(bin),
+    ...(existsSync(compiled) ? { client: compiled } : {}),
+  });
   return ["--settings", settingsPath, ...mcp];
 }
 

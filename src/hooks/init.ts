@@ -1,6 +1,6 @@
 /** `reins init <agent>`: installs reins' hooks in an agent's settings, and takes them out again. */
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import { reinsDir } from "../config/reins-dir.js";
@@ -81,12 +81,14 @@ export function hookEventsOf(agent: string): string[] {
 }
 
 /**
- * How an installed hook reaches reins, fastest first:
- * - `http`: Claude Code posts each hook straight to the daemon (its native http hooks; about 1 ms a call);
- * - `client`: a command hook runs the small native client, which forwards to the daemon (a few ms);
- * - `in-process`: a command hook starts Node and answers in-process (about 1.4× an empty Node process).
- * `http` and `client` start the daemon at session start when it is not running, and tell the model when it
- * had been down.
+ * How an installed hook reaches reins:
+ * - `client` (the default): a command hook runs the small client (compiled, else sh + curl), which forwards
+ *   the call to the user's hook daemon over its Unix socket, and answers in-process (starting the daemon)
+ *   when none answers; one daemon serves every project of the user, each call proving its project;
+ * - `in-process`: a command hook starts Node and answers in-process on every call (slow; no daemon);
+ * - `http`: Claude Code posts each hook to the project's own `reins serve` on a fixed port (its native http
+ *   hooks). The URL is fixed for a session, so a port lost to another program leaves calls unanswered:
+ *   only when that port is yours alone.
  */
 export type InstallMode = "http" | "client" | "in-process";
 
@@ -112,9 +114,6 @@ export function hookCommand(bin: string, agent: string): string {
   return `"${process.execPath}" "${bin}" hook ${agent}`;
 }
 
-/** The port the command-hook clients ask when REINS_PORT is not set (src/client/reins-hook.c, bin/reins-hook). */
-const DEFAULT_CLIENT_PORT = 7878;
-
 /** The flag that makes a command hook also start the daemon when it is not running. */
 export const ENSURE_DAEMON = "--ensure-daemon";
 
@@ -135,7 +134,7 @@ function isOurs(entry: HookEntry, agent: string): boolean {
   return (
     typeof command === "string" &&
     new RegExp(
-      `(reins\\.js" hook|reins-hook") ${agent}( ${ENSURE_DAEMON}( --port \\d+)?| "[^"]*" "[^"]*reins\\.js")?$`,
+      `(reins\\.js" hook|reins-hook") ${agent}( ${ENSURE_DAEMON}( --port \\d+)?| "[^"]*" "[^"]*reins\\.js"( d-[0-9a-f]{8})?| d-[0-9a-f]{8}( "[^"]*")?)?$`,
     ).test(command)
   );
 }
@@ -173,8 +172,8 @@ function writeSettings(path: string, settings: Settings, secret: boolean): void 
 }
 
 /**
- * Merges reins' hooks into Claude Code's settings file, keeping every hook of the user's own. Idempotent:
- * a second run changes nothing. With `uninstall`, removes exactly what it added. Returns what it did.
+ * Merges reins' hooks into an agent's settings file, keeping every hook of the user's own. Idempotent: a
+ * second run changes nothing. With `uninstall`, removes exactly what it added. Returns what it did.
  */
 export function initAgent(
   agent: string,
@@ -182,15 +181,15 @@ export function initAgent(
     settingsPath: string;
     bin: string;
     uninstall?: boolean;
-    /** The daemon's port: the hooks start it at session start and reach it over loopback. */
-    port: number;
     /**
      * How tool calls reach reins (see InstallMode). `http` needs `http`.
      * @default "client"
      */
     mode?: InstallMode;
-    /** Claude Code's native http hooks: the daemon's URL and the project's secret they carry. */
-    http?: { url: string; secret: string };
+    /** The user's hook daemon the client forwards to (see daemonName); needed by `client`. */
+    daemon?: string;
+    /** Claude Code's native http hooks: the project server's port, URL and the project's secret they carry. */
+    http?: { port: number; url: string; secret: string };
     /** The compiled client (see buildClient); without it, the client is bin/reins-hook (sh + curl). */
     client?: string;
   },
@@ -198,25 +197,27 @@ export function initAgent(
   const spec = AGENT_HOOKS[agent];
   if (spec === undefined)
     throw new ReinsError("usage", `reins init knows ${INIT_AGENTS.join(", ")}, not "${agent}"`);
-  const { settingsPath, bin, port } = options;
+  const { settingsPath, bin } = options;
   const mode = options.mode ?? "client";
+  const uninstall = options.uninstall === true;
   const http = mode === "http" ? options.http : undefined;
-  if (mode === "http" && http === undefined && options.uninstall !== true)
+  if (mode === "http" && http === undefined && !uninstall)
     throw new ReinsError("usage", "http hooks need the daemon's URL and secret");
+  if (mode === "client" && options.daemon === undefined && !uninstall)
+    throw new ReinsError("usage", "client hooks need the name of the daemon they forward to");
   const settings = readSettings(settingsPath);
   const hooks = settings.hooks ?? {};
   const command = hookCommand(bin, agent);
-  // The client reads its port from REINS_PORT; a daemon on another port must be named in the command.
-  const portEnv = port === DEFAULT_CLIENT_PORT ? "" : `REINS_PORT=${port} `;
+  const daemon = options.daemon ?? "";
   const client =
     options.client !== undefined
-      ? `${portEnv}"${options.client}" ${agent} "${process.execPath}" "${bin}"`
-      : `${portEnv}"${join(dirname(bin), "reins-hook")}" ${agent}`;
+      ? `"${options.client}" ${agent} "${process.execPath}" "${bin}" ${daemon}`
+      : `"${join(dirname(bin), "reins-hook")}" ${agent} ${daemon} "${process.execPath}"`;
   let changed = 0;
   for (const [event, matcher, ownTimeout] of spec.events) {
     const timeout = ownTimeout ?? spec.timeout;
     const groups = (hooks[event] ?? []).map((g) => ({ ...g, hooks: [...(g.hooks ?? [])] }));
-    if (options.uninstall === true) {
+    if (uninstall) {
       for (const group of groups) {
         const before = group.hooks.length;
         group.hooks = group.hooks.filter((h) => !isOurs(h, agent));
@@ -227,21 +228,12 @@ export function initAgent(
       else delete hooks[event];
       continue;
     }
-    const ensure: HookEntry = {
-      type: "command",
-      command: `${command} ${ENSURE_DAEMON} --port ${port}`,
-      timeout,
-    };
     const entry: HookEntry =
       http !== undefined
         ? ENSURING.has(event)
-          ? ensure
+          ? { type: "command", command: `${command} ${ENSURE_DAEMON} --port ${http.port}`, timeout }
           : { type: "http", url: http.url, headers: { Authorization: `Bearer ${http.secret}` }, timeout: 10 }
-        : mode === "client"
-          ? event === "SessionStart"
-            ? ensure
-            : { type: "command", command: client, timeout }
-          : { type: "command", command, timeout };
+        : { type: "command", command: mode === "client" ? client : command, timeout };
     const same = (h: HookEntry) =>
       h.type === entry.type &&
       h.command === entry.command &&
@@ -254,13 +246,11 @@ export function initAgent(
     changed += 1;
   }
   if (changed === 0)
-    return options.uninstall === true
-      ? `no reins hooks in ${settingsPath}`
-      : `reins hooks already in ${settingsPath}`;
+    return uninstall ? `no reins hooks in ${settingsPath}` : `reins hooks already in ${settingsPath}`;
   if (Object.keys(hooks).length > 0) settings.hooks = hooks;
   else delete settings.hooks;
   writeSettings(settingsPath, settings, http !== undefined);
-  return options.uninstall === true
+  return uninstall
     ? `removed ${changed} reins hook(s) from ${settingsPath}`
     : `added reins hooks for ${changed} event(s) to ${settingsPath}`;
 }
@@ -533,21 +523,25 @@ function trustGemini(o: Parameters<typeof trustAgentHooks>[1]): TrustOutcome {
 }
 
 /**
- * Builds the native command-hook client (src/client/reins-hook.c) into `.reins/bin/` with the system C
- * compiler, so a hook call costs a connect instead of a shell, curl and cat. Returns its path, or null when
- * no compiler is there (the shell client is used instead).
+ * Builds the native command-hook client (src/client/reins-hook.c) into `<dir>/bin/reins-hook` with the
+ * system C compiler, so a hook call costs a connect instead of a shell, curl and cat. Compiled aside and
+ * renamed into place, so a hook running the old one meanwhile is not disturbed. Returns its path, or null
+ * when no compiler is there (the shell client is used instead).
  */
-export function buildClient(root: string, source: string): string | null {
+export function buildClient(dir: string, source: string): string | null {
   if (!existsSync(source)) return null;
-  const out = join(root, ".reins", "bin", "reins-hook");
+  const out = join(dir, "bin", "reins-hook");
+  const aside = `${out}.${process.pid}.tmp`;
   mkdirSync(dirname(out), { recursive: true });
   for (const compiler of ["cc", "gcc", "clang"]) {
     try {
-      execFileSync(compiler, ["-O2", "-o", out, source], { stdio: "ignore", timeout: 30_000 });
+      execFileSync(compiler, ["-O2", "-o", aside, source], { stdio: "ignore", timeout: 30_000 });
+      renameSync(aside, out);
       return out;
     } catch {
       // try the next compiler
     }
   }
+  rmSync(aside, { force: true });
   return null;
 }

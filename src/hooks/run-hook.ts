@@ -25,6 +25,8 @@ export interface HookResult {
   reply: object | null;
   /** One line for stderr when something went wrong, else "". */
   warning: string;
+  /** The project the call was answered for, once it was known. */
+  root?: string;
 }
 
 const allow = (warning: string): HookResult => ({ reply: null, warning });
@@ -262,11 +264,13 @@ export async function runHook(
   if (!("adapter" in checked)) return checked;
   const { adapter, input } = checked;
   try {
-    const services = await openServices(findRoot(projectOf(adapter, input, env, cwd)), env, {
-      remote: true,
-    });
+    const root = findRoot(projectOf(adapter, input, env, cwd));
+    const services = await openServices(root, env, { remote: true });
     try {
-      return withWarning(await answerHook(adapter, input, services, Date.now()), checked.warning);
+      return {
+        ...withWarning(await answerHook(adapter, input, services, Date.now()), checked.warning),
+        root,
+      };
     } finally {
       await services.store.close();
     }

@@ -1,6 +1,8 @@
 /** The hook command's main: reads the hook input from stdin, answers it in-process, writes the reply. */
 import "./jitless.js";
 import { readSync } from "node:fs";
+import { spawnDaemon } from "../../daemon/start.js";
+import { hookSecret } from "../../server/secret.js";
 import { runHook } from "../run-hook.js";
 
 /** Whether bytes are one complete JSON value (the hook input, whole). */
@@ -46,11 +48,23 @@ async function readStdin(): Promise<Buffer> {
 
 /**
  * `reins hook <agent>` without the CLI framework or the server: the in-process fallback runs once per tool
- * call, so bin/reins.js takes this path straight away and loads only what answering a hook needs.
+ * call, so bin/reins.js takes this path straight away and loads only what answering a hook needs. With
+ * `startDaemon`, a hook client found no daemon: once the call is answered, the project gets its hook secret
+ * if it had none and the user's hook daemon of that name is started, so the next calls go to it.
  */
-export async function hookMain(agent: string): Promise<number> {
+export async function hookMain(agent: string, startDaemon?: string): Promise<number> {
   const result = await runHook(agent, await readStdin(), process.env, process.cwd());
   if (result.reply !== null) process.stdout.write(`${JSON.stringify(result.reply)}\n`);
   if (result.warning !== "") process.stderr.write(`${result.warning}\n`);
+  if (startDaemon !== undefined && result.root !== undefined) {
+    try {
+      hookSecret(result.root);
+    } catch {
+      // a secret that cannot be made keeps the project on the in-process path, guarded all the same
+    }
+    // bin/reins.js is the script this process runs.
+    if (process.argv[1] !== undefined)
+      spawnDaemon({ bin: process.argv[1], name: startDaemon, env: process.env });
+  }
   return 0;
 }

@@ -1,0 +1,102 @@
+/** Starting the user's hook daemon in the background, once, from whichever hook or command finds it gone. */
+import { spawn } from "node:child_process";
+import { closeSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { logPath, privateRuntimeDir, socketPath } from "./paths.js";
+import { probeDaemon, type DaemonStatus } from "./probe.js";
+
+/**
+ * The environment a daemon is started with: what locating the user's files needs, never the starting
+ * session's own variables (its API keys, its project): the daemon serves every project, and each hook call
+ * brings the `REINS_*` variables of its own session.
+ */
+const KEPT = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "LANG",
+  "LC_ALL",
+  "TMPDIR",
+  "TZ",
+  "XDG_RUNTIME_DIR",
+  "XDG_CACHE_HOME",
+  "REINS_RUNTIME_DIR",
+  "REINS_DAEMON_IDLE",
+  "REINS_DAEMON_PROJECT_IDLE",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+];
+
+/** The part of `env` a daemon is started with (see KEPT). */
+export function daemonEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of KEPT) {
+    const value = env[name];
+    if (value !== undefined) kept[name] = value;
+  }
+  return kept;
+}
+
+/** How long a start in progress keeps others from starting a second daemon beside it. */
+const START_LOCK_MS = 10_000;
+
+/**
+ * Starts the daemon `name` of the reins at `bin` in the background (`node <bin> daemon run --name <name>`,
+ * logging to its log in the runtime folder), unless another start began less than ten seconds ago: many
+ * hooks finding the daemon gone at once start one. Never throws; false when it did not start one.
+ */
+export function spawnDaemon(options: { bin: string; name: string; env: NodeJS.ProcessEnv }): boolean {
+  try {
+    privateRuntimeDir(options.env);
+    const lock = `${socketPath(options.env, options.name)}.starting`;
+    try {
+      writeFileSync(lock, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
+    } catch {
+      let age = Infinity;
+      try {
+        age = Date.now() - statSync(lock).mtimeMs;
+      } catch {
+        // gone meanwhile
+      }
+      if (age < START_LOCK_MS) return false;
+      rmSync(lock, { force: true });
+      writeFileSync(lock, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
+    }
+    const log = openSync(logPath(options.env, options.name), "a", 0o600);
+    const child = spawn(process.execPath, [options.bin, "daemon", "run", "--name", options.name], {
+      cwd: "/",
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: daemonEnv(options.env),
+    });
+    child.unref();
+    closeSync(log);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Makes sure the daemon `name` answers: the status of the one that does, else starts one and waits up to
+ * `waitMs` for it. Null when none answered in time (see its log).
+ */
+export async function ensureDaemon(options: {
+  bin: string;
+  name: string;
+  env: NodeJS.ProcessEnv;
+  waitMs?: number;
+}): Promise<{ state: "running" | "started"; status: DaemonStatus } | null> {
+  const socket = socketPath(options.env, options.name);
+  const found = await probeDaemon(socket);
+  if (found !== null) return { state: "running", status: found };
+  spawnDaemon(options);
+  const deadline = Date.now() + (options.waitMs ?? 10_000);
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const status = await probeDaemon(socket, 500);
+    if (status !== null) return { state: "started", status };
+  }
+  return null;
+}
