@@ -6,5 +6,6 @@ export default defineConfig({
     reporters: ["default", "json"],
     outputFile: { json: "artifacts/test-results.json" },
     testTimeout: 30_000,
+    globalSetup: ["test/support/global-setup.ts"],
   },
 });

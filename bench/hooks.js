@@ -5,6 +5,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { REINS_BIN } from "../dist/config/package-info.js";
+import { startHookDaemon } from "../dist/daemon/hook-daemon.js";
+import { socketPath } from "../dist/daemon/paths.js";
 import { buildClient } from "../dist/hooks/init.js";
 import { openServices } from "../dist/hooks/run-hook.js";
 import { apiToken, hookSecret } from "../dist/server/secret.js";
@@ -67,17 +70,22 @@ export async function hooksBench(report) {
   await timeFetch(`${url}/hooks/claude`, input, auth, 100);
   const http = await timeFetch(`${url}/hooks/claude`, input, auth, 1_000);
 
-  // The command-hook client (curl forwarding to the daemon), as Codex or Gemini CLI would run it.
-
-  // Spawned asynchronously: the daemon answering the client lives in this very process.
-  const port = new URL(url).port;
+  // The command-hook clients (what `reins init` installs for every agent), forwarding to the user's hook daemon
+  // over its socket: the daemon runs in this very process, so the clients are spawned asynchronously.
+  const runtime = mkdtempSync(join(tmpdir(), "reins-bench-runtime-"));
+  const clientEnv = { ...process.env, REINS_RUNTIME_DIR: runtime };
+  const started = await startHookDaemon({
+    socket: socketPath(clientEnv, "d-bench"),
+    bin: REINS_BIN,
+    version: "bench",
+  });
   const clientTimes = [];
   for (let i = 0; i < 40; i++) {
     const t0 = process.hrtime.bigint();
     const code = await new Promise((resolve) => {
-      const child = spawn(join(root, "bin", "reins-hook"), ["claude"], {
+      const child = spawn(join(root, "bin", "reins-hook"), ["claude", "d-bench", process.execPath], {
         cwd: project,
-        env: { ...process.env, REINS_PORT: port },
+        env: clientEnv,
         stdio: ["pipe", "ignore", "ignore"],
       });
       child.on("close", resolve);
@@ -102,9 +110,9 @@ export async function hooksBench(report) {
   for (let i = 0; native !== null && i < 200; i++) {
     const t0 = process.hrtime.bigint();
     const code = await new Promise((resolve) => {
-      const child = spawn(native, ["claude", process.execPath, join(root, "bin", "reins.js")], {
+      const child = spawn(native, ["claude", process.execPath, REINS_BIN, "d-bench"], {
         cwd: project,
-        env: { ...process.env, REINS_PORT: port },
+        env: clientEnv,
         stdio: ["pipe", "ignore", "ignore"],
       });
       child.on("close", resolve);
@@ -113,6 +121,7 @@ export async function hooksBench(report) {
     nativeTimes.push(Number(process.hrtime.bigint() - t0));
     if (code !== 0) throw new Error(`native reins-hook exited ${code}`);
   }
+  if (started.kind === "listening") await started.daemon.close("bench over");
   await app.close();
   await services.store.close();
 
@@ -131,7 +140,7 @@ export async function hooksBench(report) {
   report('hook floor: empty Node process (node -e "")', `p50 ${ms(emptyNode)}`);
   report("hook floor: trivial HTTP server round trip on 127.0.0.1", `p50 ${ms(loopback)}`);
   report(
-    "hook: Claude Code http hook to the daemon (SQLite; what `reins init claude` installs)",
+    "hook: Claude Code http hook to the project's server (SQLite; `reins init claude --http`)",
     `p50 ${ms(median(http))}`,
     {
       p99: ms(quantile(http, 0.99)),
@@ -140,14 +149,18 @@ export async function hooksBench(report) {
     },
   );
   const curl = median(timeProcess("sh", ["-c", "true"], "", 20));
-  report("hook: command-hook client (bin/reins-hook, curl to the daemon)", `p50 ${ms(median(clientTimes))}`, {
-    ratio: `${(median(clientTimes) / emptyNode).toFixed(3)}x an empty Node process (a bare \`sh -c true\` takes ${ms(curl)})`,
-    aim: "< 0.05x an empty Node process",
-  });
+  report(
+    "hook: command-hook client without a C compiler (bin/reins-hook, curl to the user's hook daemon)",
+    `p50 ${ms(median(clientTimes))}`,
+    {
+      ratio: `${(median(clientTimes) / emptyNode).toFixed(3)}x an empty Node process (a bare \`sh -c true\` takes ${ms(curl)})`,
+      aim: "< 0.05x an empty Node process",
+    },
+  );
   if (native === null) report("hook: native command-hook client", "skipped: no C compiler");
   else {
     report(
-      "hook: native command-hook client (.reins/bin/reins-hook; what `reins init codex|gemini` and `init claude --user` install)",
+      "hook: native command-hook client to the user's hook daemon (.reins/bin/reins-hook; what `reins init` installs for every agent)",
       `p50 ${ms(median(nativeTimes))}`,
       {
         p99: ms(quantile(nativeTimes, 0.99)),

@@ -3,6 +3,7 @@ import { dashboardBench } from "./dashboard.js";
 import { efficacyBench } from "./efficacy.js";
 import { engineBench } from "./engine.js";
 import { hooksBench } from "./hooks.js";
+import { projectsBench } from "./projects.js";
 import { serverBench } from "./server.js";
 import { redisBench, sqliteBench } from "./stores.js";
 import { machine } from "./stats.js";
@@ -22,6 +23,7 @@ const parts = {
   sqlite: sqliteBench,
   redis: redisBench,
   hooks: hooksBench,
+  projects: projectsBench,
   server: serverBench,
   dashboard: dashboardBench,
   efficacy: efficacyBench,

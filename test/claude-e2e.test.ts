@@ -10,7 +10,7 @@ import {
   recorded,
   removeE2eProject,
 } from "./support/e2e-project.js";
-import { freePort } from "./support/redis-server.js";
+import { listDaemons } from "../src/daemon/list.js";
 import {
   lastToolResults,
   lastUserTexts,
@@ -219,10 +219,10 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
     );
   }, 120_000);
 
-  it("answers through the daemon with the default install (http hooks): no process per tool call, same guard", async () => {
-    // The daemon the SessionStart hook starts here is stopped by afterEach.
+  it("answers through the user's hook daemon with the default install: no Node process per tool call, same guard", async () => {
+    // The daemon the first hook starts here (in this test's HOME) is stopped by afterEach.
     await initReins({ project, home }, ["claude", "--uninstall"]);
-    await initReins({ project, home }, ["claude", "--port", String(await freePort())]);
+    await initReins({ project, home }, ["claude"]);
     const script: Script = (_request, turn) => (turn < 6 ? bash("node fail.js") : { text: "Stopping." });
     const result = await drive(script, 10);
     const results = fake!.mainRequests().map((r) => lastToolResults(r)[0]);
@@ -230,8 +230,12 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins guarding the real Cla
     expect(results[5]?.text).toMatch(
       /^PreToolUse:Bash hook error: reins: The same Bash call `node fail\.js` was made 5 times/,
     );
-    // The SessionStart command hook started the daemon; every tool call went to it over HTTP.
-    expect(existsSync(join(project, ".reins", "serve.pid"))).toBe(true);
+    // The first hook found no daemon, answered in-process and started it; the later calls went to it.
+    const daemons = await listDaemons({ HOME: home });
+    expect(daemons).toHaveLength(1);
+    const daemon = daemons[0]!;
+    expect(daemon.running && daemon.status.projects.map((p) => p.root)).toEqual([project]);
+    expect(daemon.running && daemon.status.calls).toBeGreaterThan(6);
     const { log } = await recorded(project, result.json!.session_id);
     expect(log.filter((r) => r.event.kind === "tool.requested")).toHaveLength(6);
   }, 120_000);

@@ -14,7 +14,6 @@ import {
   type FakeOpenAi,
   type Script,
 } from "./support/fake-openai.js";
-import { freePort } from "./support/redis-server.js";
 
 /**
  * The real Codex CLI (`codex exec`), offline against a scripted Responses API, with reins' hooks
@@ -29,8 +28,8 @@ let fake: FakeOpenAi | undefined;
 
 beforeEach(async () => {
   ({ root, project, home } = e2eProject("codex", { "fail.js": failJs }));
-  // A free port, so the daemon the SessionStart hook starts never meets another one.
-  await initReins({ project, home }, ["codex", "--port", String(await freePort())]);
+  // The defaults: the client to the user's hook daemon, whose socket is in this test's own HOME.
+  await initReins({ project, home }, ["codex"]);
 });
 
 afterEach(async () => {

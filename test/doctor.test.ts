@@ -12,6 +12,9 @@ import { run } from "../src/cli/run.js";
 import { openServices, type HookServices } from "../src/hooks/run-hook.js";
 import { apiToken, hookSecret } from "../src/server/secret.js";
 import { createServer } from "../src/server/server.js";
+import { REINS_BIN } from "../src/config/package-info.js";
+import { startHookDaemon, type HookDaemon } from "../src/daemon/hook-daemon.js";
+import { daemonName, socketPath } from "../src/daemon/paths.js";
 import { freePort } from "./support/redis-server.js";
 
 const dirs: string[] = [];
@@ -48,14 +51,15 @@ async function init(dir: string, ...args: string[]) {
   expect(code, `reins init ${args.join(" ")}: ${err}`).toBe(0);
 }
 
-/** Every agent set up in `dir`, on `port`. */
-async function setUp(dir: string, port: number, ...flags: string[]) {
-  for (const agent of ["claude", "codex", "gemini"]) await init(dir, agent, "--port", String(port), ...flags);
+/** Every agent set up in `dir`, with the defaults. */
+async function setUp(dir: string, ...flags: string[]) {
+  for (const agent of ["claude", "codex", "gemini"]) await init(dir, agent, ...flags);
 }
 
-const started: { app?: FastifyInstance; services?: HookServices; plain?: Server }[] = [];
+const started: { app?: FastifyInstance; services?: HookServices; plain?: Server; hooks?: HookDaemon }[] = [];
 afterEach(async () => {
   for (const s of started.splice(0)) {
+    await s.hooks?.close("test over");
     await s.app?.close();
     await s.services?.store.close();
     await new Promise((resolve) => (s.plain ? s.plain.close(resolve) : resolve(null)));
@@ -80,22 +84,41 @@ async function daemon(dir: string): Promise<number> {
 describe("reins doctor", () => {
   it("says all is well when every agent's hooks are installed and trusted, the daemon answers and the store opens", async () => {
     const dir = project();
-    const port = await daemon(dir);
-    await setUp(dir, port);
-    const { code, report, line } = await doctor(dir);
+    const env = { REINS_RUNTIME_DIR: realpathSync(mkdtempSync(join(tmpdir(), "reins-doctor-rt-"))) };
+    dirs.push(env.REINS_RUNTIME_DIR);
+    await setUp(dir);
+    const idle = await doctor(dir, env);
+    expect(idle.line("daemon", "running")).toMatchObject({
+      status: "ok",
+      message:
+        "the user's hook daemon is not running; the first hook call starts it (and is answered in-process meanwhile)",
+    });
+    const hooks = await startHookDaemon({
+      socket: socketPath(env, daemonName(REINS_BIN)),
+      bin: REINS_BIN,
+      version: "test",
+    });
+    if (hooks.kind === "listening") started.push({ hooks: hooks.daemon });
+    const { code, report, line } = await doctor(dir, env);
     expect(report.checks.filter((c) => c.status !== "ok")).toEqual([]);
     expect(code).toBe(0);
     expect(line("claude", "hooks")?.message).toBe(
-      "8 hooks (http hooks to the daemon) in .claude/settings.local.json",
+      "8 hooks (the client to the user's hook daemon) in .claude/settings.local.json",
     );
-    expect(line("codex", "hooks")?.message).toBe("6 hooks (the client to the daemon) in .codex/hooks.json");
+    expect(line("codex", "hooks")?.message).toBe(
+      "6 hooks (the client to the user's hook daemon) in .codex/hooks.json",
+    );
     expect(line("codex", "project trust")?.status).toBe("ok");
     expect(line("codex", "hook trust")?.message).toBe("Codex trusts reins' 6 hooks");
     expect(line("gemini", "folder trust")?.status).toBe("ok");
-    expect(line("daemon", "running")?.message).toBe(`this project's daemon answers on 127.0.0.1:${port}`);
-    expect(line("store", "opens")?.message).toMatch(/^sqlite \.reins\/reins\.db \(\d+ scopes\)$/);
+    expect(line("daemon", "running")?.message).toMatch(
+      /^the user's hook daemon answers \(pid \d+, reins test, 0 project\(s\) open\)$/,
+    );
+    expect(line("store", "opens")?.message).toMatch(
+      /^(sqlite \.reins\/reins\.db \(\d+ scopes\)|no database yet)/,
+    );
 
-    const text = await reins(dir, {}, "doctor");
+    const text = await reins(dir, env, "doctor");
     expect(text.code).toBe(0);
     expect(text.out).toMatch(/^reins doctor: .*\nok {4}claude {2}hooks {10}8 hooks/);
     expect(text.out).toMatch(/\nnothing an installed agent needs is wrong\n$/);
@@ -173,16 +196,21 @@ describe("reins doctor", () => {
     expect(fixed.report.checks.filter((c) => c.status === "fail")).toEqual([]);
   });
 
-  it("warns when the daemon is down, and fails when another program holds its port", async () => {
+  it("with --http: warns when the project's server is down, fails when another program holds its port", async () => {
     const dir = project();
     const port = await freePort();
-    await init(dir, "claude", "--port", String(port));
+    await init(dir, "claude", "--http", "--port", String(port));
     const down = await doctor(dir);
     expect(down.code).toBe(0);
-    expect(down.line("daemon", "running")).toMatchObject({
+    expect(down.line("server", "running")).toMatchObject({
       status: "warn",
       message: `nothing answers on 127.0.0.1:${port}; the agents' session-start hook starts it, until then tool calls are not guarded`,
       fix: `reins serve --ensure --port ${port}`,
+    });
+    const ours = await daemon(dir);
+    expect((await doctor(dir, {}, "--port", String(ours))).line("server", "running")).toMatchObject({
+      status: "ok",
+      message: `this project's server answers on 127.0.0.1:${ours}`,
     });
 
     const plain = createHttpServer((_req, res) => res.end("hello"));
@@ -191,9 +219,24 @@ describe("reins doctor", () => {
     const taken = (plain.address() as AddressInfo).port;
     const other = await doctor(dir, {}, "--port", String(taken));
     expect(other.code).toBe(1);
-    expect(other.line("daemon", "running")).toMatchObject({
+    expect(other.line("server", "running")).toMatchObject({
       status: "fail",
-      message: `127.0.0.1:${taken} answers for another project or program: this project's hooks cannot reach their daemon`,
+      message: `127.0.0.1:${taken} answers for another project or program: this project's http hooks cannot reach their server`,
+    });
+  });
+
+  it("warns about hooks an older reins installed, which answer every call in-process", async () => {
+    const dir = project();
+    await init(dir, "codex");
+    const file = join(dir, ".codex", "hooks.json");
+    // What an older reins wrote: the client with a port, and no daemon name.
+    writeFileSync(file, readFileSync(file, "utf8").replace(/ d-[0-9a-f]{8}"/g, '"'));
+    const old = await doctor(dir);
+    expect(old.line("codex", "hooks")).toMatchObject({
+      status: "warn",
+      message:
+        ".codex/hooks.json has the client of an older reins, which answers every call in-process (slowly)",
+      fix: "reins init codex",
     });
   });
 

@@ -12,7 +12,6 @@ import {
 } from "./support/fake-gemini.js";
 import { geminiUnavailableReason, runGemini, type GeminiRun } from "./support/gemini-cli.js";
 import { cleanEnv, runReins } from "./support/processes.js";
-import { freePort } from "./support/redis-server.js";
 
 /**
  * The real Gemini CLI, headless and offline against a scripted Gemini API, with reins' hooks installed by
@@ -26,14 +25,13 @@ let project: string;
 let home: string;
 let fake: FakeGemini | undefined;
 
-beforeEach(async () => {
+beforeEach(() => {
   ({ root, project, home } = e2eProject("gemini", {
     "package.json": npmTestPackage(),
     "test.js": "console.log('Tests: 1 passed, 1 total');\n",
   }));
-  // A free port, so the daemon the SessionStart hook starts never meets another one.
-  const port = String(await freePort());
-  const init = runReins(["init", "gemini", "--port", port], { cwd: project, env: cleanEnv(home) });
+  // The defaults: the client to the user's hook daemon, whose socket is in this test's own HOME.
+  const init = runReins(["init", "gemini"], { cwd: project, env: cleanEnv(home) });
   expect(init.status, init.stderr).toBe(0);
 });
 

@@ -180,7 +180,7 @@ describe("reins init <agent> --mcp", () => {
   it("refuses --mcp with hook-only flags and unknown agents", async () => {
     const dir = project();
     expect((await reins(dir, "init", "claude", "--mcp", "--http")).err).toContain(
-      "--http and --in-process are for hooks, not --mcp",
+      "--http, --port and --in-process are for hooks, not --mcp",
     );
     const unknown = await reins(dir, "init", "cursor", "--mcp");
     expect(unknown.code).toBe(2);

@@ -15,7 +15,6 @@ import {
   type Script,
   type ScriptedReply,
 } from "./support/fake-anthropic.js";
-import { freePort } from "./support/redis-server.js";
 
 /**
  * reins' judgement with the real Claude Code CLI, installed the default way (`reins init claude`: native
@@ -43,7 +42,7 @@ const e2e = e2eEach<FakeAnthropic>("judgement", {
 });
 
 beforeEach(async () => {
-  await initReins(e2e, ["claude", "--port", String(await freePort())]);
+  await initReins(e2e, ["claude"]);
 });
 
 async function drive(script: Script, maxTurns: number) {

@@ -149,7 +149,7 @@ describe("reins serve", () => {
     expect(await server.exited).toBe(0);
   });
 
-  it("exits with one line when its port is taken, instead of staying alive without listening", async () => {
+  it("exits with one line when its port is taken, instead of staying alive without listening; its own server is named as such", async () => {
     const redis = project({ store: `redis://127.0.0.1:${await freePort()}` });
     const first = serve(redis);
     const port = new URL(await first.ready).port;
@@ -159,7 +159,19 @@ describe("reins serve", () => {
     second.stderr.on("data", (c: Buffer) => (err += c.toString()));
     const code = await new Promise<number | null>((resolve) => second.on("close", resolve));
     expect(code).toBe(2);
-    expect(err).toMatch(/^reins: 127\.0\.0\.1:\d+ is taken by another program or reins server\n$/);
+    expect(err).toMatch(
+      /^reins: this project's server already runs on http:\/\/127\.0\.0\.1:\d+\/ .*nothing to start\n$/,
+    );
+    // Another project on the same port: another program, as far as this project goes.
+    const other = project();
+    const third = spawn(process.execPath, [bin, "serve", "--port", port], { cwd: other, stdio: "pipe" });
+    children.push(third);
+    let otherErr = "";
+    third.stderr.on("data", (c: Buffer) => (otherErr += c.toString()));
+    expect(await new Promise<number | null>((resolve) => third.on("close", resolve))).toBe(2);
+    expect(otherErr).toMatch(
+      /^reins: 127\.0\.0\.1:\d+ is taken by another program or another project's reins server: choose another --port \(or --port 0 for any free one\)\n$/,
+    );
     first.child.kill("SIGTERM");
     await first.exited;
   });

@@ -12,19 +12,11 @@ import { openServices, runHook } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt, ensureDaemon } from "../server/daemon.js";
 import { agentToken, agentTokenPath, apiToken, hookSecret, tokenPath } from "../server/secret.js";
 import { createServer } from "../server/server.js";
-import { findRoot, type LoadedPolicy } from "../config/load-policy.js";
+import { findRoot } from "../config/load-policy.js";
 import { doctor, formatDoctor } from "./doctor.js";
 import { registerDaemonCommands } from "./daemon-commands.js";
 import { registerInitCommand } from "./init-commands.js";
-import type { Io } from "./io.js";
-
-/** What the agent commands need from the program. */
-export interface AgentContext {
-  io: Io;
-  loaded(): LoadedPolicy & { storeSpec: string };
-  /** The process's exit code, for commands that fail without throwing. */
-  result: { code: number };
-}
+import type { AgentContext } from "./context.js";
 
 /** A string field of a hook input, if it is JSON with one. */
 function hookField(raw: Buffer, field: string): string | undefined {

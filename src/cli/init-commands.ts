@@ -21,7 +21,7 @@ import { missingDirs, noteWritten, releaseWritten } from "../install/local-files
 import { installMcp, mcpConfigPath } from "../mcp/install.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../server/daemon.js";
 import { hookSecret } from "../server/secret.js";
-import type { AgentContext } from "./agent-commands.js";
+import type { AgentContext } from "./context.js";
 
 /** The C source of the hook client, shipped with the package. */
 const CLIENT_SOURCE = fileURLToPath(new URL("../../src/client/reins-hook.c", import.meta.url));

@@ -155,17 +155,19 @@ static int project_variable(const char *entry) {
   return 1;
 }
 
-enum outcome { ANSWERED, NO_DAEMON, REFUSED };
+/* ANSWERED: the daemon answered. AGAIN: no daemon answered as one (none there, a dead socket, another
+   program, a refusal): in-process, which starts one. PLAIN: no daemon can serve this call: in-process only. */
+enum outcome { ANSWERED, AGAIN, PLAIN };
 
 /* Asks the daemon; prints its reply and returns ANSWERED, or says why it could not. */
 static enum outcome ask_daemon(const char *agent, const char *name, const char *input, size_t length) {
   char cwd[PATH_MAX], root[PATH_MAX], path[PATH_MAX + 32], secret[256];
   const char *dir = project_dir(agent, cwd, sizeof cwd);
-  if (dir == NULL) return REFUSED;
+  if (dir == NULL) return PLAIN;
   find_root(dir, root, sizeof root);
   snprintf(path, sizeof path, "%s/.reins/hook-secret", root);
   FILE *file = fopen(path, "r");
-  if (file == NULL) return NO_DAEMON; /* in-process makes the project's secret, and starts the daemon */
+  if (file == NULL) return AGAIN; /* in-process makes the project's secret, and starts the daemon */
   size_t got = fread(secret, 1, sizeof secret - 1, file);
   fclose(file);
   while (got > 0 && (secret[got - 1] == '\n' || secret[got - 1] == '\r' || secret[got - 1] == ' ')) got--;
@@ -173,15 +175,15 @@ static enum outcome ask_daemon(const char *agent, const char *name, const char *
 
   struct sockaddr_un address = {0};
   address.sun_family = AF_UNIX;
-  if (socket_path(name, address.sun_path, sizeof address.sun_path) != 0) return REFUSED;
+  if (socket_path(name, address.sun_path, sizeof address.sun_path) != 0) return PLAIN;
   int sock = socket(AF_UNIX, SOCK_STREAM, 0);
-  if (sock < 0) return REFUSED;
+  if (sock < 0) return PLAIN;
   struct timeval timeout = {10, 0};
   setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
   if (connect(sock, (struct sockaddr *)&address, sizeof address) != 0) {
     close(sock);
-    return NO_DAEMON;
+    return AGAIN;
   }
 #ifdef SO_PEERCRED
   /* Only a daemon of this very user answers its hooks. */
@@ -189,7 +191,7 @@ static enum outcome ask_daemon(const char *agent, const char *name, const char *
   socklen_t peer_length = sizeof peer;
   if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &peer_length) != 0 || peer.uid != getuid()) {
     close(sock);
-    return REFUSED;
+    return PLAIN;
   }
 #endif
 
@@ -215,7 +217,7 @@ static enum outcome ask_daemon(const char *agent, const char *name, const char *
   if (failed || write_all(sock, head.data, head.length) != 0 || write_all(sock, input, length) != 0) {
     free(head.data);
     close(sock);
-    return REFUSED;
+    return AGAIN;
   }
   free(head.data);
   size_t reply_length;
@@ -223,18 +225,18 @@ static enum outcome ask_daemon(const char *agent, const char *name, const char *
   close(sock);
   if (reply == NULL || reply_length < 12 || strncmp(reply + 9, "200", 3) != 0) {
     free(reply);
-    return REFUSED;
+    return AGAIN;
   }
   char *whole = realloc(reply, reply_length + 1);
   if (whole == NULL) {
     free(reply);
-    return REFUSED;
+    return AGAIN;
   }
   whole[reply_length] = '\0';
   char *body = strstr(whole, "\r\n\r\n");
   if (body == NULL) {
     free(whole);
-    return REFUSED;
+    return AGAIN;
   }
   body += 4;
   if (strcmp(body, "{}") != 0 && *body != '\0') printf("%s\n", body);
@@ -252,11 +254,12 @@ int main(int argc, char **argv) {
   size_t length;
   char *input = read_all(0, &length);
   if (input == NULL) return 0;
-  enum outcome outcome = argc >= 5 ? ask_daemon(argv[1], argv[4], input, length) : REFUSED;
+  enum outcome outcome = argc >= 5 ? ask_daemon(argv[1], argv[4], input, length) : PLAIN;
   if (outcome == ANSWERED) return 0;
 
   /* No daemon answered: `node reins.js hook <agent>` with the same input on its stdin, which answers the
-     call in-process and, when no daemon was there, starts one for the next calls. */
+     call in-process and starts a daemon for the next calls (one that finds a daemon there steps aside;
+     one that finds another program on the socket takes it over). */
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return 0;
   pid_t child = fork();
@@ -265,7 +268,7 @@ int main(int argc, char **argv) {
     dup2(pipe_fds[0], 0);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    if (outcome == NO_DAEMON)
+    if (outcome == AGAIN)
       execl(argv[2], argv[2], argv[3], "hook", argv[1], "--start-daemon", argv[4], (char *)NULL);
     else
       execl(argv[2], argv[2], argv[3], "hook", argv[1], (char *)NULL);

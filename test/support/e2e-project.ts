@@ -5,7 +5,7 @@ import { afterEach, beforeEach } from "vitest";
 import { memoryIo } from "../../src/cli/io.js";
 import { run } from "../../src/cli/run.js";
 import { SqliteStore } from "../../src/store/sqlite.js";
-import { stopDaemon } from "./processes.js";
+import { stopDaemon, stopHookDaemons } from "./processes.js";
 
 /**
  * The throwaway project of an end-to-end test with a real agent CLI: made in `beforeEach`, read back
@@ -70,9 +70,13 @@ export function e2eEach<Fake extends { close(): Promise<void> }>(
   return each;
 }
 
-/** Stops the daemon a hook started for the project, if any, then removes the whole folder. */
+/**
+ * Stops the daemons the test's hooks started (the project's server, the user's hook daemon of the test's
+ * HOME), if any, then removes the whole folder.
+ */
 export async function removeE2eProject(root: string): Promise<void> {
   await stopDaemon(join(root, "project"));
+  await stopHookDaemons({ HOME: join(root, "home") });
   rmSync(root, { recursive: true, force: true });
 }
 

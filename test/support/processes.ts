@@ -2,6 +2,8 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { listDaemons } from "../../src/daemon/list.js";
+import { socketRequest } from "../../src/daemon/probe.js";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -198,4 +200,19 @@ export async function stopDaemon(project: string): Promise<void> {
   }
   for (const deadline = Date.now() + 5_000; running() && Date.now() < deadline;)
     await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/**
+ * Stops every hook daemon of the runtime folder `env` names (REINS_RUNTIME_DIR, else XDG_RUNTIME_DIR, else
+ * HOME) and waits up to 5 s for each to go, so a test leaves no reins process behind.
+ */
+export async function stopHookDaemons(env: NodeJS.ProcessEnv): Promise<void> {
+  const entries = (await listDaemons(env)).filter((e) => e.running);
+  await Promise.all(
+    entries.map(async (entry) => {
+      if (!entry.running) return;
+      await socketRequest(entry.socket, "POST", "/stop", 2_000);
+      await exits(entry.status.pid, 5_000);
+    }),
+  );
 }

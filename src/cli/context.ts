@@ -1,0 +1,11 @@
+/** What the commands that connect agents to reins need from the program. */
+import type { LoadedPolicy } from "../config/load-policy.js";
+import type { Io } from "./io.js";
+
+/** The program's Io, its policy as loaded, and its exit code. */
+export interface AgentContext {
+  io: Io;
+  loaded(): LoadedPolicy & { storeSpec: string };
+  /** The process's exit code, for commands that fail without throwing. */
+  result: { code: number };
+}
