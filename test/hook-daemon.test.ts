@@ -339,6 +339,29 @@ describe.each(clients)("%s", (_label, available, commandOf) => {
     },
   );
 
+  it.skipIf(!available)(
+    "takes no answer from another program on the socket, even a 200: answers in-process, and the daemon it starts takes the socket back",
+    async () => {
+      const env = { REINS_RUNTIME_DIR: runtime(), HOME: temp("reins-hd-home-") };
+      const socket = socketPath(env, name);
+      const squatter = createNetServer((c) => c.end("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello"));
+      await new Promise<void>((resolve) => squatter.listen(socket, resolve));
+      try {
+        const root = project();
+        const [command, args] = commandOf("claude");
+        const answered = await client(command, args, failing("squat", root), root, env);
+        expect(answered).toMatchObject({ code: 0, stdout: "" });
+        expect(await recordedSeq(root, "squat")).toBe(1);
+        await waitForDaemon(socket);
+        await client(command, args, failing("squat", root), root, env);
+        expect((await probeDaemon(socket))?.calls).toBe(1);
+        expect(await recordedSeq(root, "squat")).toBe(2);
+      } finally {
+        squatter.close();
+      }
+    },
+  );
+
   it.skipIf(!available)("finds the project's root from a folder inside it, as reins does", async () => {
     const env = { REINS_RUNTIME_DIR: runtime(), HOME: temp("reins-hd-home-") };
     const root = project();

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -159,6 +160,16 @@ static int project_variable(const char *entry) {
    program, a refusal): in-process, which starts one. PLAIN: no daemon can serve this call: in-process only. */
 enum outcome { ANSWERED, AGAIN, PLAIN };
 
+/* Whether a reply's head carries the daemon's protocol header: only a reins daemon sends it, so another
+   program that answers 200 on the socket is never taken for the daemon. */
+static int answered_by_reins(const char *head, size_t length) {
+  static const char header[] = "\r\nx-reins-protocol: " PROTOCOL "\r\n";
+  size_t n = sizeof header - 1;
+  for (size_t i = 0; i + n <= length + 2; i++)
+    if (strncasecmp(head + i, header, n) == 0) return 1;
+  return 0;
+}
+
 /* Asks the daemon; prints its reply and returns ANSWERED, or says why it could not. */
 static enum outcome ask_daemon(const char *agent, const char *name, const char *input, size_t length) {
   char cwd[PATH_MAX], root[PATH_MAX], path[PATH_MAX + 32], secret[256];
@@ -234,7 +245,7 @@ static enum outcome ask_daemon(const char *agent, const char *name, const char *
   }
   whole[reply_length] = '\0';
   char *body = strstr(whole, "\r\n\r\n");
-  if (body == NULL) {
+  if (body == NULL || !answered_by_reins(whole, (size_t)(body - whole))) {
     free(whole);
     return AGAIN;
   }

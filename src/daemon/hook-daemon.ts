@@ -275,10 +275,12 @@ function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
         }
       }
       if (result.warning !== "") hooks.log(`${root}: ${result.warning}`);
-      // The client prints the body as the hook's stdout; an allow is an empty object.
+      // The client prints the body as the hook's stdout (an allow is an empty object), once the protocol
+      // header shows that a reins daemon, not whatever else holds the socket, answered.
       return reply
         .code(200)
         .header("content-type", "application/json")
+        .header(HEADERS.protocol, PROTOCOL)
         .send(JSON.stringify(result.reply ?? {}));
     } finally {
       hooks.onAnswered();
