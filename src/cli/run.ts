@@ -1,8 +1,8 @@
 /** The reins CLI (reins/cli): `run(argv)` builds the commands, runs one and maps errors to exit codes. */
-import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { describePolicy, loadPolicy } from "../config/load-policy.js";
+import { REINS_VERSION } from "../config/package-info.js";
 import { checkTrace, readTrace } from "../trace/trace.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../server/daemon.js";
 import { openStore } from "../store/open.js";
@@ -21,17 +21,12 @@ import { table } from "./table.js";
 /** Exit codes: 0 fine, 1 the check failed (a divergence), 2 a usage or input error. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
-/** This reins' version, read from its package.json (two folders up from both src/cli and dist/cli). */
-function packageVersion(): string {
-  return (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
-}
-
 function program(io: Io, result: { code: number }): Command {
   const root = new Command("reins")
     .description(
       "Back-pressure for autonomous coding agents: budgets, breakers, loop detection, evidence-gated completion.",
     )
-    .version(packageVersion(), "-V, --version", "print the version of reins")
+    .version(REINS_VERSION, "-V, --version", "print the version of reins")
     .option("-C, --cwd <dir>", "project folder", io.cwd)
     .option("--policy <file>", "policy file (default: reins.config.json or .reins/config.json)")
     .option(
