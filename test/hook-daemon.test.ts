@@ -404,6 +404,14 @@ describe("reins daemon", () => {
     expect(listed.out).toContain(`${name}: pid`);
     expect(listed.out).toContain("(this reins)");
     expect(listed.out).toContain(root);
+    // The same report, its figures aside (a second may pass between the two).
+    const figures = (text: string) => text.replace(/\d+(\.\d+)? (s|min|h|MB)\b/g, "N $2");
+    expect(figures((await cli("status", "--daemons")).out)).toBe(figures(listed.out));
+    const json = JSON.parse((await cli("status", "--daemons", "--json")).out) as {
+      running: boolean;
+      status: { projects: { root: string }[] };
+    }[];
+    expect(json.map((d) => d.running && d.status.projects.map((p) => p.root))).toEqual([[root]]);
     expect((await cli("daemon", "stop")).out).toMatch(new RegExp(`stopped ${name}`));
     for (let i = 0; i < 100 && existsSync(socket); i++)
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -16,6 +16,9 @@ import { acknowledgeAlert, recordAction, type HumanAction } from "../people/acti
 import { currentSummary, noScope, policyFor, storedSummary } from "../people/scope-view.js";
 import type { Io } from "./io.js";
 import { table } from "./table.js";
+import { REINS_BIN } from "../config/package-info.js";
+import { listDaemons } from "../daemon/list.js";
+import { formatDaemons } from "./daemon-commands.js";
 
 /** What the store commands need from the program: the policy (with `--store` applied) and the output. */
 export interface StoreContext {
@@ -133,7 +136,15 @@ export function registerStoreCommands(root: Command, ctx: StoreContext): void {
     .description("budget bars, breaker state and open alerts of one scope, or of the latest sessions")
     .argument("[scope]", "e.g. session:abc; all recent scopes when left out")
     .option("--json", "print JSON")
-    .action(async (scope: string | undefined, opts: { json?: boolean }) => {
+    .option(
+      "--daemons",
+      "the user's hook daemons and the projects each answers for (as `reins daemon status`)",
+    )
+    .action(async (scope: string | undefined, opts: { json?: boolean; daemons?: boolean }) => {
+      if (opts.daemons === true) {
+        const entries = await listDaemons(io.env);
+        return opts.json === true ? json(entries) : io.stdout(formatDaemons(entries, Date.now(), REINS_BIN));
+      }
       const none = noStoreYet(ctx);
       if (none !== null) return opts.json === true ? json([]) : io.stdout(none);
       await withStore(ctx, async (store, policy) => {
