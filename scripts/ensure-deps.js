@@ -7,7 +7,7 @@
 // - --build runs `npm run build` after, saying so before and with the seconds it took after (a fresh clone
 //   is silent for a while otherwise: npm ci, then tsc, the hook bundle and the dashboard);
 // - --quiet (for `npm test`) says only the seconds the build took: one line when nothing is installed.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,15 +63,35 @@ export function builtLine(elapsedMs) {
   return `reins: built in ${(elapsedMs / 1000).toFixed(1)} s`;
 }
 
-/** Runs npm with `args` in `root`, its output shown as it comes; returns its exit status. */
-function npm(root, args) {
+/** The line said every PROGRESS_MS while a long step runs where npm shows no progress of its own. */
+export function stillLine(what, elapsedMs) {
+  return `reins: still ${what} (${Math.round(elapsedMs / 1000)} s)…`;
+}
+
+const PROGRESS_MS = 20_000;
+
+/**
+ * Runs npm with `args` in `root`, its output shown as it comes; resolves with its exit status. npm draws
+ * progress only on a terminal: elsewhere (a CI log, a pipe) a line says every 20 s that `what` goes on.
+ */
+function npm(root, args, what) {
   // Under npm (prestart, pretest) the npm that runs us; else the one on PATH.
   const cli = process.env.npm_execpath ?? "";
-  const result =
+  const child =
     basename(cli) === "npm-cli.js"
-      ? spawnSync(process.execPath, [cli, ...args], { cwd: root, stdio: "inherit" })
-      : spawnSync("npm", args, { cwd: root, stdio: "inherit", shell: process.platform === "win32" });
-  return result.status ?? 1;
+      ? spawn(process.execPath, [cli, ...args], { cwd: root, stdio: "inherit" })
+      : spawn("npm", args, { cwd: root, stdio: "inherit", shell: process.platform === "win32" });
+  const started = Date.now();
+  const ticker = process.stderr.isTTY
+    ? null
+    : setInterval(() => console.error(stillLine(what, Date.now() - started)), PROGRESS_MS);
+  return new Promise((resolve) => {
+    child.on("error", () => resolve(1));
+    child.on("close", (code) => {
+      if (ticker !== null) clearInterval(ticker);
+      resolve(code ?? 1);
+    });
+  });
 }
 
 // import.meta.dirname needs Node 20.11; reins runs on 20.9.
@@ -93,12 +113,12 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
     let status = 0;
     if (state.install) {
       console.error(installLine(state.why));
-      status = npm(root, ["ci", "--no-audit", "--no-fund"]);
+      status = await npm(root, ["ci", "--no-audit", "--no-fund"], "installing the dependencies");
     } else if (state.why.includes("links to")) console.error(`reins: ${state.why}`);
     if (status === 0 && flags.has("--build")) {
       if (!flags.has("--quiet")) console.error(BUILD_LINE);
       const started = Date.now();
-      status = npm(root, ["run", "build", "--silent"]);
+      status = await npm(root, ["run", "build", "--silent"], "building");
       if (status === 0) console.error(builtLine(Date.now() - started));
       else console.error(`reins: the build failed (npm run build exited ${status})`);
     }

@@ -192,6 +192,15 @@ describe("scripts/ensure-deps.js", () => {
     expect(builtLine(0)).toBe("reins: built in 0.0 s");
   });
 
+  it("says every so often that a long install or build goes on, where npm draws no progress", async () => {
+    const { stillLine } = (await import(pathToFileURL(script).href)) as {
+      stillLine: (what: string, elapsedMs: number) => string;
+    };
+    expect(stillLine("installing the dependencies", 40_400)).toBe(
+      "reins: still installing the dependencies (40 s)…",
+    );
+  });
+
   it("refuses an option it does not know, in one line", () => {
     const run = spawnSync(process.execPath, [script, "--biuld", root], { encoding: "utf8" });
     expect(run.status).toBe(2);

@@ -182,6 +182,27 @@ async function stateOrNull(store: Store, scope: string) {
   }
 }
 
+/**
+ * What the store says of itself even while it answers (a shared server list with entries skipped), said
+ * once per project and list rather than on every call: `.reins/store-warned` keeps the last one said.
+ */
+function firstTimeWarning(services: HookServices): string {
+  const said = (services.store as { warning?: unknown }).warning;
+  if (typeof said !== "string" || said === "") return "";
+  const file = join(services.root, ".reins", "store-warned");
+  try {
+    if (readFileSync(file, "utf8") === said) return "";
+  } catch {
+    // never said yet
+  }
+  try {
+    writeFileSync(file, said);
+  } catch {
+    // said again next time
+  }
+  return `reins: ${said}`;
+}
+
 /** Records one checked hook input through `services` and builds the agent's reply. */
 export async function answerHook(
   adapter: AgentAdapter,
@@ -206,6 +227,7 @@ export async function answerHook(
   });
   const recorded = await governor.record(plan.scope, events);
   if (recorded.kept) transcripts.commit();
+  if (warning === "") warning = firstTimeWarning(services);
   // The batch returns the new state; only a call that recorded nothing reads it (for a status reply).
   const state =
     recorded.state ??
