@@ -1,8 +1,6 @@
 /** The hook command's main: reads the hook input from stdin, answers it in-process, writes the reply. */
 import "./jitless.js";
 import { readSync } from "node:fs";
-import { spawnDaemon } from "../../daemon/start.js";
-import { hookSecret } from "../../server/secret.js";
 import { runHook } from "../run-hook.js";
 
 /** Whether bytes are one complete JSON value (the hook input, whole). */
@@ -57,6 +55,11 @@ export async function hookMain(agent: string, startDaemon?: string): Promise<num
   if (result.reply !== null) process.stdout.write(`${JSON.stringify(result.reply)}\n`);
   if (result.warning !== "") process.stderr.write(`${result.warning}\n`);
   if (startDaemon !== undefined && result.root !== undefined) {
+    // Loaded only here: the common call never pays for what starting a daemon needs.
+    const [{ spawnDaemon }, { hookSecret }] = await Promise.all([
+      import("../../daemon/start.js"),
+      import("../../server/secret.js"),
+    ]);
     try {
       hookSecret(result.root);
     } catch {
