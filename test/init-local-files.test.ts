@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { Git } from "../src/drive/git.js";
+import { dirtyTreeLine } from "../src/install/local-files.js";
 
 function repo(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-init-local-")));
@@ -98,5 +99,26 @@ describe("reins init and git", () => {
       /removed \.claude\/settings\.local\.json/,
     );
     expect(existsSync(join(dir, ".claude"))).toBe(false);
+  });
+
+  it("never tells to commit a file that holds reins' hooks: reins run says to keep it out of git instead", async () => {
+    const dir = repo();
+    expect((await reins(dir, "init", "claude")).code).toBe(0);
+    // What an older reins left: its hooks in an untracked file nothing keeps out of git.
+    writeFileSync(join(dir, ".git", "info", "exclude"), "");
+    writeFileSync(join(dir, "notes.txt"), "mine\n");
+    const dirty = await new Git(dir).dirtyFiles();
+    expect(dirty.sort()).toEqual([".claude/settings.local.json", "notes.txt"]);
+    const line = dirtyTreeLine(dir, dirty, "reins run");
+    expect(line).toMatch(
+      /^the working tree has uncommitted changes \(notes\.txt\): commit or stash them before reins run/,
+    );
+    expect(line).toMatch(
+      /; \.claude\/settings\.local\.json holds reins' hooks with this machine's paths \(or a secret\): never commit them/,
+    );
+    expect(line).not.toMatch(/commit or stash them[^;]*settings\.local/);
+    // And once init ran again, only the user's own change is in the way.
+    await reins(dir, "init", "claude");
+    expect(await new Git(dir).dirtyFiles()).toEqual(["notes.txt"]);
   });
 });

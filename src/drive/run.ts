@@ -6,6 +6,7 @@ import { resolveSettings } from "../control/index.js";
 import type { RunSettingsInput } from "../control/index.js";
 import type { CheckDef, PlanNode, RunDecision, RunEvent, RunState } from "../control/types.js";
 import { ReinsError } from "../core/errors.js";
+import { dirtyTreeLine } from "../install/local-files.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import { createGovernor, type Governor } from "../governor.js";
@@ -160,11 +161,7 @@ export async function startRun(
       `${options.root} is not a git repository: reins run commits each task it proves, so it needs one (git init)`,
     );
   const dirty = await git.dirtyFiles();
-  if (dirty.length > 0)
-    throw new ReinsError(
-      "usage",
-      `the working tree has uncommitted changes (${dirty.slice(0, 5).join(", ")}${dirty.length > 5 ? `, and ${dirty.length - 5} more` : ""}): commit or stash them first, so reins can tell the agent's changes from yours and roll back safely`,
-    );
+  if (dirty.length > 0) throw new ReinsError("usage", dirtyTreeLine(options.root, dirty, "reins run"));
   const settings = resolveSettings(
     {
       ...options.plan.settings,

@@ -177,3 +177,42 @@ export function releaseWritten(root: string, file: string): string[] {
   writeRecord(root, record);
   return said;
 }
+
+/** The files `reins init` writes into a project, relative to its root. */
+const INIT_FILES = new Set([
+  ".claude/settings.local.json",
+  ".claude/settings.json",
+  ".codex/hooks.json",
+  ".codex/config.toml",
+  ".gemini/settings.json",
+  ".mcp.json",
+]);
+
+/**
+ * The changed files among `dirty` (relative to `root`) that hold reins' hooks or server entries: this
+ * machine's paths, or a secret. They are never to be committed.
+ */
+export function reinsLocalFiles(root: string, dirty: readonly string[]): string[] {
+  return dirty.filter((file) => INIT_FILES.has(file) && holdsReins(join(root, file)));
+}
+
+/**
+ * The one line that refuses a dirty tree before `what` (`reins run`): the user's own changes to commit or
+ * stash, and reins' own files never to commit but to keep out of git.
+ */
+export function dirtyTreeLine(root: string, dirty: readonly string[], what: string): string {
+  const local = reinsLocalFiles(root, dirty);
+  const own = dirty.filter((file) => !local.includes(file));
+  const list = (files: readonly string[]) =>
+    `${files.slice(0, 5).join(", ")}${files.length > 5 ? `, and ${files.length - 5} more` : ""}`;
+  const parts: string[] = [];
+  if (own.length > 0)
+    parts.push(
+      `the working tree has uncommitted changes (${list(own)}): commit or stash them before ${what}, so reins can tell the agent's changes from yours and roll back safely`,
+    );
+  if (local.length > 0)
+    parts.push(
+      `${list(local)} ${local.length === 1 ? "holds" : "hold"} reins' hooks with this machine's paths (or a secret): never commit them; \`reins init <agent>\` again keeps them out of git (.git/info/exclude)`,
+    );
+  return parts.join("; ");
+}

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ReinsError } from "../core/errors.js";
+import { dirtyTreeLine } from "../install/local-files.js";
 import type { Store } from "../core/store.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
 import type { AgentRunner } from "../drive/agents/runner.js";
@@ -120,11 +121,7 @@ export async function assessProject(
 
 async function assertClean(git: Git, what: string): Promise<void> {
   const dirty = await git.dirtyFiles();
-  if (dirty.length > 0)
-    throw new ReinsError(
-      "usage",
-      `the working tree has uncommitted changes (${dirty.slice(0, 5).join(", ")}): commit or stash them before reins ${what}, so only the agent's work is committed`,
-    );
+  if (dirty.length > 0) throw new ReinsError("usage", dirtyTreeLine(git.cwd, dirty, `reins ${what}`));
 }
 
 async function agentStep(
