@@ -71,11 +71,11 @@ async function runUntilTheAgentWaits(dir: string, agent: string, log: string) {
   return { child, agentPid: Number(readFileSync(`${log}.pid`, "utf8")), printed: () => printed };
 }
 
-/** `reins run --resume --agent <agent>` in-process, `REINS_LOG=<log>` set for the agent. */
-async function resumeWithLog(dir: string, agent: string, log: string) {
+/** `reins run --resume [--agent <agent>]` in-process, `REINS_LOG=<log>` set for the agent. */
+async function resumeWithLog(dir: string, agent: string | null, log: string) {
   process.env.REINS_LOG = log;
   try {
-    return await reinsIn(dir, ["run", "--resume", "--agent", agent]);
+    return await reinsIn(dir, ["run", "--resume", ...(agent !== null ? ["--agent", agent] : [])]);
   } finally {
     delete process.env.REINS_LOG;
   }
@@ -269,6 +269,78 @@ describe("reins run with a scripted agent", () => {
     expect(printed()).toContain("a:");
     await replays(dir, resumed.out);
   }, 60_000);
+});
+
+describe("reins run and its agent", () => {
+  /** A run of two tasks killed (SIGKILL) while b's agent works, the agent killed too, ready for --resume. */
+  async function killedRun() {
+    const { dir, agent } = runProject(
+      { "reins.plan.yaml": plan(twoTasks("\n    deps: [a]")) },
+      'echo "$REINS_TASK $REINS_ATTEMPT" >> "$REINS_LOG"; if [ "$REINS_TASK" = b ] && [ ! -f "$REINS_LOG.resumed" ]; then echo $$ > "$REINS_LOG.pid"; exec sleep 60; fi; echo ok > "$REINS_TASK.txt"',
+    );
+    const log = join(mkdtempSync(join(tmpdir(), "reins-log-")), "agent.log");
+    const { child, agentPid } = await runUntilTheAgentWaits(dir, agent, log);
+    process.kill(child.pid ?? 0, "SIGKILL");
+    await new Promise((r) => child.on("close", r));
+    process.kill(agentPid, "SIGKILL");
+    writeFileSync(`${log}.resumed`, "");
+    return { dir, agent, log };
+  }
+
+  it("--resume goes on with the agent the run was started with", async () => {
+    const { dir, log } = await killedRun();
+    // As the README says: a plain --resume. Not `claude`, which is not even installed here.
+    const resumed = await resumeWithLog(dir, null, log);
+    expect(resumed.err).toBe("");
+    expect(resumed.code).toBe(0);
+    expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(["a 1", "b 1", "b 2"]);
+  }, 60_000);
+
+  it("says that a flag given on --resume is left aside when it differs from the run's", async () => {
+    const { dir, agent, log } = await killedRun();
+    const resumed = await resumeWithLog(dir, "cmd:true", log);
+    const quoted = agent.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    expect(resumed.err).toMatch(
+      new RegExp(
+        `^reins: run \\S+ goes on as it was started \\(--agent ${quoted}\\); --agent cmd:true left aside\\n$`,
+      ),
+    );
+    expect(resumed.code).toBe(0);
+    expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(["a 1", "b 1", "b 2"]);
+  }, 60_000);
+
+  it("ends at once with exit 2 and one line when the agent cannot start, before any attempt or branch", async () => {
+    const { dir } = runProject({ "reins.plan.yaml": plan(taskA) }, "true");
+    for (const [agent, said] of [
+      [
+        "cmd:./no-such-agent.sh",
+        "the agent cmd:./no-such-agent.sh cannot start: ./no-such-agent.sh is not there or not executable",
+      ],
+      [
+        "cmd:no-such-program --go",
+        "the agent cmd:no-such-program --go cannot start: no-such-program is not on PATH",
+      ],
+    ] as const) {
+      const ran = await reinsIn(dir, ["run", "--agent", agent]);
+      expect(ran.code).toBe(2);
+      expect(ran.err).toBe(`reins: ${said}\n`);
+    }
+    const saved = process.env.REINS_CLAUDE_BIN;
+    process.env.REINS_CLAUDE_BIN = join(dir, "missing-claude");
+    try {
+      const claude = await reinsIn(dir, ["run", "--agent", "claude"]);
+      expect(claude.code).toBe(2);
+      expect(claude.err).toMatch(
+        /^reins: the agent claude cannot start: .*missing-claude is not there or not executable \(install it, or set REINS_CLAUDE_BIN to it\)\n$/,
+      );
+    } finally {
+      if (saved === undefined) delete process.env.REINS_CLAUDE_BIN;
+      else process.env.REINS_CLAUDE_BIN = saved;
+    }
+    // Nothing was started: no branch, no run.
+    expect(git(dir, "branch", "--list", "reins/*")).toBe("");
+    expect((await reinsIn(dir, ["report"])).out).toMatch(/no runs yet/);
+  });
 });
 
 describe("reins run under the guards", () => {

@@ -14,7 +14,16 @@ import { buildReport, reportMarkdown, writeReportFiles } from "../drive/report.j
 import { readRunTrace } from "../drive/run-trace.js";
 import { Divergence } from "../drive/recorder.js";
 import { runGuard } from "../drive/guard.js";
-import { replayRun, resumeRun, runDir, runGovernor, startRun, type RunOutcome } from "../drive/run.js";
+import {
+  newestUnfinished,
+  replayRun,
+  resumeRun,
+  runDir,
+  runGovernor,
+  startRun,
+  type RunOutcome,
+} from "../drive/run.js";
+import { cannotStart } from "../drive/agents/preflight.js";
 import { loadPlan } from "../plan/index.js";
 import { specFileKey } from "../spec/snapshot.js";
 import { advanceSpec } from "../workflow/run-spec.js";
@@ -78,6 +87,19 @@ function runnerOf(
   });
 }
 
+/** How long one agent iteration may take unless `--agent-timeout` says. */
+const DEFAULT_AGENT_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * `runner`, once it is known to be able to start: an agent whose program is missing or not executable ends
+ * the run at once with one line (exit 2), before any attempt is spent on it.
+ */
+function startable(runner: AgentRunner, root: string, env: NodeJS.ProcessEnv): AgentRunner {
+  const problem = cannotStart(runner, root, env);
+  if (problem !== null) throw new ReinsError("usage", problem);
+  return runner;
+}
+
 /** The exit code of a run: 0 only when the done proof holds and no task failed. */
 function exitOf(outcome: RunOutcome): number {
   if (outcome.finished === null || !outcome.finished.proven) return 1;
@@ -105,7 +127,10 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
     .command("run")
     .description("drive an agent over a plan, task by task, running the checks itself, until done is proven")
     .argument("[plan]", `the plan (default: the first of ${PLAN_FILES.join(", ")})`)
-    .option("--agent <agent>", "claude, codex, gemini or cmd:<command>", "claude")
+    .option(
+      "--agent <agent>",
+      "claude, codex, gemini or cmd:<command> (default: claude; a resumed run keeps its own)",
+    )
     .option(
       "--spec <file>",
       "spec-driven: assess the spec, its approval and the plan, then draft, wait at the gate, plan or build",
@@ -121,19 +146,19 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
       "run the loop again on a recorded trace, with no agent and no commands; fail on the first divergence",
     )
     .option("--max-iterations <n>", "agent iterations of the whole run before it ends without proof")
-    .option("--agent-timeout <minutes>", "how long one agent iteration may take", "30")
+    .option("--agent-timeout <minutes>", "how long one agent iteration may take (default: 30)")
     .option("--max-turns <n>", "model round trips one Claude Code iteration may take (its --max-turns)")
     .option("--json", "print the outcome as JSON instead of progress")
     .action(
       async (
         planArg: string | undefined,
         opts: {
-          agent: string;
+          agent?: string;
           wip?: string;
           resume?: string | boolean;
           replay?: string;
           maxIterations?: string;
-          agentTimeout: string;
+          agentTimeout?: string;
           maxTurns?: string;
           json?: boolean;
           spec?: string;
@@ -144,12 +169,14 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
         const wip = positiveInt("--wip", opts.wip);
         const maxIterations = positiveInt("--max-iterations", opts.maxIterations);
         const maxTurns = positiveInt("--max-turns", opts.maxTurns);
-        const timeoutMin = Number(opts.agentTimeout);
-        if (!Number.isFinite(timeoutMin) || timeoutMin <= 0)
+        const timeoutMin = opts.agentTimeout === undefined ? undefined : Number(opts.agentTimeout);
+        if (timeoutMin !== undefined && (!Number.isFinite(timeoutMin) || timeoutMin <= 0))
           throw new ReinsError(
             "usage",
             `--agent-timeout must be a positive number of minutes, got "${opts.agentTimeout}"`,
           );
+        const agentTimeoutMs = timeoutMin === undefined ? undefined : timeoutMin * 60_000;
+        const agent = opts.agent ?? "claude";
 
         if (opts.replay !== undefined) {
           const read = readRunTrace(resolve(io.cwd, opts.replay));
@@ -198,7 +225,6 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
             store,
             policy: loaded.policy,
             signal: controller.signal,
-            agentTimeoutMs: timeoutMin * 60_000,
             ...(progress !== undefined ? { progress } : {}),
           };
           let resume = opts.resume;
@@ -212,14 +238,14 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
               spec,
               plan: planArg !== undefined ? resolve(io.cwd, planArg) : join(loaded.root, PLAN_FILES[0]!),
               ...(opts.request !== undefined ? { request: opts.request } : {}),
-              runner: runnerOf(opts.agent, loaded.root, maxTurns, undefined),
+              runner: startable(runnerOf(agent, loaded.root, maxTurns, undefined), loaded.root, process.env),
               guard: runGuard(
                 runGovernor({ store, policy: loaded.policy, root: loaded.root }),
                 "workflow",
                 `reins run --spec ${spec}`,
               ),
               now: Date.now,
-              agentTimeoutMs: timeoutMin * 60_000,
+              agentTimeoutMs: agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
               signal: controller.signal,
               say: (line) => {
                 if (opts.json !== true) io.stdout(`${line}\n`);
@@ -245,25 +271,45 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
           }
           let outcome: RunOutcome;
           if (resume !== undefined) {
-            const id = typeof resume === "string" ? resume : undefined;
-            const stored = id !== undefined ? await store.run(id) : null;
-            const meta = stored !== null ? checkpointFrom(stored).meta : null;
+            // The run goes on as it was started: its agent and options, whatever this command line says.
+            const id = typeof resume === "string" ? resume : await newestUnfinished(store);
+            const stored = await store.run(id);
+            if (stored === null) throw new ReinsError("usage", `no run ${id} in ${store.location}`);
+            const meta = checkpointFrom(stored).meta;
+            const kept = meta.options ?? {};
+            const differs = [
+              opts.agent !== undefined && opts.agent !== meta.agent ? `--agent ${opts.agent}` : null,
+              maxTurns !== undefined && maxTurns !== kept.maxTurns ? `--max-turns ${maxTurns}` : null,
+              agentTimeoutMs !== undefined &&
+              agentTimeoutMs !== (kept.agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS)
+                ? `--agent-timeout ${opts.agentTimeout}`
+                : null,
+            ].filter((flag) => flag !== null);
+            if (differs.length > 0)
+              io.stderr(
+                `reins: run ${id} goes on as it was started (--agent ${meta.agent}${kept.maxTurns !== undefined ? ` --max-turns ${kept.maxTurns}` : ""}); ${differs.join(", ")} left aside\n`,
+              );
             outcome = await resumeRun({
               ...common,
-              runner: runnerOf(
-                meta?.agent ?? opts.agent,
+              agentTimeoutMs: kept.agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
+              runner: startable(
+                runnerOf(meta.agent, loaded.root, kept.maxTurns, resolve(loaded.root, meta.plan)),
                 loaded.root,
-                maxTurns,
-                meta !== null ? resolve(loaded.root, meta.plan) : undefined,
+                io.env,
               ),
-              ...(id !== undefined ? { run: id } : {}),
+              run: id,
             });
           } else {
             const file = findPlan(loaded.root, io.cwd, planFile);
             const plan = loadPlan(file);
             outcome = await startRun({
               ...common,
-              runner: runnerOf(opts.agent, loaded.root, maxTurns, file),
+              agentTimeoutMs: agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
+              started: {
+                ...(maxTurns !== undefined ? { maxTurns } : {}),
+                ...(agentTimeoutMs !== undefined ? { agentTimeoutMs } : {}),
+              },
+              runner: startable(runnerOf(agent, loaded.root, maxTurns, file), loaded.root, process.env),
               plan: {
                 file: relative(loaded.root, file),
                 nodes: plan.nodes,

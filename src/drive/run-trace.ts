@@ -18,6 +18,16 @@ export interface RunMeta {
   base: string;
   worktrees: boolean;
   version: 1;
+  /** The options the run was started with, which a resume keeps (absent in runs of older versions). */
+  options?: RunStartOptions;
+}
+
+/** The options of `reins run` that a resumed run keeps as they were given at its start. */
+export interface RunStartOptions {
+  /** `--max-turns` of a driven Claude Code. */
+  maxTurns?: number;
+  /** `--agent-timeout`, in ms. */
+  agentTimeoutMs?: number;
 }
 
 /** One line of a run's trace. */

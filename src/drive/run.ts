@@ -21,7 +21,13 @@ import { Git } from "./git.js";
 import { runGuard, type Guard } from "./guard.js";
 import { liveRecorder, replayRecorder, type Recorder } from "./recorder.js";
 import { buildReport, writeReportFiles } from "./report.js";
-import { readRunTrace, TraceWriter, type ReadTrace, type RunMeta } from "./run-trace.js";
+import {
+  readRunTrace,
+  TraceWriter,
+  type ReadTrace,
+  type RunMeta,
+  type RunStartOptions,
+} from "./run-trace.js";
 
 /** A loaded plan, as the driver needs it. */
 export interface PlanInput {
@@ -152,7 +158,7 @@ function finish(ctx: DriveContext, end: DriveEnd): RunOutcome {
 
 /** Starts a new run of `plan`: refuses a dirty tree, works on a new branch `reins/<run>`. */
 export async function startRun(
-  options: RunOptions & { plan: PlanInput; wip?: number; maxIterations?: number },
+  options: RunOptions & { plan: PlanInput; wip?: number; maxIterations?: number; started?: RunStartOptions },
 ): Promise<RunOutcome> {
   const git = new Git(options.root);
   if (!(await git.isRepo()))
@@ -191,6 +197,7 @@ export async function startRun(
     base,
     worktrees: settings.wip > 1,
     version: 1,
+    ...(options.started !== undefined ? { options: options.started } : {}),
   };
   const trace = new TraceWriter(join(dir, "trace.jsonl"));
   trace.write({ t: "meta", meta });
@@ -211,18 +218,17 @@ export async function startRun(
   return finish(ctx, await drive(ctx, { state: null, key: "begin", event }));
 }
 
+/** The newest unfinished run in the store: what a plain `reins run --resume` goes on with. */
+export async function newestUnfinished(store: Store): Promise<string> {
+  const open = (await store.runs()).find((r) => r.status === "running" || r.status === "paused");
+  if (open === undefined)
+    throw new ReinsError("usage", "no unfinished run to resume (see `reins report` for the runs there are)");
+  return open.id;
+}
+
 /** Resumes a run from its last checkpoint in the store (the newest unfinished run when `run` is omitted). */
 export async function resumeRun(options: RunOptions & { run?: string }): Promise<RunOutcome> {
-  let id = options.run;
-  if (id === undefined) {
-    const open = (await options.store.runs()).find((r) => r.status === "running" || r.status === "paused");
-    if (open === undefined)
-      throw new ReinsError(
-        "usage",
-        "no unfinished run to resume (see `reins report` for the runs there are)",
-      );
-    id = open.id;
-  }
+  const id = options.run ?? (await newestUnfinished(options.store));
   const stored = await options.store.run(id);
   if (stored === null) throw new ReinsError("usage", `no run ${id} in ${options.store.location}`);
   const checkpoint = checkpointFrom(stored);

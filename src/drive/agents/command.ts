@@ -17,6 +17,15 @@ export const EX_TEMPFAIL = 75;
 
 export type CommandOptions = Pick<CliAgentOptions, "baseEnv" | "env">;
 
+/**
+ * The program a command line starts when it is a plain one (a first word without quotes, variables,
+ * assignments or shell syntax); null otherwise, when only running it tells.
+ */
+export function programOf(command: string): string | null {
+  const first = command.trim().split(/\s+/)[0] ?? "";
+  return /^[A-Za-z0-9_./+-]+$/.test(first) && !first.includes("=") ? first : null;
+}
+
 /** The runner of `cmd:<command>`; its name is `cmd:<command>`. */
 export function commandRunner(command: string, options: CommandOptions = {}): AgentRunner {
   return agentRunner(
@@ -24,6 +33,7 @@ export function commandRunner(command: string, options: CommandOptions = {}): Ag
     options,
     (request) => ({ command: "sh", args: ["-c", command], stdin: request.prompt }),
     parseCommand,
+    programOf(command),
   );
 }
 

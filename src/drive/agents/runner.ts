@@ -58,6 +58,11 @@ export interface AgentRunner {
   run(request: AgentRequest): Promise<AgentResult>;
   /** Pure: the outcome, usage and summary of a run from its recorded stdout, exit code and stderr. */
   parse(raw: string, exitCode: number | null, stderr: string): AgentParse;
+  /**
+   * The program it starts (a path, or a name looked up on PATH), so a run can refuse at once an agent that
+   * cannot start; null when that cannot be told before running it (a shell command line).
+   */
+  readonly program: string | null;
 }
 
 /** Options every CLI adapter takes. */
@@ -95,10 +100,12 @@ export function agentRunner(
   options: Pick<CliAgentOptions, "baseEnv" | "env">,
   invocation: (request: AgentRequest) => Invocation,
   parse: AgentRunner["parse"],
+  program: string | null,
 ): AgentRunner {
   return {
     name,
     parse,
+    program,
     async run(request) {
       const call = invocation(request);
       const env = agentEnv(request, call.env ?? {}, options);
@@ -173,6 +180,7 @@ export function cliRunner(agent: CliAgent, options: CliAgentOptions): AgentRunne
     options,
     (request) => ({ ...call, ...(agent.env === undefined ? {} : { env: agent.env }), stdin: request.prompt }),
     agent.parse,
+    bin,
   );
 }
 
