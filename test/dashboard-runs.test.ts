@@ -175,9 +175,10 @@ describeBrowser("dashboard: runs", () => {
       "no_retry_pending",
       "graph_stable",
       "every_task_terminal",
+      "every_change_witnessed",
       "report_written",
     ]);
-    expect(await texts(page, "[data-testid=run-proof] li .outcome")).toEqual(Array(6).fill("holds"));
+    expect(await texts(page, "[data-testid=run-proof] li .outcome")).toEqual(Array(7).fill("holds"));
     await proof.getByText("all 3 tasks are terminal").waitFor();
     expect(await page.locator("[data-testid=run-paused]").count()).toBe(0);
     expect(dialogs).toEqual([]);

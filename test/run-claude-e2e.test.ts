@@ -164,6 +164,8 @@ interface Report {
     id: string;
     status: string;
     commit: string | null;
+    noop: boolean;
+    evidence: string | null;
     tokens: number;
     costUsd: number;
     attempts: {
@@ -205,7 +207,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
       expect(anthropic.errors).toEqual([]);
       expect(ran.stderr).toBe("");
       expect(ran.code, ran.stdout).toBe(0);
-      expect(ran.stdout).toContain("done, proven: every clause of the done proof holds");
+      expect(ran.stdout).toMatch(/\nproven: every task.s checks witnessed its change/);
       const run = /^run (\S+): 3 of 3 task\(s\) done/m.exec(ran.stdout)?.[1];
       if (run === undefined) throw new Error(`no run line in ${ran.stdout}`);
       const dir = join(e2e.project, ".reins", "runs", run);
@@ -242,8 +244,13 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
         ["no_retry_pending", true],
         ["graph_stable", true],
         ["every_task_terminal", true],
+        ["every_change_witnessed", true],
         ["report_written", true],
       ]);
+      // The real agent's change to each task's files went red with it set aside: every task is witnessed.
+      expect(report.tasks.map((t) => [t.id, t.evidence])).toEqual(
+        report.tasks.map((t) => [t.id, t.noop ? "already_done" : "witnessed"]),
+      );
       const byId = (id: string) => report.tasks.find((t) => t.id === id);
       for (const id of tasks) expect(byId(id)).toMatchObject({ status: "done", commit: expect.any(String) });
       expect(report.tasks.map((t) => [t.id, t.attempts.map((a) => [a.mode, a.outcome])])).toEqual([

@@ -28,7 +28,7 @@ Say goodbye.
 const PLAN = `version: 1
 name: greeter
 checks:
-  t1: { command: "test -s t1.txt", tier: medium }
+  t1: { command: "test -s t1.txt && { ! grep -q loudly spec.md || grep -qx HELLO t1.txt; }", tier: medium }
   t2: { command: "test -s t2.txt", tier: medium }
   t3: { command: "test -s t3.txt", tier: medium }
 tasks:

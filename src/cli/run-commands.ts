@@ -4,6 +4,7 @@ import { homedir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
+import { outcomeOf } from "../control/index.js";
 import { runnerFor } from "../drive/agents/index.js";
 import type { AgentRunner } from "../drive/agents/runner.js";
 import { claudeRunArgs, codexRunArgs, geminiRunEnv } from "../drive/run-hooks.js";
@@ -100,24 +101,44 @@ function startable(runner: AgentRunner, root: string, env: NodeJS.ProcessEnv): A
   return runner;
 }
 
-/** The exit code of a run: 0 only when the done proof holds and no task failed. */
+/** The exit code of a run: 0 only when it is proven (every done task's checks witnessed its change). */
 function exitOf(outcome: RunOutcome): number {
-  if (outcome.finished === null || !outcome.finished.proven) return 1;
-  return Object.values(outcome.state.tasks).some((t) => t.status === "failed") ? 1 : 0;
+  return outcomeOf(outcome.state, outcome.finished).kind === "proven" ? 0 : 1;
 }
 
+/** The run's closing lines: what was done, the report, and last the outcome with its first cause. */
 function ending(outcome: RunOutcome, root: string): string {
   const tasks = Object.values(outcome.state.tasks);
   const done = tasks.filter((t) => t.status === "done").length;
   const lines = [
     `run ${outcome.run}: ${done} of ${tasks.length} task(s) done on branch ${outcome.meta.branch}`,
   ];
-  if (outcome.finished === null) lines.push(`interrupted: go on with \`reins run --resume ${outcome.run}\``);
-  else if (exitOf(outcome) === 0) lines.push("done, proven: every clause of the done proof holds");
-  else if (outcome.state.paused !== null) lines.push(`paused: ${outcome.state.paused}`);
-  else lines.push("ended without proof: see the report");
   if (outcome.report !== null) lines.push(`report: ${relative(root, resolve(root, outcome.report))}`);
+  const end = outcomeOf(outcome.state, outcome.finished);
+  lines.push(`${end.kind}: ${end.cause}`);
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * The units of work no check would verify: no check of the plan runs for them (no fast check, none of
+ * theirs or their ancestors'). Such a task could be shown done only by the agent's word.
+ */
+function unchecked(plan: ReturnType<typeof loadPlan>): string[] {
+  const byId = new Map(plan.nodes.map((n) => [n.id, n]));
+  const fast = plan.checks.some((c) => c.tier === "fast");
+  return plan.nodes
+    .filter((n) => n.children.length === 0)
+    .filter((n) => {
+      if (fast) return false;
+      for (
+        let at: (typeof plan.nodes)[number] | undefined = n;
+        at !== undefined;
+        at = at.parent === null ? undefined : byId.get(at.parent)
+      )
+        if (at.checks.length > 0) return false;
+      return true;
+    })
+    .map((n) => n.id);
 }
 
 /** Registers `run` and `report`. */
@@ -148,6 +169,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
     .option("--max-iterations <n>", "agent iterations of the whole run before it ends without proof")
     .option("--agent-timeout <minutes>", "how long one agent iteration may take (default: 30)")
     .option("--max-turns <n>", "model round trips one Claude Code iteration may take (its --max-turns)")
+    .option("--unverified", "let tasks no check verifies run (the run then ends unverified, never proven)")
     .option("--json", "print the outcome as JSON instead of progress")
     .action(
       async (
@@ -163,6 +185,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
           json?: boolean;
           spec?: string;
           request?: string;
+          unverified?: boolean;
         },
       ) => {
         const loaded = ctx.loaded();
@@ -302,6 +325,13 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
           } else {
             const file = findPlan(loaded.root, io.cwd, planFile);
             const plan = loadPlan(file);
+            if (opts.json !== true) for (const note of plan.notes) io.stdout(`note: ${note}\n`);
+            const bare = unchecked(plan);
+            if (bare.length > 0 && opts.unverified !== true)
+              throw new ReinsError(
+                "usage",
+                `no check verifies ${bare.length === plan.nodes.filter((n) => n.children.length === 0).length ? "any task" : `task(s) ${bare.slice(0, 5).join(", ")}${bare.length > 5 ? ` and ${bare.length - 5} more` : ""}`} of ${relative(loaded.root, file)}, so nothing could prove them done: give them checks (a native plan's \`checks:\`; for an imported file, a reins.plan.yaml with \`import:\` and \`checks:\`), or run with --unverified to let the agent work unverified`,
+              );
             outcome = await startRun({
               ...common,
               agentTimeoutMs: agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
@@ -318,12 +348,13 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
               },
               ...(wip !== undefined ? { wip } : {}),
               ...(maxIterations !== undefined ? { maxIterations } : {}),
+              ...(opts.unverified === true ? { unverified: true } : {}),
             });
           }
           ctx.result.code = exitOf(outcome);
           if (opts.json === true)
             io.stdout(
-              `${JSON.stringify({ run: outcome.run, branch: outcome.meta.branch, proven: ctx.result.code === 0, finished: outcome.finished, report: outcome.report, paused: outcome.state.paused, tasks: Object.fromEntries(Object.entries(outcome.state.tasks).map(([id, t]) => [id, { status: t.status, attempts: t.attempts, commit: t.commit, noop: t.noop }])) })}\n`,
+              `${JSON.stringify({ run: outcome.run, branch: outcome.meta.branch, outcome: outcomeOf(outcome.state, outcome.finished), proven: ctx.result.code === 0, finished: outcome.finished, report: outcome.report, paused: outcome.state.paused, tasks: Object.fromEntries(Object.entries(outcome.state.tasks).map(([id, t]) => [id, { status: t.status, attempts: t.attempts, commit: t.commit, noop: t.noop, evidence: t.evidence ?? null }])) })}\n`,
             );
           else io.stdout(ending(outcome, loaded.root));
         } finally {

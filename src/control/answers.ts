@@ -29,6 +29,7 @@ export function ignoreReason(state: RunState, event: RunEvent): string | null {
     case "noop.checked":
     case "agent.finished":
     case "checks.ran":
+    case "witness.ran":
     case "task.committed":
     case "commit.failed":
     case "task.rolled_back": {
@@ -37,6 +38,7 @@ export function ignoreReason(state: RunState, event: RunEvent): string | null {
         "noop.checked": "check_noop",
         "agent.finished": "run_agent",
         "checks.ran": "run_checks",
+        "witness.ran": "witness",
         "task.committed": "commit",
         "commit.failed": "commit",
         "task.rolled_back": "rollback",

@@ -19,6 +19,7 @@ import {
   startIteration,
   verify,
   withSkipped,
+  witnessed,
 } from "./work.js";
 
 /** An event that `step` applies: everything but the run's start. */
@@ -40,6 +41,7 @@ export function apply(d: Draft, event: AppliedEvent): void {
       if (ran.length > 0 && !ran.some(isRed)) {
         setStatus(d, event.task, "done", "its checks already pass: a no-op");
         task.noop = true;
+        task.evidence = "already_done";
         return;
       }
       // Red as expected of work not done yet: the first iteration follows in the same slot, unless the
@@ -96,6 +98,10 @@ export function apply(d: Draft, event: AppliedEvent): void {
       verify(d, event.task, "iteration_gate");
       return;
     }
+    case "witness.ran":
+      settle(d, event.task);
+      witnessed(d, event.task, event.setAside, event.results);
+      return;
     case "task.committed": {
       settle(d, event.task);
       const task = taskOf(d, event.task);

@@ -16,7 +16,8 @@ function finished(): RunState {
     checks: [],
     settings: resolveSettings(),
   });
-  for (const id of ["a", "b", "c"]) s.tasks[id] = { ...s.tasks[id]!, status: "done", commit: `sha-${id}` };
+  for (const id of ["a", "b", "c"])
+    s.tasks[id] = { ...s.tasks[id]!, status: "done", commit: `sha-${id}`, evidence: "witnessed" };
   return { ...s, reportWritten: true, now: 10_000 };
 }
 
@@ -43,8 +44,17 @@ describe("the done proof", () => {
       "no_retry_pending",
       "graph_stable",
       "every_task_terminal",
+      "every_change_witnessed",
       "report_written",
     ]);
+  });
+
+  it("does not hold while a done task's checks did not witness its change, naming it and why", () => {
+    const s = set(finished(), "a", { evidence: "unwitnessed" });
+    delete s.tasks.b!.evidence;
+    expect(broken(s)).toEqual({ every_change_witnessed: "not witnessed: a (unwitnessed), b (unverified)" });
+    const ok = set(set(finished(), "a", { evidence: "already_done" }), "b", { evidence: "no_behaviour" });
+    expect(doneProof(ok).holds).toBe(true);
   });
 
   it("holds with tasks failed for good and canceled: they are over", () => {

@@ -2,7 +2,10 @@
 import { aggregates } from "./aggregate.js";
 import { readiness } from "./graph.js";
 import { isTerminal } from "./task-state.js";
-import type { DoneProof, ProofClause, RunState } from "./types.js";
+import type { DoneProof, Evidence, ProofClause, RunState } from "./types.js";
+
+/** The evidence that makes a done task proven (see Evidence). */
+const PROVEN: ReadonlySet<Evidence> = new Set(["witnessed", "already_done", "no_behaviour"]);
 
 /** Lists ids for evidence, the first 20 of them: enough to act on, short enough to read. */
 function list(ids: readonly string[]): string {
@@ -51,6 +54,12 @@ export function doneProof(state: RunState): DoneProof {
       runnable.push(`${id} (${task.status}, nothing in flight)`);
     }
   }
+  const unproven = state.order.flatMap((id) => {
+    const task = state.tasks[id];
+    if (task?.status !== "done") return [];
+    const evidence = task.evidence ?? "unverified";
+    return PROVEN.has(evidence) ? [] : [`${id} (${evidence})`];
+  });
   const inFlight = Object.entries(state.inFlight).map(([key, kind]) => `${key || "run"} (${kind})`);
   const clauses: ProofClause[] = [
     clause("no_runnable_task", runnable, "no task is ready, due for retry or stalled", "runnable"),
@@ -63,6 +72,12 @@ export function doneProof(state: RunState): DoneProof {
       "would change",
     ),
     clause("every_task_terminal", open, `all ${Object.keys(state.tasks).length} tasks are terminal`, "open"),
+    clause(
+      "every_change_witnessed",
+      unproven,
+      "every done task's checks witnessed its change (or it was already done, or changes no behaviour)",
+      "not witnessed",
+    ),
     state.reportWritten
       ? { name: "report_written", holds: true, evidence: "the report is written" }
       : { name: "report_written", holds: false, evidence: "no report is written yet" },

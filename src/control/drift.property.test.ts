@@ -203,6 +203,17 @@ function simulate(world: World): Outcome {
       case "run_checks":
         feed({ kind: "checks.ran", at, ref: action.ref, task: action.task, results: green(action.checks) });
         break;
+      case "witness":
+        // Without the change, the checks go red: they witness it.
+        feed({
+          kind: "witness.ran",
+          at,
+          ref: action.ref,
+          task: action.task,
+          setAside: ["f"],
+          results: green(action.checks).map((r) => ({ ...r, passed: false, exitCode: 1 })),
+        });
+        break;
       case "commit": {
         const sha = `${action.task}@${n}`;
         out.commits.set(action.task, [...(out.commits.get(action.task) ?? []), sha]);

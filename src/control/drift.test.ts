@@ -30,7 +30,20 @@ class Run {
   private t = 0;
 
   constructor(nodes: PlanNode[], checks: CheckDef[] = [unit]) {
-    this.last = begin({ kind: "run.started", at: 0, run: "r", nodes, checks, settings: resolveSettings({}) });
+    // Every leaf names the check, so its no-op check and its witness have something to go on.
+    const named = nodes.map((n) =>
+      n.children.length === 0 && n.checks.length === 0 && checks.length > 0
+        ? { ...n, checks: [checks[0]!.name] }
+        : n,
+    );
+    this.last = begin({
+      kind: "run.started",
+      at: 0,
+      run: "r",
+      nodes: named,
+      checks,
+      settings: resolveSettings({}),
+    });
     this.state = this.last.state;
   }
 
@@ -97,7 +110,20 @@ class Run {
     });
   }
 
+  /** Answers the witness in flight for `task`: with its change set aside, the check goes red. */
+  witness(task: string) {
+    return this.feed({
+      kind: "witness.ran",
+      at: this.at(),
+      ref: this.ref(task),
+      task,
+      setAside: ["a.ts"],
+      results: [result(false)],
+    });
+  }
+
   committed(task: string, commit = `sha-${task}`) {
+    if (this.state.inFlight[task] === "witness") this.witness(task);
     return this.feed({ kind: "task.committed", at: this.at(), ref: this.ref(task), task, commit });
   }
 
@@ -187,7 +213,7 @@ describe("spec drift", () => {
     expect(run.action("run_agent")).toMatchObject({ attempt: 2, specChanged: [SECTION] });
     run.agent("a");
     run.checks("a", true);
-    expect(run.handed).toEqual(["commit:a"]);
+    expect(run.handed).toEqual(["witness:a"]);
   });
 
   it("tells a red task's fix iteration, which then suffices for the commit", () => {
@@ -199,7 +225,7 @@ describe("spec drift", () => {
     expect(run.action("run_agent")).toMatchObject({ mode: "fix", specChanged: [SECTION] });
     run.agent("a");
     run.checks("a", true);
-    expect(run.handed).toEqual(["commit:a"]);
+    expect(run.handed).toEqual(["witness:a"]);
   });
 
   it("changes nothing for a task not started: it reads the spec when it starts, after its no-op check", () => {
@@ -317,6 +343,7 @@ describe("spec drift while a commit is being made", () => {
     run.noop("a", false);
     run.agent("a");
     run.checks("a", true);
+    run.witness("a");
     expect(run.handed).toEqual(["commit:a"]);
     run.drift(["a"]);
     const r = run.committed("a", "sha-1");

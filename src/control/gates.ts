@@ -17,6 +17,11 @@ function named(state: Plan, leaf: string, ancestors: boolean): Set<string> {
   return new Set(ids.flatMap((id) => own(state.nodes, id)?.checks ?? []));
 }
 
+/** Whether a check names `leaf`: its own, or one of its ancestors'. Only those can show it already done. */
+export function namesChecks(state: Plan, leaf: string): boolean {
+  return named(state, leaf, true).size > 0;
+}
+
 /**
  * The no-op check, before the first iteration: every fast check of the plan, the medium checks the leaf
  * and its ancestors name, and the slow ones the leaf itself names. All green closes the task unworked.

@@ -9,6 +9,7 @@ export { RUN_KEY } from "./draft.js";
 export { DEFAULT_SETTINGS, resolveSettings, type RunSettingsInput } from "./settings.js";
 export { aggregates, statusOfCounts, type StatusCounts } from "./aggregate.js";
 export { doneProof } from "./done-proof.js";
+export { outcomeOf, type Outcome, type OutcomeKind } from "./outcome.js";
 export { canTransition, initialTask, isTerminal } from "./task-state.js";
 export {
   ancestorsOf,

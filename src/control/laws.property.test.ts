@@ -203,6 +203,16 @@ interface Trace {
   tally: Tally;
 }
 
+/** The done tasks whose evidence does not make them proven, as `id (evidence)`. */
+function unproven(s: RunState): string[] {
+  return leafIds(s)
+    .filter((id) => s.tasks[id]!.status === "done")
+    .filter(
+      (id) => !["witnessed", "already_done", "no_behaviour"].includes(s.tasks[id]!.evidence ?? "unverified"),
+    )
+    .map((id) => `${id} (${s.tasks[id]!.evidence ?? "unverified"})`);
+}
+
 const result = (name: string, tier: CheckTier, passed: boolean): CheckResult => ({
   name,
   tier,
@@ -288,6 +298,21 @@ function answer(sim: Sim, state: RunState, a: RunAction, now: number): Pending |
         ref,
         task,
         results: a.checks.map((n) => result(n, tier(n), !red(n))),
+      };
+      break;
+    }
+    case "witness": {
+      // The counterfactual: in chaos a check mostly goes red without the change (witnessed), now and then
+      // none does; elsewhere the checks always witness the change.
+      due = now + span(10, 1000);
+      const seen = mode !== "chaos" || r("witness") < 0.85;
+      event = {
+        kind: "witness.ran",
+        at: due,
+        ref,
+        task,
+        setAside: ["src/x.ts"],
+        results: a.checks.map((n, i) => result(n, tier(n), !(seen && i === 0))),
       };
       break;
     }
@@ -486,6 +511,8 @@ function checkStep(tally: Tally, before: RunState, event: RunEvent, r: StepResul
       ok(s.finished?.proven === a.proven, () => "finish disagrees with the state");
       // Law 6, at the end: a run proven done has every task terminal and nothing in flight.
       ok(!a.proven || (open.length === 0 && Object.keys(s.inFlight).length === 0), () => "proven while open");
+      // Law 8: "proven" never holds while a done task is unwitnessed or unverified.
+      ok(!a.proven || unproven(s).length === 0, () => `proven with ${unproven(s).join(", ")} not witnessed`);
       continue;
     }
     const key = "task" in a ? a.task : "";
@@ -598,14 +625,14 @@ describe("plans", () => {
 const acyclic = planArb.filter((p) => !cyclic(p.nodes));
 
 describe("laws under random failures, timings, crashes and repeats", () => {
-  it("keeps every invariant on every step, never writes to a state it is given, and always finishes; proven exactly when every task is over", () => {
+  it("keeps every invariant on every step, never writes to a state it is given, and always finishes; proven exactly when every task is over and every done task witnessed", () => {
     fc.assert(
       fc.property(acyclic, settingsArb, fc.integer(), (plan, settings, seed) => {
         const trace = simulate({ seed, mode: "chaos", freeze: true }, plan, settings);
         const end = trace.steps[trace.steps.length - 1]!.state;
         const finish = finishOf(trace);
         const allOver = leafIds(end).every((id) => isTerminal(end.tasks[id]!));
-        expect(end.finished).toEqual({ proven: allOver });
+        expect(end.finished).toEqual({ proven: allOver && unproven(end).length === 0 });
         expect(finish).toBeDefined();
         // Liveness without a pause or the iteration cap: the run ends with every task over.
         if (end.paused === null && end.iterations < end.settings.maxIterations) expect(allOver).toBe(true);
@@ -653,7 +680,7 @@ describe("laws under random failures, timings, crashes and repeats", () => {
 });
 
 describe("liveness", () => {
-  it("law 7: when every task eventually succeeds, the run finishes proven with every task done, in bounded steps", () => {
+  it("law 7: when every task eventually succeeds, the run finishes with every task done, in bounded steps, proven when every task has a check", () => {
     fc.assert(
       fc.property(acyclic, settingsArb, fc.integer(), (plan, settings, seed) => {
         const generous = {
@@ -667,8 +694,11 @@ describe("liveness", () => {
         const bound = 4 + leaves * 12;
         const t = simulate({ seed, mode: "eventual" }, plan, generous, bound);
         const end = t.steps[t.steps.length - 1]!.state;
-        expect(finishOf(t)).toEqual({ kind: "finish", proven: true });
         for (const id of leafIds(end)) expect(end.tasks[id]!.status).toBe("done");
+        // Proven unless a task no check verifies ran (checks here always witness the change they see).
+        const unchecked = leafIds(end).filter((id) => end.tasks[id]!.evidence === "unverified");
+        expect(unproven(end)).toEqual(unchecked.map((id) => `${id} (unverified)`));
+        expect(finishOf(t)).toEqual({ kind: "finish", proven: unchecked.length === 0 });
       }),
       run(300),
     );

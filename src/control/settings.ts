@@ -3,6 +3,29 @@ import * as z from "zod";
 import { invalidPolicy } from "../core/invalid-policy.js";
 import type { RunSettings } from "./types.js";
 
+/**
+ * The test files of the common ecosystems: test folders, `*.test.*` and `*.spec.*`, Go's `_test`, Python's
+ * `test_*.py` and `conftest.py`, the JVM's and .NET's `*Test(s)`, RSpec's `_spec.rb`.
+ */
+export const DEFAULT_TEST_FILES: readonly string[] = [
+  "**/test/**",
+  "**/tests/**",
+  "**/__tests__/**",
+  "**/spec/**",
+  "**/specs/**",
+  "**/testdata/**",
+  "**/*.test.*",
+  "**/*.spec.*",
+  "**/*_test.*",
+  "**/test_*.py",
+  "**/conftest.py",
+  "**/*Test.java",
+  "**/*Tests.java",
+  "**/*Test.kt",
+  "**/*Tests.cs",
+  "**/*_spec.rb",
+];
+
 /** Every setting a user may leave out, filled in: see the `@default` of each field of `RunSettings`. */
 export const DEFAULT_SETTINGS: RunSettings = {
   wip: 1,
@@ -13,6 +36,7 @@ export const DEFAULT_SETTINGS: RunSettings = {
   slowCheckRuns: 10,
   boundaries: [],
   maxIterations: 100,
+  testFiles: [...DEFAULT_TEST_FILES],
 };
 
 /** Built on first use, like the policy schema: a process that never resolves settings pays nothing. */
@@ -42,6 +66,7 @@ function buildSchema() {
       slowCheckRuns: count.default(d.slowCheckRuns),
       boundaries: z.array(z.string().min(1)).default(() => [...d.boundaries]),
       maxIterations: positive.default(d.maxIterations),
+      testFiles: z.array(z.string().min(1)).default(() => [...d.testFiles]),
     })
     .strict();
 }

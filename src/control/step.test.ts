@@ -92,6 +92,18 @@ class Run {
     return this.feed({ kind: "checks.ran", at: this.at(), ref: this.ref(task), task, results });
   }
 
+  /** Answers the witness in flight for `task`: its change set aside, the first check red (`seen`) or none. */
+  witness(task: string, seen = true, setAside = ["src/a.ts"]) {
+    const a = this.action(task);
+    if (a.kind !== "witness") throw new Error(`${task} runs ${a.kind}`);
+    const results = a.checks.map((name, i) =>
+      seen && i === 0
+        ? fail(name, "without the change", this.state.checks[name]!.tier)
+        : pass(name, this.state.checks[name]!.tier),
+    );
+    return this.feed({ kind: "witness.ran", at: this.at(), ref: this.ref(task), task, setAside, results });
+  }
+
   committed(task: string) {
     return this.feed({
       kind: "task.committed",
@@ -139,6 +151,7 @@ class Run {
     if (this.state.inFlight[task] === "check_noop") this.noop(task, [fail("unit")]);
     this.agent(task);
     while (this.state.inFlight[task] === "run_checks") this.green(task);
+    if (this.state.inFlight[task] === "witness") this.witness(task);
     return this.committed(task);
   }
 }
@@ -165,11 +178,21 @@ const transitions = (r: StepResult) =>
   r.decisions.flatMap((d) => (d.kind === "transition" ? [`${d.task}:${d.from}>${d.to}`] : []));
 
 describe("a run's happy path", () => {
-  it("runs a leaf without checks straight through the agent to its commit, and proves the run done", () => {
-    const run = new Run([planNode("a")]);
-    expect(run.handed).toEqual(["run_agent:a"]);
+  it("runs a leaf through the agent, its checks and its witness to its commit, and proves the run done", () => {
+    const run = new Run([planNode("a", { checks: ["unit"] })], [check("unit", "medium")]);
+    expect(run.handed).toEqual(["check_noop:a"]);
+    run.noop("a", [fail("unit", "not yet", "medium")]);
     expect(run.action("a")).toMatchObject({ attempt: 1, mode: "implement", failing: [] });
-    expect(run.agent("a").actions).toEqual([{ kind: "commit", task: "a", ref: run.state.seq }]);
+    run.agent("a");
+    expect(run.action("a")).toMatchObject({ kind: "run_checks", checks: ["unit"] });
+    expect(run.green("a").actions).toEqual([
+      { kind: "witness", task: "a", checks: ["unit"], ref: run.state.seq },
+    ]);
+    expect(run.witness("a").actions).toEqual([{ kind: "commit", task: "a", ref: run.state.seq }]);
+    expect(run.state.tasks.a).toMatchObject({
+      evidence: "witnessed",
+      witness: { setAside: ["src/a.ts"], red: ["unit"] },
+    });
     run.committed("a");
     expect(run.state.tasks.a).toMatchObject({ status: "done", commit: "sha-a", unverifiedLines: 0 });
     expect(run.handed).toEqual(["write_report"]);
@@ -180,17 +203,74 @@ describe("a run's happy path", () => {
     expect(run.state.finished).toEqual({ proven: true });
   });
 
+  it("commits a leaf no check verifies without a witness, and never proves the run: it is unverified", () => {
+    const run = new Run([planNode("a")]);
+    expect(run.handed).toEqual(["run_agent:a"]);
+    expect(run.agent("a").actions).toEqual([{ kind: "commit", task: "a", ref: run.state.seq }]);
+    run.committed("a");
+    expect(run.state.tasks.a).toMatchObject({ status: "done", evidence: "unverified" });
+    const end = run.report();
+    expect(end.actions).toEqual([{ kind: "finish", proven: false }]);
+    const proof = end.decisions.find((d) => d.kind === "proof");
+    expect(proof?.kind === "proof" && proof.proof.clauses.filter((c) => !c.holds)).toEqual([
+      { name: "every_change_witnessed", holds: false, evidence: "not witnessed: a (unverified)" },
+    ]);
+  });
+
+  it("keeps a change its checks do not witness, and does not prove the run: it is unwitnessed", () => {
+    const run = new Run([planNode("a", { checks: ["unit"] })], [check("unit", "medium")]);
+    run.noop("a", [fail("unit", "not yet", "medium")]);
+    run.agent("a");
+    run.green("a");
+    expect(run.witness("a", false).actions).toEqual([{ kind: "commit", task: "a", ref: run.state.seq }]);
+    expect(run.state.tasks.a).toMatchObject({
+      evidence: "unwitnessed",
+      witness: { setAside: ["src/a.ts"], red: [] },
+    });
+    run.committed("a");
+    expect(run.report().actions).toEqual([{ kind: "finish", proven: false }]);
+  });
+
+  it("takes a change with nothing outside its tests as unwitnessed, whatever the checks say", () => {
+    const run = new Run([planNode("a", { checks: ["unit"] })], [check("unit", "medium")]);
+    run.noop("a", [fail("unit", "not yet", "medium")]);
+    run.agent("a");
+    run.green("a");
+    run.witness("a", true, []);
+    expect(run.state.tasks.a).toMatchObject({ evidence: "unwitnessed" });
+  });
+
+  it("commits a task of a type that changes no behaviour without a witness, and counts it toward the proof", () => {
+    const run = new Run([planNode("a", { checks: ["unit"], type: "docs" })], [check("unit", "medium")]);
+    run.noop("a", [fail("unit", "not yet", "medium")]);
+    run.agent("a");
+    expect(run.green("a").actions).toEqual([{ kind: "commit", task: "a", ref: run.state.seq }]);
+    run.committed("a");
+    expect(run.state.tasks.a).toMatchObject({ evidence: "no_behaviour" });
+    expect(run.report().actions).toEqual([{ kind: "finish", proven: true }]);
+  });
+
   it("closes a task whose checks already pass as a no-op, without the agent and without a commit", () => {
     const run = new Run([planNode("a", { checks: ["unit"] })], [check("lint"), check("unit", "medium")]);
     expect(run.action("a")).toMatchObject({ kind: "check_noop", checks: ["lint", "unit"] });
     const r = run.noop("a", [pass("lint"), pass("unit", "medium")]);
     expect(transitions(r)).toEqual(["a:pending>done"]);
-    expect(run.state.tasks.a).toMatchObject({ noop: true, commit: null, attempts: 0 });
+    expect(run.state.tasks.a).toMatchObject({
+      noop: true,
+      commit: null,
+      attempts: 0,
+      evidence: "already_done",
+    });
     expect(run.state.iterations).toBe(0);
   });
 
+  it("checks no task as a no-op when only plan-wide checks would: the agent works on it", () => {
+    const run = new Run([planNode("a")], [check("lint"), check("unit", "medium")]);
+    expect(run.handed).toEqual(["run_agent:a"]);
+  });
+
   it("starts the first iteration in the same slot when the no-op check is red", () => {
-    const run = new Run([planNode("a")], [check("unit")]);
+    const run = new Run([planNode("a", { checks: ["unit"] })], [check("unit")]);
     const r = run.noop("a", [fail("unit")]);
     expect(run.handed).toEqual(["run_agent:a"]);
     expect(transitions(r)).toEqual(["a:pending>in_progress"]);
@@ -253,7 +333,7 @@ describe("verification gates", () => {
     run.agent("b", { boundaryTouched: false });
     expect(run.action("b")).toMatchObject({ kind: "run_checks", checks: ["lint"] });
     run.green("a");
-    expect(run.action("a")).toMatchObject({ kind: "commit" });
+    expect(run.action("a")).toMatchObject({ kind: "witness", checks: ["lint", "contract"] });
     run.green("b");
     expect(run.action("b")).toMatchObject({ kind: "run_checks", checks: ["contract"] });
   });
@@ -269,7 +349,8 @@ describe("verification gates", () => {
     run.noop("x", [fail("lint")]);
     run.agent("x");
     run.green("x");
-    expect(run.action("x")).toMatchObject({ kind: "commit" });
+    expect(run.action("x")).toMatchObject({ kind: "witness" });
+    run.witness("x");
     run.committed("x");
     expect(run.action("y")).toMatchObject({ kind: "check_noop", checks: ["lint", "perf"] });
     run.noop("y", [pass("lint"), fail("perf", "slow", "slow")]);
@@ -288,7 +369,7 @@ describe("verification gates", () => {
     run.agent("a");
     run.green("a");
     const r = run.last;
-    expect(r.actions.map((a) => a.kind)).toEqual(["commit"]);
+    expect(r.actions.map((a) => a.kind)).toEqual(["witness"]);
     expect(r.decisions).toContainEqual({
       kind: "held",
       task: "a",
@@ -424,7 +505,15 @@ describe("failures and retries", () => {
 
 describe("backpressure", () => {
   it("holds new work while a task is red and says why; only the red task's fix proceeds", () => {
-    const run = new Run([planNode("a"), planNode("b"), planNode("c")], [check("unit")], { wip: 2 });
+    const run = new Run(
+      [
+        planNode("a", { checks: ["unit"] }),
+        planNode("b", { checks: ["unit"] }),
+        planNode("c", { checks: ["unit"] }),
+      ],
+      [check("unit")],
+      { wip: 2 },
+    );
     expect(run.handed).toEqual(["check_noop:a", "check_noop:b"]);
     run.noop("a", [fail("unit")]);
     run.agent("a");
@@ -435,7 +524,7 @@ describe("backpressure", () => {
     expect(run.state.tasks.b!.status).toBe("pending");
     run.agent("a");
     run.checks("a", [pass("unit")]);
-    expect(run.handed).toEqual(["commit:a", "check_noop:b"]);
+    expect(run.handed).toEqual(["witness:a", "check_noop:b"]);
   });
 
   it("never has more leaves in flight than wip", () => {
@@ -449,13 +538,20 @@ describe("backpressure", () => {
   });
 
   it("holds new work while too many changed lines wait for verification", () => {
-    const run = new Run([planNode("a"), planNode("b")], [check("unit")], { wip: 2, maxUnverifiedLines: 100 });
+    const run = new Run(
+      [planNode("a", { checks: ["unit"] }), planNode("b", { checks: ["unit"] })],
+      [check("unit")],
+      {
+        wip: 2,
+        maxUnverifiedLines: 100,
+      },
+    );
     run.noop("a", [fail("unit")]);
     run.agent("a", { linesChanged: 150 });
     const r = run.noop("b", [fail("unit")]);
     expect(r.decisions).toContainEqual({ kind: "held", task: "b", why: "unverified lines: 150 of 100" });
     run.green("a");
-    expect(run.handed).toEqual(["commit:a", "check_noop:b"]);
+    expect(run.handed).toEqual(["witness:a", "check_noop:b"]);
   });
 
   it("hands out no run_agent past the iteration cap and ends the run without proof", () => {
@@ -482,7 +578,7 @@ describe("backpressure", () => {
     expect(run.handed).toEqual(["write_report"]);
     const proof = run.report().decisions.find((d) => d.kind === "proof");
     expect(proof?.kind === "proof" && proof.proof.clauses.filter((c) => !c.holds).map((c) => c.name)).toEqual(
-      ["no_runnable_task", "every_task_terminal"],
+      ["no_runnable_task", "every_task_terminal", "every_change_witnessed"],
     );
   });
 
@@ -520,7 +616,7 @@ describe("resume, cancel and the end", () => {
   });
 
   it("checks again a task whose no-op check was interrupted", () => {
-    const run = new Run([planNode("a")], [check("lint")]);
+    const run = new Run([planNode("a", { checks: ["lint"] })], [check("lint")]);
     const r = run.feed({ kind: "run.resumed", at: run.at(), commits: {} });
     expect(run.state.tasks.a!.status).toBe("pending");
     expect(r.actions).toEqual([{ kind: "check_noop", task: "a", checks: ["lint"], ref: run.state.seq }]);
@@ -537,7 +633,7 @@ describe("resume, cancel and the end", () => {
   });
 
   it("hands out nothing after finish and ignores every event but a resume of an unproven run", () => {
-    const run = new Run([planNode("a")]);
+    const run = new Run([planNode("a", { checks: ["unit"] })], [check("unit", "medium")]);
     run.complete("a");
     run.report();
     const before = run.state;

@@ -45,6 +45,7 @@ export function startRun(event: RunStarted): RunState {
     reportWritten: false,
     paused: null,
     finished: null,
+    ...(event.unverified === true ? { unverified: true } : {}),
   };
 }
 

@@ -72,10 +72,32 @@ export interface RunSettings {
   boundaries: string[];
   /** Iterations of the whole run before it ends without proof. @default 100 */
   maxIterations: number;
+  /**
+   * Globs of the files that are tests (the common ecosystems' conventions): a task's change to them is
+   * kept when its change is set aside to see whether its checks witness it; the rest is the behaviour
+   * they must witness.
+   * @default DEFAULT_TEST_FILES
+   */
+  testFiles: string[];
 }
 
 /** Why an attempt failed, which selects the retry budget. */
 export type FailureClass = "checks" | "agent" | "transient" | "conflict";
+
+/**
+ * What a done task's evidence amounts to:
+ * - `witnessed`: its checks passed with its change, and with its change to non-test files set aside at
+ *   least one of them failed: they saw the change work;
+ * - `already_done`: closed without the agent, the checks that name it already passing;
+ * - `no_behaviour`: the plan says it changes no behaviour (`type: docs` or `config`);
+ * - `unwitnessed`: its checks passed with its change set aside too (or it changed nothing to set aside);
+ * - `unverified`: no check ran for it.
+ * Only the first three make a task proven.
+ */
+export type Evidence = "witnessed" | "already_done" | "no_behaviour" | "unwitnessed" | "unverified";
+
+/** The task types that change no behaviour: their tasks are committed without a witness. */
+export const NO_BEHAVIOUR_TYPES: readonly string[] = ["docs", "config"];
 
 /** A task's status; only leaves (the units of work) move through it, parents aggregate. */
 export type TaskStatus = "pending" | "in_progress" | "verifying" | "done" | "failed" | "canceled";
@@ -121,6 +143,13 @@ export interface TaskRun {
   costUsd: number;
   /** Closed because its checks already passed, without calling the agent. */
   noop: boolean;
+  /** What its evidence amounts to, once known (see Evidence). */
+  evidence?: Evidence;
+  /**
+   * The counterfactual: the files of its change set aside (its non-test files), and the checks that went
+   * red without them.
+   */
+  witness?: { setAside: string[]; red: string[] };
   /** Which gate the running checks are: after an iteration, or the completion gate before the commit. */
   gate: "iteration" | "completion" | null;
   /** Whether the last iteration touched a boundary (medium checks run after it). */
@@ -147,6 +176,8 @@ export type RunEvent =
       nodes: PlanNode[];
       checks: CheckDef[];
       settings: RunSettings;
+      /** Started with `--unverified`: tasks no check verifies may run; the run then ends unverified. */
+      unverified?: boolean;
     }
   /** The checks of a task ran before its first iteration: all green closes it as a no-op. */
   | { kind: "noop.checked"; at: number; ref: number; task: string; results: CheckResult[] }
@@ -169,6 +200,11 @@ export type RunEvent =
       boundaryTouched: boolean;
     }
   | { kind: "checks.ran"; at: number; ref: number; task: string; results: CheckResult[] }
+  /**
+   * The counterfactual of a green task: its checks run again with `setAside` (its change to non-test files)
+   * undone, its tests kept. Empty `setAside`: there was nothing to set aside, and no check ran.
+   */
+  | { kind: "witness.ran"; at: number; ref: number; task: string; setAside: string[]; results: CheckResult[] }
   | { kind: "task.committed"; at: number; ref: number; task: string; commit: string }
   | { kind: "commit.failed"; at: number; ref: number; task: string; reason: string; conflict: boolean }
   | { kind: "task.rolled_back"; at: number; ref: number; task: string; to: string }
@@ -209,6 +245,8 @@ export type RunAction =
       specChanged?: string[];
     }
   | { kind: "run_checks"; ref: number; task: string; checks: string[] }
+  /** Runs `checks` with the task's change to non-test files set aside, then puts the change back. */
+  | { kind: "witness"; ref: number; task: string; checks: string[] }
   | { kind: "commit"; ref: number; task: string }
   | { kind: "rollback"; ref: number; task: string }
   | { kind: "wait"; ref: number; until: number }
@@ -223,6 +261,7 @@ export interface ProofClause {
     | "no_retry_pending"
     | "graph_stable"
     | "every_task_terminal"
+    | "every_change_witnessed"
     | "report_written";
   holds: boolean;
   /** What it rests on: the task ids that break it, or what was checked. */
@@ -268,6 +307,8 @@ export interface RunState {
   slowCheckRuns: number;
   reportWritten: boolean;
   paused: string | null;
+  /** Started with `--unverified` (absent in runs of older versions: false). */
+  unverified?: boolean;
   /** Set once the core has asked to finish. */
   finished: { proven: boolean } | null;
 }

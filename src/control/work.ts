@@ -1,9 +1,17 @@
 /** The moves of one unit of work: starting it, its gates, its iterations, and how it ends or waits. */
 import { type Draft, handOut, setStatus, settle, taskOf } from "./draft.js";
-import { completionGate, isRed, iterationGate, noopGate, skippedResult, spendSlow } from "./gates.js";
+import {
+  completionGate,
+  isRed,
+  iterationGate,
+  namesChecks,
+  noopGate,
+  skippedResult,
+  spendSlow,
+} from "./gates.js";
 import { judgeFailure } from "./retry.js";
 import { blockOf } from "./schedule.js";
-import type { CheckResult, FailureClass } from "./types.js";
+import { NO_BEHAVIOUR_TYPES, type CheckResult, type FailureClass } from "./types.js";
 
 /** Records that `id` cannot move on now, and why. */
 export function hold(d: Draft, id: string, why: string): void {
@@ -49,15 +57,58 @@ export function startIteration(d: Draft, id: string, why: string): void {
   });
 }
 
+/** The checks that passed at `id`'s gates (what its counterfactual runs again), in the plan's order. */
+function passedChecks(d: Draft, id: string): string[] {
+  const passed = new Set(
+    taskOf(d, id)
+      .lastChecks.filter((r) => r.passed && r.skipped !== true)
+      .map((r) => r.name),
+  );
+  return Object.keys(d.state.checks).filter((name) => passed.has(name));
+}
+
 /**
- * Commits `id`, green through its gates; unless its spec changed since its work began and no iteration was
- * told yet: then one more iteration comes first (at once, or held while the run may not start one).
+ * Commits `id`, green through its gates, once its evidence is known: its counterfactual comes first when
+ * checks passed for it and its type is one that changes behaviour. Unless its spec changed since its work
+ * began and no iteration was told yet: then one more iteration comes first (at once, or held while the run
+ * may not start one).
  */
 export function commitOrRevisit(d: Draft, id: string): void {
   const task = taskOf(d, id);
   task.gate = null;
-  if (task.specChanged === undefined) handOut(d, id, { kind: "commit", task: id });
-  else revisit(d, id, "green");
+  if (task.specChanged !== undefined) {
+    revisit(d, id, "green");
+    return;
+  }
+  const type = d.state.nodes[id]?.type;
+  const checks = passedChecks(d, id);
+  if (type !== undefined && NO_BEHAVIOUR_TYPES.includes(type)) task.evidence = "no_behaviour";
+  else if (checks.length === 0) task.evidence = "unverified";
+  else {
+    delete task.evidence;
+    handOut(d, id, { kind: "witness", task: id, checks });
+    return;
+  }
+  handOut(d, id, { kind: "commit", task: id });
+}
+
+/**
+ * The counterfactual of `id` came back: witnessed when a check went red with its change set aside,
+ * unwitnessed when they all passed or there was nothing to set aside. Either way it is committed (an
+ * unwitnessed task's work is kept; the run then ends without proof), unless its spec changed meanwhile.
+ */
+export function witnessed(
+  d: Draft,
+  id: string,
+  setAside: readonly string[],
+  results: readonly CheckResult[],
+): void {
+  const task = taskOf(d, id);
+  const red = results.filter(isRed).map((r) => r.name);
+  task.evidence = setAside.length > 0 && red.length > 0 ? "witnessed" : "unwitnessed";
+  task.witness = { setAside: setAside.slice(0, 50), red };
+  if (task.specChanged !== undefined) revisit(d, id, "green");
+  else handOut(d, id, { kind: "commit", task: id });
 }
 
 /**
@@ -87,10 +138,21 @@ export function startFresh(d: Draft, id: string): void {
     startIteration(d, id, `redo: spec ${reopened.join(", ")} changed`);
     return;
   }
+  // Only checks that name the task (its own or its ancestors') can show it already done: the plan-wide fast
+  // checks passing says nothing about this task.
+  // A task that changes no behaviour (docs, config) is never found done by checks of behaviour.
+  const type = d.state.nodes[id]?.type;
+  if (type !== undefined && NO_BEHAVIOUR_TYPES.includes(type)) {
+    startIteration(d, id, `first iteration (a ${type} task: no check can find it already done)`);
+    return;
+  }
+  if (!namesChecks(d.state, id)) {
+    startIteration(d, id, "first iteration (no check names it, so none can find it already done)");
+    return;
+  }
   const { run, skipped, slow } = spendSlow(d.state, noopGate(d.state, id));
   noteSkipped(d, id, skipped);
   if (run.length === 0) {
-    // Nothing to check (a leaf without checks is never a no-op): the agent runs.
     startIteration(d, id, "first iteration (no checks to find it already done)");
     return;
   }

@@ -1,12 +1,13 @@
 /** How the driver carries out each action of the control core, every outside interaction through the recorder. */
 import { join } from "node:path";
+import picomatch from "picomatch";
 import type { CheckDef, CheckResult, RunAction, RunDecision, RunEvent, RunState } from "../control/types.js";
 import { ReinsError, assertNever } from "../core/errors.js";
 import type { Store } from "../core/store.js";
 import type { AgentRunner } from "./agents/runner.js";
 import { touchesBoundary } from "./boundaries.js";
 import { runChecks } from "./checks.js";
-import type { Git } from "./git.js";
+import { Git } from "./git.js";
 import type { Guard } from "./guard.js";
 import { buildPrompt } from "./prompt.js";
 import type { Recorder } from "./recorder.js";
@@ -218,6 +219,80 @@ async function runAgent(
   };
 }
 
+/** Where a task's change is kept while it is set aside for its counterfactual: found again after a crash. */
+export function asideRef(run: string, task: string): string {
+  // In hex: a task id may hold what a ref name may not (`..`, a trailing `.lock`).
+  return `refs/reins/${run}/aside/${Buffer.from(task).toString("hex")}`;
+}
+
+/**
+ * The counterfactual of a green task: its change to non-test files (the settings' `testFiles` tell tests)
+ * is set aside, its checks run again with its tests kept, then the change is put back. The whole tree is
+ * first saved under `asideRef` (naming the files set aside), so a run killed meanwhile puts it back when it
+ * resumes (see restoreAside).
+ */
+async function witness(
+  ctx: DriveContext,
+  key: string,
+  action: Extract<RunAction, { kind: "witness" }>,
+): Promise<RunEvent> {
+  const run = state(ctx);
+  const tree = await treeOf(ctx, key, action.task);
+  const git = ctx.git(tree.cwd);
+  const base = await ctx.recorder.io(key, "git.head", () =>
+    tree.base === "HEAD" ? headOf(git) : Promise.resolve(tree.base),
+  );
+  const changes = await ctx.recorder.io(key, "git.changes", () => git.changes(base));
+  const isTest = picomatch(run.settings.testFiles, { dot: true });
+  const setAside = changes.map((c) => c.path).filter((path) => !isTest(path));
+  const answer = (results: CheckResult[]) => ({
+    kind: "witness.ran" as const,
+    ref: action.ref,
+    task: action.task,
+    setAside,
+    results,
+  });
+  if (setAside.length === 0) return { ...answer([]), at: await now(ctx, key) };
+  const ref = asideRef(ctx.meta.run, action.task);
+  const saved = await ctx.recorder.io(key, "git.save_tree", () =>
+    git.saveTree(ref, `reins: ${action.task} set aside\n\n${JSON.stringify(setAside)}`),
+  );
+  let results: CheckResult[];
+  try {
+    await ctx.recorder.io(key, "git.set_aside", () => git.putFiles(base, setAside));
+    results = await checks(ctx, key, action.task, action.checks);
+  } finally {
+    await ctx.recorder.io(key, "git.put_back", async () => {
+      await git.putFiles(saved, setAside);
+      await git.deleteRef(ref);
+    });
+  }
+  return { ...answer(results), at: await now(ctx, key) };
+}
+
+/**
+ * Puts back every change a killed run left set aside (see witness): in the tree `treeOf` gives for its task
+ * (the project, or the task's worktree), the files named in the saved commit, as it holds them. Returns the
+ * tasks whose change was put back.
+ */
+export async function restoreAside(
+  root: string,
+  run: string,
+  treeOf: (task: string) => string,
+): Promise<string[]> {
+  const restored: string[] = [];
+  const refs = new Git(root);
+  for (const { ref, sha } of await refs.refs(`refs/reins/${run}/aside/`)) {
+    const task = Buffer.from(ref.slice(ref.lastIndexOf("/") + 1), "hex").toString();
+    const named = (await refs.message(sha)).split("\n").find((line) => line.startsWith("["));
+    const files = named === undefined ? [] : (JSON.parse(named) as string[]);
+    await new Git(treeOf(task)).putFiles(sha, files);
+    await refs.deleteRef(ref);
+    restored.push(task);
+  }
+  return restored;
+}
+
 function commitMessage(ctx: DriveContext, run: RunState, task: string): string {
   const node = run.nodes[task];
   const t = run.tasks[task];
@@ -304,6 +379,8 @@ export async function perform(ctx: DriveContext, key: string, action: RunAction)
       await ctx.recorder.io(key, "guard.checks", () => ctx.guard.verified(action.task, results, Date.now()));
       return { kind: "checks.ran", ref: action.ref, task: action.task, results, at: await now(ctx, key) };
     }
+    case "witness":
+      return witness(ctx, key, action);
     case "commit":
       return commit(ctx, key, action.ref, action.task);
     case "rollback":

@@ -4,6 +4,7 @@ import type { StoredRun } from "../core/store.js";
 import { ReinsError } from "../core/errors.js";
 import type { SpecSnapshot } from "../spec/snapshot.js";
 import type { RunMeta } from "./run-trace.js";
+import { outcomeOf } from "../control/index.js";
 
 /** Everything a resumed run needs that the trace's length does not say. */
 export interface Checkpoint {
@@ -21,10 +22,9 @@ export interface Checkpoint {
 
 /** How a run stands, for lists: running, paused (until a person acts), or how it ended. */
 export function runStatus(state: RunState): string {
-  const failed = Object.values(state.tasks).some((t) => t.status === "failed");
-  if (state.finished?.proven === true && !failed) return "proven";
-  if (state.paused !== null) return "paused";
-  return state.finished !== null ? "ended" : "running";
+  if (state.finished === null) return state.paused !== null ? "paused" : "running";
+  // A finished run is its outcome: proven, failed, paused, unverified, unwitnessed or unproven.
+  return outcomeOf(state, state.finished).kind;
 }
 
 /** Task counts by status, tokens and cost: the summary a list of runs shows. */

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { createReadStream } from "node:fs";
-import { lstat } from "node:fs/promises";
-import { join } from "node:path";
+import { lstat, rm } from "node:fs/promises";
+import { isAbsolute, join } from "node:path";
 import pRetry from "p-retry";
 import { ReinsError } from "../core/errors.js";
 import { firstLine } from "./first-line.js";
@@ -337,6 +337,112 @@ export class Git {
     return { ok: false, conflict: true, files };
   }
 
+  /**
+   * The files the tree changed against `base` (tracked and untracked, `.reins/` aside), each with whether it
+   * is gone from the tree (deleted).
+   */
+  async changes(base: string): Promise<{ path: string; gone: boolean }[]> {
+    const ran = await this.#git([
+      "diff",
+      "--name-status",
+      "-z",
+      "--no-renames",
+      base,
+      "--",
+      ...ALL_BUT_STATE,
+    ]);
+    const fields = ran.stdout.split("\0");
+    const out: { path: string; gone: boolean }[] = [];
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const status = fields[i] ?? "";
+      const path = fields[i + 1] ?? "";
+      if (path !== "" && !isState(path)) out.push({ path, gone: status.startsWith("D") });
+    }
+    const seen = new Set(out.map((c) => c.path));
+    for (const path of await this.#untracked()) if (!seen.has(path)) out.push({ path, gone: false });
+    return out;
+  }
+
+  /**
+   * Saves the whole working tree (tracked and untracked files, ignored ones and `.reins/` aside) as a commit
+   * object under `ref`, with `message`, through an index of its own: neither the real index nor the tree is
+   * touched, and no hook runs. Returns the commit.
+   */
+  async saveTree(ref: string, message: string): Promise<string> {
+    const gitPath = (
+      await this.#git(["rev-parse", "--git-path", `reins-index-${process.pid}`])
+    ).stdout.trim();
+    const index = isAbsolute(gitPath) ? gitPath : join(this.cwd, gitPath);
+    const env = { GIT_INDEX_FILE: index };
+    try {
+      await this.#git(["read-tree", "HEAD"], { env });
+      const ignored = await this.#git(["check-ignore", "-q", STATE_DIR], { ok: [0, 1] });
+      await this.#git(["add", "-A", "--", ...(ignored.code === 0 ? ["."] : ALL_BUT_STATE)], { env });
+      const tree = (await this.#git(["write-tree"], { env })).stdout.trim();
+      const commit = (
+        await this.#git([...(await this.#identityArgs()), "commit-tree", tree, "-p", "HEAD", "-m", message])
+      ).stdout.trim();
+      await this.#git(["update-ref", ref, commit]);
+      return commit;
+    } finally {
+      await rm(index, { force: true });
+    }
+  }
+
+  /**
+   * Puts `files` into the working tree as they are in the commit `source`, and removes those of them it
+   * does not hold; the index is left as it is.
+   */
+  async putFiles(source: string, files: readonly string[]): Promise<void> {
+    for (let i = 0; i < files.length; i += 200) {
+      const chunk = files.slice(i, i + 200);
+      const listed = await this.#git([
+        "--literal-pathspecs",
+        "ls-tree",
+        "-r",
+        "-z",
+        "--name-only",
+        source,
+        "--",
+        ...chunk,
+      ]);
+      const held = new Set(listed.stdout.split("\0").filter((f) => f !== ""));
+      const present = chunk.filter((f) => held.has(f));
+      if (present.length > 0)
+        await this.#git([
+          "--literal-pathspecs",
+          "restore",
+          `--source=${source}`,
+          "--worktree",
+          "--",
+          ...present,
+        ]);
+      for (const file of chunk) if (!held.has(file)) await rm(join(this.cwd, file), { force: true });
+    }
+  }
+
+  /** The refs under `prefix` (`refs/reins/...`) and the commits they name. */
+  async refs(prefix: string): Promise<{ ref: string; sha: string }[]> {
+    const ran = await this.#git(["for-each-ref", "--format=%(refname) %(objectname)", prefix]);
+    return ran.stdout
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => {
+        const [ref = "", sha = ""] = line.split(" ");
+        return { ref, sha };
+      });
+  }
+
+  /** Deletes a ref; nothing when it is not there. */
+  async deleteRef(ref: string): Promise<void> {
+    await this.#git(["update-ref", "-d", ref], { ok: [0, 1] });
+  }
+
+  /** The full message of a commit. */
+  async message(sha: string): Promise<string> {
+    return (await this.#git(["log", "-1", "--format=%B", sha])).stdout;
+  }
+
   /** Untracked files, not ignored, outside `.reins/`. */
   async #untracked(): Promise<string[]> {
     const ran = await this.#git(["ls-files", "--others", "--exclude-standard", "-z", "--", ...ALL_BUT_STATE]);
@@ -360,7 +466,10 @@ export class Git {
   }
 
   /** Runs git, retrying while another git holds index.lock; exit codes outside `ok` throw a GitError. */
-  #git(args: string[], options: { ok?: number[]; maxBuffer?: number } = {}): Promise<Ran> {
+  #git(
+    args: string[],
+    options: { ok?: number[]; maxBuffer?: number; env?: Record<string, string> } = {},
+  ): Promise<Ran> {
     return pRetry(() => this.#once(args, options), {
       retries: this.#retry.retries,
       minTimeout: this.#retry.minTimeoutMs,
@@ -373,13 +482,23 @@ export class Git {
 
   #once(
     args: string[],
-    { ok = [0], maxBuffer = 64 * 1024 * 1024 }: { ok?: number[]; maxBuffer?: number },
+    {
+      ok = [0],
+      maxBuffer = 64 * 1024 * 1024,
+      env,
+    }: { ok?: number[]; maxBuffer?: number; env?: Record<string, string> },
   ): Promise<Ran> {
     return new Promise((resolve, reject) => {
       const child = execFile(
         "git",
         args,
-        { cwd: this.cwd, env: this.#env, encoding: "utf8", maxBuffer, timeout: this.#timeoutMs },
+        {
+          cwd: this.cwd,
+          env: env === undefined ? this.#env : { ...this.#env, ...env },
+          encoding: "utf8",
+          maxBuffer,
+          timeout: this.#timeoutMs,
+        },
         (error, stdout, stderr) => {
           const code = error === null ? 0 : error.code;
           // A bounded read (diff) that reached maxBuffer keeps what it got.

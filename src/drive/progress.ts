@@ -24,7 +24,8 @@ export function decisionLine(decision: RunDecision): string | null {
     case "drift":
       return `${decision.task}: ${decision.why}`;
     case "proof":
-      return `done proof ${decision.proof.holds ? "holds" : "does not hold"}: ${decision.proof.clauses.map((c) => `${c.holds ? "✔" : "✘"} ${c.name}`).join(", ")}`;
+      // The clauses only: the run's last line says what they add up to, with the first cause.
+      return `done proof: ${decision.proof.clauses.map((c) => `${c.holds ? "✔" : "✘"} ${c.name}`).join(", ")}`;
     case "ignored":
       return null;
   }

@@ -1,8 +1,8 @@
 /** The evidence report of a run: what each task did and proved, and each clause of the done proof. */
 import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { doneProof } from "../control/index.js";
-import type { CheckResult, DoneProof, RunEvent, RunState, TaskStatus } from "../control/types.js";
+import { doneProof, outcomeOf, type OutcomeKind } from "../control/index.js";
+import type { CheckResult, DoneProof, Evidence, RunEvent, RunState, TaskStatus } from "../control/types.js";
 import type { GuardAnswer } from "./guard.js";
 import type { ReadTrace, RunMeta } from "./run-trace.js";
 
@@ -28,6 +28,10 @@ export interface ReportTask {
   permanent: boolean;
   reason: string | null;
   noop: boolean;
+  /** What its evidence amounts to (see Evidence); absent while it is not done. */
+  evidence: Evidence | null;
+  /** Its counterfactual: the files set aside and the checks that went red without them. */
+  witness: { setAside: string[]; red: string[] } | null;
   commit: string | null;
   tokens: number;
   costUsd: number;
@@ -53,9 +57,10 @@ export interface Report {
   agent: string;
   branch: string;
   base: string;
-  status: "proven" | "ended";
-  /** Why the run ended without proof, when it did. */
-  why: string | null;
+  /** The run's outcome (see OutcomeKind): `proven` only when every done task's checks witnessed its change. */
+  status: OutcomeKind;
+  /** The outcome's first cause, one line. */
+  why: string;
   iterations: number;
   tokens: number;
   costUsd: number;
@@ -140,6 +145,8 @@ export function buildReport(meta: RunMeta, state: RunState, trace: Pick<ReadTrac
         permanent: t.permanent,
         reason: t.reason,
         noop: t.noop,
+        evidence: t.status === "done" ? (t.evidence ?? "unverified") : null,
+        witness: t.witness ?? null,
         commit: t.commit,
         tokens: t.tokens,
         costUsd: t.costUsd,
@@ -156,35 +163,24 @@ export function buildReport(meta: RunMeta, state: RunState, trace: Pick<ReadTrac
         interventions: [...new Set(interventions.get(id) ?? [])].slice(0, 20),
       };
     });
-  const proof = doneProof({
+  // The state as it is once this report exists: written, and no longer in flight.
+  const written: RunState = {
     ...state,
     reportWritten: true,
     inFlight: Object.fromEntries(
       Object.entries(state.inFlight).filter(([, kind]) => kind !== "write_report"),
     ),
-  });
-  const failed = tasks.filter((t) => t.status === "failed");
-  const proven = proof.holds && failed.length === 0;
-  const why = proven
-    ? null
-    : state.paused !== null
-      ? `paused: ${state.paused}`
-      : failed.length > 0
-        ? `${failed.length} task(s) failed: ${failed.map((t) => t.id).join(", ")}`
-        : !proof.holds
-          ? `the done proof does not hold: ${proof.clauses
-              .filter((c) => !c.holds)
-              .map((c) => `${c.name} (${c.evidence})`)
-              .join("; ")}`
-          : null;
+  };
+  const proof = doneProof(written);
+  const outcome = outcomeOf(written, state.finished ?? { proven: proof.holds });
   return {
     run: meta.run,
     plan: meta.plan,
     agent: meta.agent,
     branch: meta.branch,
     base: meta.base,
-    status: proven ? "proven" : "ended",
-    why,
+    status: outcome.kind,
+    why: outcome.cause,
     iterations: state.iterations,
     tokens: tasks.reduce((n, t) => n + t.tokens, 0),
     costUsd: Math.round(tasks.reduce((n, t) => n + t.costUsd, 0) * 1e6) / 1e6,
@@ -196,14 +192,36 @@ export function buildReport(meta: RunMeta, state: RunState, trace: Pick<ReadTrac
 
 const mark = (ok: boolean) => (ok ? "✔" : "✘");
 
+/** What a task's evidence rests on, for the report. */
+function evidenceNote(t: ReportTask): string {
+  const aside = t.witness?.setAside ?? [];
+  const list = (files: readonly string[]) => files.map((f) => `\`${f}\``).join(", ");
+  switch (t.evidence) {
+    case "witnessed":
+      return `: with its change to ${list(aside)} set aside, ${t.witness?.red.join(", ")} went red`;
+    case "unwitnessed":
+      return aside.length === 0
+        ? ": it changed no file outside its tests, so no check could see its change"
+        : `: its checks still pass with its change to ${list(aside)} set aside`;
+    case "already_done":
+      return ": the checks that name it passed before any change";
+    case "no_behaviour":
+      return ": the plan says it changes no behaviour";
+    case "unverified":
+      return ": no check ran for it";
+    default:
+      return "";
+  }
+}
+
 /** The report for a person, in markdown. */
 export function reportMarkdown(report: Report): string {
   const out: string[] = [
     `# reins run ${report.run}`,
     "",
     report.status === "proven"
-      ? "**Done, proven.** Every clause of the done proof holds and every task is done."
-      : `**Ended without proof.** ${report.why ?? ""}`,
+      ? `**Done, proven.** ${report.why}.`
+      : `**${report.status[0]?.toUpperCase()}${report.status.slice(1)}: not proven.** ${report.why}.`,
     "",
     `- plan: \`${report.plan}\``,
     `- agent: ${report.agent}`,
@@ -235,6 +253,7 @@ export function reportMarkdown(report: Report): string {
       `### ${t.id}: ${t.title}`,
       "",
       `- status: **${status}**${t.noop ? " (its checks already passed: closed without calling the agent)" : ""}${t.reason !== null ? ` (${t.reason})` : ""}`,
+      ...(t.evidence !== null ? [`- evidence: **${t.evidence}**${evidenceNote(t)}`] : []),
       `- commit: ${t.commit !== null ? `\`${t.commit.slice(0, 12)}\`` : "none"}`,
       `- tokens: ${t.tokens.toLocaleString("en")}; cost: $${t.costUsd.toFixed(4)}`,
     );

@@ -12,7 +12,7 @@ import type { Store } from "../core/store.js";
 import { createGovernor, type Governor } from "../governor.js";
 import { reinsDir } from "../config/reins-dir.js";
 import { Spool } from "../store/spool.js";
-import type { DriveContext } from "./actions.js";
+import { restoreAside, type DriveContext } from "./actions.js";
 import type { AgentRunner } from "./agents/runner.js";
 import { checkpointFrom } from "./checkpoint.js";
 import { namesSpec, specHashes } from "./drift.js";
@@ -158,7 +158,14 @@ function finish(ctx: DriveContext, end: DriveEnd): RunOutcome {
 
 /** Starts a new run of `plan`: refuses a dirty tree, works on a new branch `reins/<run>`. */
 export async function startRun(
-  options: RunOptions & { plan: PlanInput; wip?: number; maxIterations?: number; started?: RunStartOptions },
+  options: RunOptions & {
+    plan: PlanInput;
+    wip?: number;
+    maxIterations?: number;
+    started?: RunStartOptions;
+    /** Let tasks no check verifies run; the run then ends unverified. */
+    unverified?: boolean;
+  },
 ): Promise<RunOutcome> {
   const git = new Git(options.root);
   if (!(await git.isRepo()))
@@ -214,6 +221,7 @@ export async function startRun(
     nodes: options.plan.nodes,
     checks: options.plan.checks,
     settings,
+    ...(options.unverified === true ? { unverified: true } : {}),
   };
   return finish(ctx, await drive(ctx, { state: null, key: "begin", event }));
 }
@@ -248,6 +256,8 @@ export async function resumeRun(options: RunOptions & { run?: string }): Promise
       );
     await git.checkout(meta.branch);
   }
+  // A run killed during a counterfactual left a task's change set aside: it is put back before anything.
+  await restoreAside(options.root, meta.run, (task) => checkpoint.worktrees[task]?.path ?? options.root);
   const dir = runDir(options.root, meta.run);
   const trace = new TraceWriter(join(dir, "trace.jsonl"), checkpoint.traceBytes);
   const ctx = context(

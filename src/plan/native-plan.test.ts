@@ -316,7 +316,7 @@ describe("parsePlan: one line naming file:line and the field", () => {
       errorOf(yaml(...HEAD, "checks:", "  e2e: { command: x, tier: quick }", "tasks: [{ id: a, title: A }]")),
     ).toBe('reins.plan.yaml:4: checks.e2e.tier: got "quick"; expected one of "fast", "medium", "slow"');
     expect(errorOf(tasks("  - id: a", "    title: A", "    type: coding"))).toBe(
-      'reins.plan.yaml:6: tasks[0].type: got "coding"; expected one of "planning", "implement", "review", "test", "deploy", "design"',
+      'reins.plan.yaml:6: tasks[0].type: got "coding"; expected one of "planning", "implement", "review", "test", "deploy", "design", "docs", "config"',
     );
     expect(errorOf(tasks("  - id: a", "    title: A", "    priority: high"))).toBe(
       'reins.plan.yaml:6: tasks[0].priority: expected a number, got "high"',

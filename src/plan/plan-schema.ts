@@ -112,9 +112,12 @@ const nodeFields = {
     .optional()
     .meta({ description: "The specification this node implements." }),
   type: z
-    .enum(["planning", "implement", "review", "test", "deploy", "design"])
+    .enum(["planning", "implement", "review", "test", "deploy", "design", "docs", "config"])
     .optional()
-    .meta({ description: "The task type, for the per-type budgets." }),
+    .meta({
+      description:
+        "The task type, for the per-type budgets. `docs` and `config` change no behaviour: their tasks are committed without a witness and reported as such.",
+    }),
 };
 
 const subtaskSchema = z

@@ -162,6 +162,17 @@ export function driveRun(options: {
         });
         break;
       }
+      case "witness":
+        // With the change set aside, the first check fails: the checks witness the change.
+        feed({
+          kind: "witness.ran",
+          at,
+          ref: action.ref,
+          task: action.task,
+          setAside: ["src/a.ts"],
+          results: action.checks.map((c, i) => result(c, i === 0 ? ["fails without the change"] : undefined)),
+        });
+        break;
       case "commit":
         feed({
           kind: "task.committed",

@@ -1,0 +1,78 @@
+/** How a run came out, in one word and its first cause: what `reins run`'s last line and its report say. */
+import { doneProof } from "./done-proof.js";
+import type { RunState } from "./types.js";
+
+/**
+ * - `proven`: the done proof holds and every done task's checks witnessed its change;
+ * - `failed`: a task failed for good;
+ * - `paused`: a guard paused the run until a person acts;
+ * - `unverified`: a task was done with no check verifying it (a run started with `--unverified`);
+ * - `unwitnessed`: a task's checks pass with its change set aside, or it changed nothing they could see;
+ * - `unproven`: another clause of the done proof does not hold;
+ * - `interrupted`: the run stopped before it finished (Ctrl-C, a crash); `--resume` goes on.
+ */
+export type OutcomeKind =
+  "proven" | "failed" | "paused" | "unverified" | "unwitnessed" | "unproven" | "interrupted";
+
+/** An outcome and its first cause, one line. */
+export interface Outcome {
+  kind: OutcomeKind;
+  cause: string;
+}
+
+const ids = (list: readonly string[]) =>
+  list.length <= 5 ? list.join(", ") : `${list.slice(0, 5).join(", ")} and ${list.length - 5} more`;
+
+/**
+ * The outcome of a run in `state`, which the core finished (`finished`) or not (null). Pure. The first of
+ * failed, paused, unverified, unwitnessed and unproven that applies wins; `proven` only when none does.
+ */
+export function outcomeOf(state: RunState, finished: { proven: boolean } | null): Outcome {
+  const done = state.order.filter((id) => state.tasks[id]?.status === "done");
+  if (finished === null)
+    return state.paused !== null
+      ? { kind: "paused", cause: state.paused }
+      : {
+          kind: "interrupted",
+          cause: `go on with \`reins run --resume ${state.run}\``,
+        };
+  const failed = state.order.filter((id) => state.tasks[id]?.status === "failed");
+  if (failed.length > 0) {
+    const first = state.tasks[failed[0]!];
+    return {
+      kind: "failed",
+      cause: `task ${failed[0]} failed${first?.reason ? `: ${first.reason}` : ""}${failed.length > 1 ? ` (and ${ids(failed.slice(1))})` : ""}`,
+    };
+  }
+  if (state.paused !== null) return { kind: "paused", cause: state.paused };
+  const by = (evidence: string) =>
+    done.filter((id) => (state.tasks[id]?.evidence ?? "unverified") === evidence);
+  const unverified = by("unverified");
+  if (unverified.length > 0)
+    return { kind: "unverified", cause: `no check verified task(s) ${ids(unverified)}` };
+  const unwitnessed = by("unwitnessed");
+  if (unwitnessed.length > 0) {
+    const first = state.tasks[unwitnessed[0]!];
+    const how =
+      first?.witness === undefined || first.witness.setAside.length === 0
+        ? "it changed no file outside its tests, so no check could see its change"
+        : `its checks still pass with its change to ${ids(first.witness.setAside)} set aside`;
+    return {
+      kind: "unwitnessed",
+      cause: `task ${unwitnessed[0]}: ${how}${unwitnessed.length > 1 ? ` (also ${ids(unwitnessed.slice(1))})` : ""}`,
+    };
+  }
+  const proof = doneProof(state);
+  if (finished.proven && proof.holds) {
+    const count = (evidence: string) => by(evidence).length;
+    return {
+      kind: "proven",
+      cause: `every task's checks witnessed its change (${count("witnessed")} witnessed, ${count("already_done")} already done, ${count("no_behaviour")} changing no behaviour)`,
+    };
+  }
+  const broken = proof.clauses.find((c) => !c.holds);
+  return {
+    kind: "unproven",
+    cause: broken === undefined ? "the done proof does not hold" : `${broken.name}: ${broken.evidence}`,
+  };
+}
