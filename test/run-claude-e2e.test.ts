@@ -245,6 +245,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
         ["graph_stable", true],
         ["every_task_terminal", true],
         ["every_change_witnessed", true],
+        ["judges_untouched", true],
         ["report_written", true],
       ]);
       // The real agent's change to each task's files went red with it set aside: every task is witnessed.

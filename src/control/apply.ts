@@ -57,6 +57,8 @@ export function apply(d: Draft, event: AppliedEvent): void {
       task.tokens += event.tokens;
       task.costUsd += event.costUsd;
       task.unverifiedLines += event.linesChanged;
+      if (event.tampering !== undefined && event.tampering.length > 0)
+        task.tampering = [...(task.tampering ?? []), ...event.tampering].slice(-20);
       switch (event.outcome) {
         case "ok":
           task.boundaryTouched = event.boundaryTouched;

@@ -45,6 +45,7 @@ describe("the done proof", () => {
       "graph_stable",
       "every_task_terminal",
       "every_change_witnessed",
+      "judges_untouched",
       "report_written",
     ]);
   });
@@ -55,6 +56,14 @@ describe("the done proof", () => {
     expect(broken(s)).toEqual({ every_change_witnessed: "not witnessed: a (unwitnessed), b (unverified)" });
     const ok = set(set(finished(), "a", { evidence: "already_done" }), "b", { evidence: "no_behaviour" });
     expect(doneProof(ok).holds).toBe(true);
+  });
+
+  it("does not hold while an agent touched what judges its work, naming the task and what it did", () => {
+    const s = set(finished(), "b", { tampering: ["the agent wrote the git hook pre-commit: removed"] });
+    expect(broken(s)).toEqual({
+      judges_untouched:
+        "a person must look: the agent touched what judges its work, and reins undid it: b (the agent wrote the git hook pre-commit: removed)",
+    });
   });
 
   it("holds with tasks failed for good and canceled: they are over", () => {

@@ -60,6 +60,10 @@ export function doneProof(state: RunState): DoneProof {
     const evidence = task.evidence ?? "unverified";
     return PROVEN.has(evidence) ? [] : [`${id} (${evidence})`];
   });
+  const tampered = state.order.flatMap((id) => {
+    const said = state.tasks[id]?.tampering;
+    return said === undefined || said.length === 0 ? [] : [`${id} (${said[0]})`];
+  });
   const inFlight = Object.entries(state.inFlight).map(([key, kind]) => `${key || "run"} (${kind})`);
   const clauses: ProofClause[] = [
     clause("no_runnable_task", runnable, "no task is ready, due for retry or stalled", "runnable"),
@@ -77,6 +81,12 @@ export function doneProof(state: RunState): DoneProof {
       unproven,
       "every done task's checks witnessed its change (or it was already done, or changes no behaviour)",
       "not witnessed",
+    ),
+    clause(
+      "judges_untouched",
+      tampered,
+      "no agent touched what judges the work (commits, branches, git hooks)",
+      "a person must look: the agent touched what judges its work, and reins undid it",
     ),
     state.reportWritten
       ? { name: "report_written", holds: true, evidence: "the report is written" }

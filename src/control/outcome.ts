@@ -6,13 +6,15 @@ import type { RunState } from "./types.js";
  * - `proven`: the done proof holds and every done task's checks witnessed its change;
  * - `failed`: a task failed for good;
  * - `paused`: a guard paused the run until a person acts;
+ * - `tampered`: an agent touched what judges its work (a commit, a checkout, a branch, a git hook); reins
+ *   undid it, and a person must look;
  * - `unverified`: a task was done with no check verifying it (a run started with `--unverified`);
  * - `unwitnessed`: a task's checks pass with its change set aside, or it changed nothing they could see;
  * - `unproven`: another clause of the done proof does not hold;
  * - `interrupted`: the run stopped before it finished (Ctrl-C, a crash); `--resume` goes on.
  */
 export type OutcomeKind =
-  "proven" | "failed" | "paused" | "unverified" | "unwitnessed" | "unproven" | "interrupted";
+  "proven" | "failed" | "paused" | "tampered" | "unverified" | "unwitnessed" | "unproven" | "interrupted";
 
 /** An outcome and its first cause, one line. */
 export interface Outcome {
@@ -25,7 +27,7 @@ const ids = (list: readonly string[]) =>
 
 /**
  * The outcome of a run in `state`, which the core finished (`finished`) or not (null). Pure. The first of
- * failed, paused, unverified, unwitnessed and unproven that applies wins; `proven` only when none does.
+ * failed, paused, tampered, unverified, unwitnessed and unproven that applies wins; `proven` only when none does.
  */
 export function outcomeOf(state: RunState, finished: { proven: boolean } | null): Outcome {
   const done = state.order.filter((id) => state.tasks[id]?.status === "done");
@@ -45,6 +47,12 @@ export function outcomeOf(state: RunState, finished: { proven: boolean } | null)
     };
   }
   if (state.paused !== null) return { kind: "paused", cause: state.paused };
+  const tampered = state.order.filter((id) => (state.tasks[id]?.tampering?.length ?? 0) > 0);
+  if (tampered.length > 0)
+    return {
+      kind: "tampered",
+      cause: `task ${tampered[0]}: ${state.tasks[tampered[0]!]?.tampering?.[0] ?? ""}${tampered.length > 1 ? ` (also ${ids(tampered.slice(1))})` : ""}`,
+    };
   const by = (evidence: string) =>
     done.filter((id) => (state.tasks[id]?.evidence ?? "unverified") === evidence);
   const unverified = by("unverified");

@@ -150,6 +150,8 @@ export interface TaskRun {
    * red without them.
    */
   witness?: { setAside: string[]; red: string[] };
+  /** What its agent did to what judges the work (undone): a person must look before it counts as proven. */
+  tampering?: string[];
   /** Which gate the running checks are: after an iteration, or the completion gate before the commit. */
   gate: "iteration" | "completion" | null;
   /** Whether the last iteration touched a boundary (medium checks run after it). */
@@ -198,6 +200,11 @@ export type RunEvent =
       filesChanged: string[];
       /** Whether a changed file matches the settings' boundary globs (the shell matches them). */
       boundaryTouched: boolean;
+      /**
+       * What the agent did to what judges its work (commits, checkouts, resets, branches, git hooks), each
+       * undone by the shell, one line each. Absent when it did nothing of the kind.
+       */
+      tampering?: string[];
     }
   | { kind: "checks.ran"; at: number; ref: number; task: string; results: CheckResult[] }
   /**
@@ -262,6 +269,7 @@ export interface ProofClause {
     | "graph_stable"
     | "every_task_terminal"
     | "every_change_witnessed"
+    | "judges_untouched"
     | "report_written";
   holds: boolean;
   /** What it rests on: the task ids that break it, or what was checked. */

@@ -8,6 +8,7 @@ import type { AgentRunner } from "./agents/runner.js";
 import { touchesBoundary } from "./boundaries.js";
 import { runChecks } from "./checks.js";
 import { Git } from "./git.js";
+import { judgesOf, restoreJudges } from "./judges.js";
 import type { Guard } from "./guard.js";
 import { buildPrompt } from "./prompt.js";
 import type { Recorder } from "./recorder.js";
@@ -171,6 +172,7 @@ async function runAgent(
     instructions: ctx.instructions.get(action.task) ?? [],
   });
   ctx.instructions.delete(action.task);
+  const judges = await ctx.recorder.io(key, "git.judges", () => judgesOf(ctx.git(tree.cwd)));
   const output = await ctx.recorder.io(key, "agent", async () => {
     const result = await ctx.runner.run({
       run: ctx.meta.run,
@@ -186,6 +188,21 @@ async function runAgent(
     return { raw: result.raw, exitCode: result.exitCode, stderr: result.stderr };
   });
   const parsed = ctx.runner.parse(output.raw, output.exitCode, output.stderr);
+  // What judges the work is the run's: the agent's own commits, checkouts, resets, branches and hooks are
+  // undone before anything else looks at the tree.
+  const tampering = await ctx.recorder.io(key, "git.judges_restored", () =>
+    restoreJudges(
+      ctx.git(tree.cwd),
+      judges,
+      `refs/reins/${ctx.meta.run}/undo/${Buffer.from(action.task).toString("hex")}`,
+      ctx.meta.branch,
+    ),
+  );
+  if (tampering.length > 0)
+    ctx.instructions.set(action.task, [
+      ...(ctx.instructions.get(action.task) ?? []),
+      `reins undid what you did in git (${tampering.join("; ")}). Do not commit, check out, reset, make branches or write git hooks: reins commits your work once its checks prove it.`,
+    ]);
   const diff = await ctx.recorder.io(key, "git.diff_stat", () => ctx.git(tree.cwd).diffStat(tree.base));
   // The diff is everything since the last green commit; only a diff unlike the last one is a new edit.
   const signature = `${diff.lines}:${diff.files.join("\0")}`;
@@ -216,6 +233,7 @@ async function runAgent(
     linesChanged: diff.lines,
     filesChanged: diff.files.slice(0, 200),
     boundaryTouched: touchesBoundary(diff.files, run.settings.boundaries),
+    ...(tampering.length > 0 ? { tampering } : {}),
   };
 }
 

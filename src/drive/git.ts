@@ -433,6 +433,41 @@ export class Git {
       });
   }
 
+  /** Points `ref` at `sha` (made or moved). */
+  async setRef(ref: string, sha: string): Promise<void> {
+    await this.#git(["update-ref", ref, sha]);
+  }
+
+  /** Checks out `branch` whatever the tree holds (what it held is lost: save it first). */
+  async forceCheckout(branch: string): Promise<void> {
+    await this.#git(["checkout", "-q", "-f", branch]);
+  }
+
+  /** The files that differ between two commits. */
+  async changedBetween(a: string, b: string): Promise<string[]> {
+    const ran = await this.#git(["diff", "--name-only", "-z", "--no-renames", a, b, "--", ...ALL_BUT_STATE]);
+    return ran.stdout.split("\0").filter((f) => f !== "" && !isState(f));
+  }
+
+  /**
+   * The folders git would take hooks from in this repository: its hooks folder (`.git/hooks`, shared by
+   * worktrees) and, when the repository's own config names one, its `core.hooksPath`. Absolute.
+   */
+  async hooksDirs(): Promise<string[]> {
+    const common = (await this.#git(["rev-parse", "--git-common-dir"])).stdout.trim();
+    const dirs = [join(isAbsolute(common) ? common : join(this.cwd, common), "hooks")];
+    const configured = await this.#git(["config", "--local", "--get", "core.hooksPath"], { ok: [0, 1] });
+    const path = configured.stdout.trim();
+    if (configured.code === 0 && path !== "") dirs.push(isAbsolute(path) ? path : join(this.cwd, path));
+    return dirs;
+  }
+
+  /** The best common ancestor of two commits, or null when they have none. */
+  async mergeBase(a: string, b: string): Promise<string | null> {
+    const ran = await this.#git(["merge-base", a, b], { ok: [0, 1] });
+    return ran.code === 0 ? ran.stdout.trim() : null;
+  }
+
   /** Deletes a ref; nothing when it is not there. */
   async deleteRef(ref: string): Promise<void> {
     await this.#git(["update-ref", "-d", ref], { ok: [0, 1] });
@@ -491,7 +526,9 @@ export class Git {
     return new Promise((resolve, reject) => {
       const child = execFile(
         "git",
-        args,
+        // reins' own git calls run with the repository's hooks off: a hook an agent wrote can change
+        // nothing reins commits, checks out or resets.
+        ["-c", "core.hooksPath=/dev/null", ...args],
         {
           cwd: this.cwd,
           env: env === undefined ? this.#env : { ...this.#env, ...env },

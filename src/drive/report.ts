@@ -32,6 +32,8 @@ export interface ReportTask {
   evidence: Evidence | null;
   /** Its counterfactual: the files set aside and the checks that went red without them. */
   witness: { setAside: string[]; red: string[] } | null;
+  /** What its agent did to what judges the work, each undone by reins. */
+  tampering: string[];
   commit: string | null;
   tokens: number;
   costUsd: number;
@@ -147,6 +149,7 @@ export function buildReport(meta: RunMeta, state: RunState, trace: Pick<ReadTrac
         noop: t.noop,
         evidence: t.status === "done" ? (t.evidence ?? "unverified") : null,
         witness: t.witness ?? null,
+        tampering: t.tampering ?? [],
         commit: t.commit,
         tokens: t.tokens,
         costUsd: t.costUsd,
@@ -254,6 +257,7 @@ export function reportMarkdown(report: Report): string {
       "",
       `- status: **${status}**${t.noop ? " (its checks already passed: closed without calling the agent)" : ""}${t.reason !== null ? ` (${t.reason})` : ""}`,
       ...(t.evidence !== null ? [`- evidence: **${t.evidence}**${evidenceNote(t)}`] : []),
+      ...t.tampering.map((line) => `- **undone**: ${line}`),
       `- commit: ${t.commit !== null ? `\`${t.commit.slice(0, 12)}\`` : "none"}`,
       `- tokens: ${t.tokens.toLocaleString("en")}; cost: $${t.costUsd.toFixed(4)}`,
     );
