@@ -63,6 +63,10 @@ describe("self-protection", () => {
       { command: "curl -X POST http://127.0.0.1:7878/api/circuits/session%3Ap/acknowledge" },
       { command: "cat .reins/api-token" },
       { tool: "Read", reads: ["/w/app/.reins/api-token"] },
+      { command: "cat .reins/hook-secret" },
+      { tool: "Read", reads: ["/w/app/.reins/agent-token"] },
+      { command: "npx reins approve spec.md --by alice --reason ok" },
+      { command: "node bin/reins.js -C /w/app approve --reason ok" },
     ];
     for (const touch of cases) {
       const [decision] = replay(defaultPolicy, [call(touch)]);

@@ -26,8 +26,12 @@ export function isProtectedPath(path: string): boolean {
   return parent === ".gemini" && (last === "settings.json" || last === "trustedFolders.json");
 }
 
-/** The people's token, as a path in a command: whoever reads it can act as a person through the API. */
-const PEOPLE_TOKEN = /(?:^|[/\s"'=])\.reins\/api-token\b/;
+/**
+ * reins' secrets, as a path in a command: whoever reads the people's token can act as a person through the
+ * API; the agents' token and the hook secret let it send the hooks' events itself (a check it never ran,
+ * reported as passing).
+ */
+const SECRET = /(?:^|[/\s"'=])\.reins\/(?:api-token|agent-token|hook-secret)\b/;
 
 /** reins' own program, as a command names it: `reins`, `npx reins`, `node bin/reins.js`. */
 const REINS = /(?:^|\/)reins(?:\.js)?$/;
@@ -47,6 +51,7 @@ function personAction(args: readonly string[]): boolean {
     (command === "budget" && (sub === "extend" || sub === "reset")) ||
     (command === "circuit" && (sub === "ack" || sub === "reset")) ||
     command === "confirm" ||
+    command === "approve" ||
     (command === "alerts" && rest.includes("--ack")) ||
     (command === "init" && rest.includes("--uninstall"))
   );
@@ -72,7 +77,9 @@ function actsAsPerson(command: string): boolean {
 
 // The same paths and commands come back on most calls of a session: each is judged once.
 const isProtected = memoize(isProtectedPath);
-const isToken = memoize((path) => path.replace(/\\/g, "/").endsWith(".reins/api-token"));
+const isToken = memoize((path) =>
+  /\.reins\/(?:api-token|agent-token|hook-secret)$/.test(path.replace(/\\/g, "/")),
+);
 const actingCommand = memoize(actsAsPerson);
 
 /**
@@ -94,7 +101,7 @@ export const selfProtection: Guard = {
     const path =
       (event.writes ?? NO_ITEMS).find(isProtected) ?? (event.removes ?? NO_ITEMS).find(isProtected);
     const command = event.command ?? "";
-    const token = (event.reads ?? NO_ITEMS).some(isToken) || PEOPLE_TOKEN.test(command);
+    const token = (event.reads ?? NO_ITEMS).some(isToken) || SECRET.test(command);
     const acting = path === undefined && (token || actingCommand(command));
     if (path === undefined && !acting) return passed;
     if (state.protectionGrants > 0)
@@ -103,7 +110,7 @@ export const selfProtection: Guard = {
       path !== undefined
         ? `${quote(path)} belongs to reins (its state, its policy, or the hooks that run it): an agent may not change, move or remove it`
         : token
-          ? "The people's API token (.reins/api-token) lets whoever holds it act as a person: an agent may not read it"
+          ? "reins' secrets (.reins/api-token, agent-token, hook-secret) let whoever holds them act as a person or speak as reins' hooks: an agent may not read them"
           : `${quote(command)} acts as a person (extending a budget, resetting or acknowledging a breaker, confirming): an agent may not`;
     return block(
       name,
