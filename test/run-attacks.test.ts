@@ -3,8 +3,11 @@
  * a checkout of the user's branch, a git hook. reins undoes each, keeps the user's branch and hooks as they
  * were, commits only the tree its checks ran on, and never ends such a run proven.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { reinsBin } from "./support/processes.js";
 import { describe, expect, it } from "vitest";
 import { git, reinsIn, runProject } from "./support/run-project.js";
 
@@ -88,4 +91,80 @@ describe("reins run against an agent that reaches for git", () => {
     expect(report.tasks[0]?.tampering).toContain("the agent wrote the git hook pre-commit: removed");
     expect(git(dir, "show", "HEAD:a.txt")).toBe("ok");
   });
+});
+
+describe("resuming a run an agent or a crash left behind", () => {
+  /** Starts `reins run` as a process of its own and waits for the agent to say (a file) it is at work. */
+  async function startAndWait(dir: string, agent: string, mark: string) {
+    const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent], {
+      cwd: dir,
+      env: { ...process.env, REINS_MARK: mark },
+      stdio: "ignore",
+      detached: true,
+    });
+    for (const deadline = Date.now() + 30_000; !existsSync(mark) && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(mark)).toBe(true);
+    return child;
+  }
+
+  it("takes no task as done by a commit's trailer alone: a stub committed for a later task is judged by its checks", async () => {
+    // In a's iteration the agent commits a stub for b, trailer and all, then hangs until the run is killed.
+    const { dir, agent } = runProject(
+      { "reins.plan.yaml": PLAN },
+      [
+        'echo ok > "$REINS_TASK.txt"',
+        'if [ "$REINS_TASK" = a ] && [ ! -e "$REINS_MARK" ]; then',
+        "  echo stub > b.txt; git add b.txt",
+        '  git -c user.name=x -c user.email=x@x commit -qm "b: Write b" -m "Reins-Task: $REINS_RUN/b" >/dev/null',
+        '  touch "$REINS_MARK"; exec sleep 60',
+        "fi",
+      ].join("\n"),
+    );
+    const mark = join(mkdtempSync(join(tmpdir(), "reins-mark-")), "at-work");
+    const child = await startAndWait(dir, agent, mark);
+    process.kill(-(child.pid ?? 0), "SIGKILL");
+    await new Promise((r) => child.on("close", r));
+    const resumed = await reinsIn(dir, ["run", "--resume"]);
+    expect(resumed.err).toMatch(/has 1 commit\(s\) since reins' last .*: kept, but none closes a task/);
+    const report = JSON.parse(
+      readFileSync(join(dir, ".reins", "runs", runIdOf(resumed.out), "report.json"), "utf8"),
+    ) as { tasks: { id: string; attempts: unknown[]; evidence: string | null }[] };
+    // b was worked on by the agent and judged by its check, not closed by the forged commit.
+    const b = report.tasks.find((t) => t.id === "b");
+    expect(b?.attempts.length).toBeGreaterThan(0);
+    expect(readFileSync(join(dir, "b.txt"), "utf8")).toBe("ok\n");
+  }, 90_000);
+
+  it("refuses a second driver of the same run in one line, and a damaged trace before any agent runs", async () => {
+    const { dir, agent } = runProject(
+      { "reins.plan.yaml": PLAN },
+      'echo ok > "$REINS_TASK.txt"; [ -e "$REINS_MARK" ] || { touch "$REINS_MARK"; exec sleep 60; }',
+    );
+    const mark = join(mkdtempSync(join(tmpdir(), "reins-mark-")), "at-work");
+    const child = await startAndWait(dir, agent, mark);
+    const second = await reinsIn(dir, ["run", "--resume"]);
+    expect(second.code).toBe(2);
+    expect(second.err).toMatch(
+      /^reins: run \S+ is being driven by process \d+: a second driver would repeat/,
+    );
+    process.kill(-(child.pid ?? 0), "SIGKILL");
+    await new Promise((r) => child.on("close", r));
+    // The dead driver's lock is taken over; but a damaged trace is refused before anything runs.
+    const runs = readdirSync(join(dir, ".reins", "runs"));
+    const trace = join(dir, ".reins", "runs", runs[0]!, "trace.jsonl");
+    const text = readFileSync(trace, "utf8");
+    writeFileSync(trace, text.slice(0, 40) + "\u0000garbage" + text.slice(48));
+    const agentRuns = readFileSync(mark, "utf8");
+    const damaged = await reinsIn(dir, ["run", "--resume"]);
+    expect(damaged.code).toBe(2);
+    expect(damaged.err).toMatch(/trace\.jsonl:1 is damaged \(not JSON\): the run cannot be resumed/);
+    expect(readFileSync(mark, "utf8")).toBe(agentRuns);
+    // And a trace cut short is refused, never padded.
+    writeFileSync(trace, text.slice(0, 100));
+    const short = await reinsIn(dir, ["run", "--resume"]);
+    expect(short.code).toBe(2);
+    expect(short.err).toMatch(/holds 100 bytes, less than the \d+ its checkpoint stands for/);
+    expect(readFileSync(trace, "utf8")).toBe(text.slice(0, 100));
+  }, 90_000);
 });

@@ -249,6 +249,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
             policy: loaded.policy,
             signal: controller.signal,
             ...(progress !== undefined ? { progress } : {}),
+            onNote: (line: string) => io.stderr(`${line}\n`),
           };
           let resume = opts.resume;
           let planFile = planArg;

@@ -41,6 +41,10 @@ export interface DriveContext {
    * replaced whenever a look finds drift. Null while nothing is recorded (a plan naming no section).
    */
   spec: SpecSnapshot | null;
+  /** The run branch's commit reins last made or started from: what a resume trusts (kept in the checkpoint). */
+  tip: string;
+  /** On resume: the commits found that the run may take (see trustedTip); null: an older run's trailer search. */
+  trusted: Record<string, string> | null;
   /** Guards' corrective instructions for each task's next prompt. */
   instructions: Map<string, string[]>;
   signal: AbortSignal | undefined;
@@ -353,6 +357,7 @@ async function commit(ctx: DriveContext, key: string, ref: number, task: string)
     await dropTree(ctx, key, task);
   }
   await ctx.recorder.io(key, "guard.task_end", () => ctx.guard.taskEnded(task, "done", Date.now()));
+  ctx.tip = sha;
   return { kind: "task.committed", ref, at: await now(ctx, key), task, commit: sha };
 }
 
@@ -362,7 +367,9 @@ async function rollback(ctx: DriveContext, key: string, ref: number, task: strin
     await dropTree(ctx, key, task);
     to = await ctx.recorder.io(key, "git.head", () => headOf(ctx.git(ctx.root)));
   } else {
-    to = await ctx.recorder.io(key, "git.head", () => headOf(ctx.git(ctx.root)));
+    // The last green commit reins made (or the run's start), never whatever HEAD an agent left.
+    const tip = ctx.tip;
+    to = await ctx.recorder.io(key, "git.head", () => Promise.resolve(tip));
     await ctx.recorder.io(key, "git.reset", () => ctx.git(ctx.root).resetHard(to));
   }
   await ctx.recorder.io(key, "guard.task_end", () => ctx.guard.taskEnded(task, "failed", Date.now()));

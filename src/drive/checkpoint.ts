@@ -18,6 +18,8 @@ export interface Checkpoint {
   worktrees: Record<string, { path: string; base: string }>;
   /** The recorded hashes of the spec sections the plan names, as of this step (absent: the plan names none). */
   spec?: SpecSnapshot;
+  /** The run branch's commit reins last made or started from (absent in runs of older versions). */
+  tip?: string;
 }
 
 /** How a run stands, for lists: running, paused (until a person acts), or how it ended. */
@@ -80,5 +82,6 @@ export function checkpointFrom(stored: StoredRun): Checkpoint {
     keys: c.keys,
     worktrees: c.worktrees ?? {},
     ...(c.spec !== undefined ? { spec: c.spec } : {}),
+    ...(typeof c.tip === "string" ? { tip: c.tip } : {}),
   };
 }

@@ -188,6 +188,7 @@ async function save(ctx: DriveContext, state: RunState): Promise<void> {
     keys: { ...ctx.keys },
     worktrees: Object.fromEntries(ctx.worktrees),
     ...(ctx.spec !== null ? { spec: ctx.spec } : {}),
+    tip: ctx.tip,
   };
   await ctx.store.saveRun(checkpointOf(checkpoint, Date.now()));
 }

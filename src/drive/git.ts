@@ -468,6 +468,18 @@ export class Git {
     return ran.code === 0 ? ran.stdout.trim() : null;
   }
 
+  /** The parents of a commit. */
+  async parents(sha: string): Promise<string[]> {
+    const ran = await this.#git(["rev-list", "--parents", "-n", "1", sha]);
+    return ran.stdout.trim().split(" ").slice(1);
+  }
+
+  /** The commits of a range (`a..b`), newest first. */
+  async revList(range: string): Promise<string[]> {
+    const ran = await this.#git(["rev-list", range]);
+    return ran.stdout.split("\n").filter((line) => line !== "");
+  }
+
   /** Deletes a ref; nothing when it is not there. */
   async deleteRef(ref: string): Promise<void> {
     await this.#git(["update-ref", "-d", ref], { ok: [0, 1] });

@@ -1,6 +1,6 @@
 /** Starting, resuming and replaying a run of `reins run`: the setup around the driver. */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { resolveSettings } from "../control/index.js";
 import type { RunSettingsInput } from "../control/index.js";
@@ -13,6 +13,7 @@ import { createGovernor, type Governor } from "../governor.js";
 import { reinsDir } from "../config/reins-dir.js";
 import { Spool } from "../store/spool.js";
 import { restoreAside, type DriveContext } from "./actions.js";
+import { lockRun } from "./run-lock.js";
 import type { AgentRunner } from "./agents/runner.js";
 import { checkpointFrom } from "./checkpoint.js";
 import { namesSpec, specHashes } from "./drift.js";
@@ -48,6 +49,8 @@ export interface RunOptions {
   agentTimeoutMs?: number;
   signal?: AbortSignal;
   progress?: (state: RunState, decisions: RunDecision[]) => void;
+  /** One line to tell the person (a resume undoing commits reins did not make). @default nothing */
+  onNote?: (line: string) => void;
 }
 
 /** How a run came out. */
@@ -111,6 +114,8 @@ function context(
     worktrees: new Map(),
     state: null,
     lastDiff: new Map(),
+    tip: meta.base,
+    trusted: null,
     spec: null,
     instructions: new Map(),
     signal: options.signal,
@@ -118,6 +123,14 @@ function context(
     agentTimeoutMs: options.agentTimeoutMs ?? 30 * 60_000,
     progress: options.progress ?? (() => undefined),
     resumeEvent: async (key, state) => {
+      // A run that kept its branch's tip trusts only the commit reins made and had not recorded yet (see
+      // trustedTip); an older one looks for each open task's trailer, as it always did.
+      if (ctx.trusted !== null) {
+        const trusted = ctx.trusted;
+        const commits = await recorder.io(key, "git.trusted_commits", () => Promise.resolve(trusted));
+        const at = await recorder.io(key, "clock", () => Promise.resolve(Date.now()));
+        return { kind: "run.resumed", at, commits };
+      }
       const commits: Record<string, string> = {};
       for (const task of Object.keys(state.tasks)) {
         const t = state.tasks[task];
@@ -196,6 +209,7 @@ export async function startRun(
   await git.checkout(branch);
   const dir = runDir(options.root, run);
   mkdirSync(dir, { recursive: true });
+  const unlock = lockRun(dir, run);
   const meta: RunMeta = {
     run,
     plan: options.plan.file,
@@ -223,7 +237,11 @@ export async function startRun(
     settings,
     ...(options.unverified === true ? { unverified: true } : {}),
   };
-  return finish(ctx, await drive(ctx, { state: null, key: "begin", event }));
+  try {
+    return finish(ctx, await drive(ctx, { state: null, key: "begin", event }));
+  } finally {
+    unlock();
+  }
 }
 
 /** The newest unfinished run in the store: what a plain `reins run --resume` goes on with. */
@@ -246,36 +264,102 @@ export async function resumeRun(options: RunOptions & { run?: string }): Promise
       `run ${id} is done, proven; nothing to resume (its report: reins report ${id})`,
     );
   const { meta } = checkpoint;
-  const git = new Git(options.root);
-  if ((await git.currentBranch()) !== meta.branch) {
-    const dirty = await git.dirtyFiles();
-    if (dirty.length > 0)
-      throw new ReinsError(
-        "usage",
-        `the working tree has uncommitted changes and is not on the run's branch ${meta.branch}: commit or stash them first`,
-      );
-    await git.checkout(meta.branch);
-  }
-  // A run killed during a counterfactual left a task's change set aside: it is put back before anything.
-  await restoreAside(options.root, meta.run, (task) => checkpoint.worktrees[task]?.path ?? options.root);
   const dir = runDir(options.root, meta.run);
-  const trace = new TraceWriter(join(dir, "trace.jsonl"), checkpoint.traceBytes);
-  const ctx = context(
-    options,
-    meta,
-    liveRecorder(trace),
-    trace,
-    null,
-    runGuard(runGovernor(options), meta.run),
-  );
-  ctx.keys = { ...checkpoint.keys };
-  ctx.spec = checkpoint.spec ?? null;
-  for (const [task, tree] of Object.entries(checkpoint.worktrees)) ctx.worktrees.set(task, tree);
-  // A paused run goes on only when the person has acted; the first agent call checks again.
-  const state: RunState = { ...checkpoint.state, paused: null };
-  const key = `r${state.seq}`;
-  const event = await ctx.resumeEvent(key, state);
-  return finish(ctx, await drive(ctx, { state, key, event }));
+  const unlock = lockRun(dir, meta.run);
+  try {
+    // The trace is checked before anything is touched: a damaged one is refused, never padded or extended.
+    const tracePath = join(dir, "trace.jsonl");
+    checkTrace(tracePath, checkpoint.traceBytes, meta.run);
+    const git = new Git(options.root);
+    if ((await git.currentBranch()) !== meta.branch) {
+      const dirty = await git.dirtyFiles();
+      if (dirty.length > 0)
+        throw new ReinsError(
+          "usage",
+          `the working tree has uncommitted changes and is not on the run's branch ${meta.branch}: commit or stash them first`,
+        );
+      await git.checkout(meta.branch);
+    }
+    // A run killed during a counterfactual left a task's change set aside: it is put back before anything.
+    await restoreAside(options.root, meta.run, (task) => checkpoint.worktrees[task]?.path ?? options.root);
+    const trust = checkpoint.tip === undefined ? null : await trustedTip(git, meta, checkpoint);
+    if (trust !== null && trust.undone !== "") options.onNote?.(trust.undone);
+    const trace = new TraceWriter(tracePath, checkpoint.traceBytes);
+    const ctx = context(
+      options,
+      meta,
+      liveRecorder(trace),
+      trace,
+      null,
+      runGuard(runGovernor(options), meta.run),
+    );
+    ctx.keys = { ...checkpoint.keys };
+    ctx.spec = checkpoint.spec ?? null;
+    ctx.tip = checkpoint.tip ?? meta.base;
+    ctx.trusted = trust?.commits ?? null;
+    for (const [task, tree] of Object.entries(checkpoint.worktrees)) ctx.worktrees.set(task, tree);
+    // A paused run goes on only when the person has acted; the first agent call checks again.
+    const state: RunState = { ...checkpoint.state, paused: null };
+    const key = `r${state.seq}`;
+    const event = await ctx.resumeEvent(key, state);
+    return finish(ctx, await drive(ctx, { state, key, event }));
+  } finally {
+    unlock();
+  }
+}
+
+/**
+ * Refuses to resume from a trace that does not hold the `bytes` the checkpoint stands for, whole: shorter
+ * (padding it would write NUL bytes into it) or damaged within them. One line, before anything runs.
+ */
+function checkTrace(path: string, bytes: number, run: string): void {
+  const fix = `the run cannot be resumed (start it again, or see its report: reins report ${run})`;
+  if (!existsSync(path)) throw new ReinsError("invalid_trace", `${path} is missing: ${fix}`);
+  const size = statSync(path).size;
+  if (size < bytes)
+    throw new ReinsError(
+      "invalid_trace",
+      `${path} holds ${size} bytes, less than the ${bytes} its checkpoint stands for: ${fix}`,
+    );
+  const head = readFileSync(path).subarray(0, bytes).toString("utf8");
+  head.split("\n").forEach((line, i) => {
+    if (line.trim() === "") return;
+    try {
+      JSON.parse(line);
+    } catch {
+      throw new ReinsError("invalid_trace", `${path}:${i + 1} is damaged (not JSON): ${fix}`);
+    }
+  });
+}
+
+/**
+ * What a resumed run may take from its branch: the commits its checkpoint recorded (the tip), and one more
+ * only when it is reins' own commit of a task whose commit was in flight when the run stopped (made, not
+ * yet recorded). Any other commit since (a person's while the run was paused, or one an agent made before
+ * the run was killed, a `Reins-Task` trailer forged or not) is kept, but closes no task: the checks judge
+ * the tree as it is, and one line says so.
+ */
+async function trustedTip(
+  git: Git,
+  meta: RunMeta,
+  checkpoint: ReturnType<typeof checkpointFrom>,
+): Promise<{ commits: Record<string, string>; undone: string }> {
+  const tip = checkpoint.tip ?? meta.base;
+  const head = await git.head();
+  if (head === null || head === tip) return { commits: {}, undone: "" };
+  const parent = (await git.parents(head))[0];
+  if (parent === tip) {
+    const message = await git.message(head);
+    const task = Object.keys(checkpoint.state.inFlight).find(
+      (t) => checkpoint.state.inFlight[t] === "commit" && message.includes(`Reins-Task: ${meta.run}/${t}\n`),
+    );
+    if (task !== undefined) return { commits: { [task]: head }, undone: "" };
+  }
+  const count = (await git.revList(`${tip}..${head}`)).length;
+  return {
+    commits: {},
+    undone: `reins: the run's branch ${meta.branch} has ${count} commit(s) since reins' last (${tip.slice(0, 12)}): kept, but none closes a task; the checks judge the tree as it is`,
+  };
 }
 
 /** Replays a recorded run with no agent, no commands and no store, and checks every step against the record. */
@@ -296,6 +380,9 @@ export async function replayRun(
     taskEnded: () => Promise.resolve({ stop: null, advice: [] }),
   };
   const ctx = context(options, read.meta, replayRecorder(read), null, read, noGuard);
+  // A run that kept its branch's tip resumed from the commits it trusted; the replay reads them back.
+  const trusted = [...read.io.values()].some((lines) => lines.some((l) => l.op === "git.trusted_commits"));
+  if (trusted) ctx.trusted = {};
   ctx.writeReport = () => Promise.reject(new ReinsError("invalid_trace", "a replay never writes"));
   // A trace recorded before spec drift existed has no hashes at its start: nothing to read back then.
   const recorded = read.io.get(first.key)?.some((line) => line.op === "spec.hashes") === true;
