@@ -180,6 +180,27 @@ describe("reins run --spec", () => {
     });
   });
 
+  it("takes no task as done by a Reins-Task trailer alone: an empty commit naming every task builds them all the same", async () => {
+    const { dir, start } = project();
+    expect((await start()).out.trim().split("\n").at(-1)).toBe(GATE);
+    expect((await reinsIn(dir, ["approve", "spec.md", "--reason", "ok", "--by", "alice"])).code).toBe(0);
+    // Anyone can write a trailer: an agent, or a person by mistake, for a run that never was.
+    git(
+      dir,
+      "commit",
+      "-q",
+      "--allow-empty",
+      "-m",
+      "done",
+      "-m",
+      "Reins-Task: r/t1\nReins-Task: r/t2\nReins-Task: r/t3",
+    );
+    const built = await start();
+    expect(built.code).toBe(0);
+    expect(built.out).not.toContain("nothing to build");
+    expect(subjects(dir, "main..HEAD")).toEqual(["t3: Say goodbye", "t2: Shout", "t1: Greet"]);
+  });
+
   it("reopens exactly the task naming a section an agent edited mid-run", async () => {
     const { dir, start } = project({ REINS_EDIT: "1" });
     expect((await start()).code).toBe(1);

@@ -282,21 +282,6 @@ export class Git {
     return null;
   }
 
-  /**
-   * The values of every message line `<key>: <value>` (a trailer such as `Reins-Task: <run>/<task>`) in the
-   * commits reachable from HEAD, newest first; empty when there is no commit.
-   */
-  async trailerValues(key: string): Promise<string[]> {
-    if ((await this.head()) === null) return [];
-    const ran = await this.#git(["log", "--format=%B%x00", "--fixed-strings", `--grep=${key}:`, "HEAD"]);
-    const prefix = `${key}:`;
-    return ran.stdout
-      .split("\n")
-      .map((line) => line.trim())
-      .filter((line) => line.startsWith(prefix))
-      .map((line) => line.slice(prefix.length).trim());
-  }
-
   /** Adds a worktree at `path` checked out at `ref`: detached, or on a new branch `branch` when given. */
   async worktreeAdd(path: string, ref: string, options: { branch?: string } = {}): Promise<void> {
     const where = options.branch === undefined ? ["--detach"] : ["-b", options.branch];
@@ -466,6 +451,12 @@ export class Git {
   async mergeBase(a: string, b: string): Promise<string | null> {
     const ran = await this.#git(["merge-base", a, b], { ok: [0, 1] });
     return ran.code === 0 ? ran.stdout.trim() : null;
+  }
+
+  /** Whether commit `a` is `b` or one of its ancestors (false when either is unknown). */
+  async isAncestor(a: string, b: string): Promise<boolean> {
+    const ran = await this.#git(["merge-base", "--is-ancestor", a, b], { ok: [0, 1, 128] });
+    return ran.code === 0;
   }
 
   /** The parents of a commit. */

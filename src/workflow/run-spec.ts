@@ -88,17 +88,25 @@ export function planFact(root: string, plan: string, spec: string): PlanFact {
   }
 }
 
-/** Task ids shown done: `Reins-Task:` trailers on the current branch, and the newest proven run of the plan. */
+/**
+ * Task ids shown done: by a commit a run of the plan recorded for them (in its checkpoint, never a
+ * `Reins-Task:` trailer alone, which anyone can write) that is on the current branch, and every done task
+ * of the newest proven run of the plan.
+ */
 async function doneTasks(store: Store, git: Git, planPath: string): Promise<string[]> {
-  const done = new Set((await git.trailerValues("Reins-Task")).map((v) => v.slice(v.indexOf("/") + 1)));
+  const done = new Set<string>();
+  let provenSeen = false;
   for (const run of await store.runs()) {
-    if (run.status !== "proven") continue;
     const stored = await store.run(run.id);
     if (stored === null) continue;
     const { meta, state } = checkpointFrom(stored);
     if (meta.plan !== planPath) continue;
-    for (const [id, task] of Object.entries(state.tasks)) if (task.status === "done") done.add(id);
-    break;
+    for (const [id, task] of Object.entries(state.tasks)) {
+      if (task.status !== "done") continue;
+      if (task.commit !== null && (await git.isAncestor(task.commit, "HEAD"))) done.add(id);
+      else if (run.status === "proven" && !provenSeen) done.add(id);
+    }
+    if (run.status === "proven") provenSeen = true;
   }
   return [...done];
 }
