@@ -4,6 +4,7 @@ import { efficacyBench } from "./efficacy.js";
 import { engineBench } from "./engine.js";
 import { hooksBench } from "./hooks.js";
 import { projectsBench } from "./projects.js";
+import { witnessBench } from "./witness.js";
 import { serverBench } from "./server.js";
 import { redisBench, sqliteBench } from "./stores.js";
 import { machine } from "./stats.js";
@@ -24,6 +25,7 @@ const parts = {
   redis: redisBench,
   hooks: hooksBench,
   projects: projectsBench,
+  witness: witnessBench,
   server: serverBench,
   dashboard: dashboardBench,
   efficacy: efficacyBench,
