@@ -3,13 +3,11 @@
  * a checkout of the user's branch, a git hook. reins undoes each, keeps the user's branch and hooks as they
  * were, commits only the tree its checks ran on, and never ends such a run proven.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { reinsBin } from "./support/processes.js";
 import { describe, expect, it } from "vitest";
-import { git, reinsIn, runProject } from "./support/run-project.js";
+import { git, reinsIn, runProject, runUntilMarked } from "./support/run-project.js";
 
 const PLAN = `version: 1
 name: attacks
@@ -94,20 +92,6 @@ describe("reins run against an agent that reaches for git", () => {
 });
 
 describe("resuming a run an agent or a crash left behind", () => {
-  /** Starts `reins run` as a process of its own and waits for the agent to say (a file) it is at work. */
-  async function startAndWait(dir: string, agent: string, mark: string) {
-    const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent], {
-      cwd: dir,
-      env: { ...process.env, REINS_MARK: mark },
-      stdio: "ignore",
-      detached: true,
-    });
-    for (const deadline = Date.now() + 30_000; !existsSync(mark) && Date.now() < deadline;)
-      await new Promise((r) => setTimeout(r, 50));
-    expect(existsSync(mark)).toBe(true);
-    return child;
-  }
-
   it("takes no task as done by a commit's trailer alone: a stub committed for a later task is judged by its checks", async () => {
     // In a's iteration the agent commits a stub for b, trailer and all, then hangs until the run is killed.
     const { dir, agent } = runProject(
@@ -122,7 +106,7 @@ describe("resuming a run an agent or a crash left behind", () => {
       ].join("\n"),
     );
     const mark = join(mkdtempSync(join(tmpdir(), "reins-mark-")), "at-work");
-    const child = await startAndWait(dir, agent, mark);
+    const child = await runUntilMarked(dir, agent, mark);
     process.kill(-(child.pid ?? 0), "SIGKILL");
     await new Promise((r) => child.on("close", r));
     const resumed = await reinsIn(dir, ["run", "--resume"]);
@@ -142,7 +126,7 @@ describe("resuming a run an agent or a crash left behind", () => {
       'echo ok > "$REINS_TASK.txt"; [ -e "$REINS_MARK" ] || { touch "$REINS_MARK"; exec sleep 60; }',
     );
     const mark = join(mkdtempSync(join(tmpdir(), "reins-mark-")), "at-work");
-    const child = await startAndWait(dir, agent, mark);
+    const child = await runUntilMarked(dir, agent, mark);
     const second = await reinsIn(dir, ["run", "--resume"]);
     expect(second.code).toBe(2);
     expect(second.err).toMatch(

@@ -2,13 +2,11 @@
  * "Proven" means witnessed: `reins run` with scripted agents whose changes its checks see, or do not, and
  * plans with no checks. Each run's last line names its outcome and first cause.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { reinsBin } from "./support/processes.js";
-import { git, reinsIn, runProject } from "./support/run-project.js";
+import { git, reinsIn, runProject, runUntilMarked } from "./support/run-project.js";
 
 /** A tiny calculator project: `add` is broken until the agent fixes it; the check is its test. */
 const CALC = {
@@ -186,15 +184,7 @@ describe("a run killed while a change is set aside", () => {
       "sed -i 's/a - b/a + b/' calc.js",
     );
     const mark = join(mkdtempSync(join(tmpdir(), "reins-mark-")), "aside");
-    const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent], {
-      cwd: dir,
-      env: { ...process.env, REINS_MARK: mark },
-      stdio: "ignore",
-      detached: true,
-    });
-    for (const deadline = Date.now() + 30_000; !existsSync(mark) && Date.now() < deadline;)
-      await new Promise((r) => setTimeout(r, 50));
-    expect(existsSync(mark)).toBe(true);
+    const child = await runUntilMarked(dir, agent, mark);
     expect(readFileSync(join(dir, "calc.js"), "utf8")).toContain("a - b"); // the fix is set aside right now
     process.kill(-(child.pid ?? 0), "SIGKILL");
     await new Promise((r) => child.on("close", r));

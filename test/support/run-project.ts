@@ -1,10 +1,11 @@
 /** Git projects for `reins run` tests. */
-import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { memoryIo } from "../../src/cli/io.js";
 import { run } from "../../src/cli/run.js";
+import { reinsBin } from "./processes.js";
 
 /** Runs git in `cwd`, for a test's own setup and assertions. */
 export function git(cwd: string, ...args: string[]): string {
@@ -51,4 +52,21 @@ export async function reinsIn(cwd: string, argv: string[]) {
   const io = memoryIo({ cwd, env: {} });
   const code = await run(argv, io);
   return { code, out: io.out.join(""), err: io.err.join("") };
+}
+
+/**
+ * Starts `reins run --agent <agent>` in `dir` as a process group of its own, `REINS_MARK=<mark>` set, and
+ * waits (up to 30 s) for the run to touch `mark` (its agent or a check says it got there): the process.
+ */
+export async function runUntilMarked(dir: string, agent: string, mark: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent], {
+    cwd: dir,
+    env: { ...process.env, REINS_MARK: mark },
+    stdio: "ignore",
+    detached: true,
+  });
+  for (const deadline = Date.now() + 30_000; !existsSync(mark) && Date.now() < deadline;)
+    await new Promise((r) => setTimeout(r, 50));
+  if (!existsSync(mark)) throw new Error(`the run did not reach ${mark} within 30 s`);
+  return child;
 }
