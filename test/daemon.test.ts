@@ -10,9 +10,10 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openServices, type HookServices } from "../src/hooks/run-hook.js";
 import { apiToken, hookSecret } from "../src/server/secret.js";
-import { daemonAt } from "../src/server/daemon.js";
+import { daemonAt, serveStartLock } from "../src/server/daemon.js";
 import { createServer } from "../src/server/server.js";
 import type { Store } from "../src/core/store.js";
+import { killPids, servePids } from "./support/fault-daemon.js";
 import { freePort } from "./support/redis-server.js";
 
 const root = join(import.meta.dirname, "..");
@@ -286,6 +287,27 @@ describe("reins hook claude --ensure-daemon (the SessionStart and UserPromptSubm
       // Only when the daemon started: a failure above stays the one reported.
       const pidFile = join(dir, ".reins", "serve.pid");
       if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, "utf8")), "SIGTERM");
+    }
+  }, 60_000);
+
+  it("starts one daemon when many sessions find it down at once, and the others wait for it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-ensure-"));
+    writeFileSync(join(dir, "reins.config.json"), "{}");
+    const port = await freePort();
+    let most = 0;
+    const census = setInterval(() => (most = Math.max(most, servePids(dir).length)), 20);
+    try {
+      const results = await Promise.all(Array.from({ length: 6 }, () => ensure(dir, port)));
+      expect(results.map((r) => r.status)).toEqual([0, 0, 0, 0, 0, 0]);
+      expect(await daemonAt("127.0.0.1", port, dir)).toBe("ours");
+      // Before the start lock, each of the six spawned a `reins serve`, five of them only to lose the port.
+      expect(most).toBe(1);
+      expect(existsSync(serveStartLock(dir)), "the start lock is released once the daemon listens").toBe(
+        false,
+      );
+    } finally {
+      clearInterval(census);
+      await killPids(servePids(dir));
     }
   }, 60_000);
 

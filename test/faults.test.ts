@@ -208,6 +208,11 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
       // answer makes the session run the SessionStart command hook, which restarts the daemon (as a new or
       // resumed Claude Code session would).
       let halted = false; // set when the chaos fails, so no session goes on restarting daemons
+      // Each session's last call, its Stop, waits for the chaos to end: usage read by a call the daemon died
+      // in is counted by the session's next answered call, so the last one must find the daemon back. (A
+      // restart under CI's load outlasted the stream once: the Stop failed and a line went uncounted.)
+      let endChaos = () => {};
+      const chaosEnded = new Promise<void>((resolve) => (endChaos = resolve));
       const stream = async (s: SimulatedSession) => {
         await s.command("SessionStart", ensureArgs, { source: "startup" });
         await s.command("UserPromptSubmit", ensureArgs, { prompt: "stream calls" });
@@ -218,6 +223,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
             await s.command("SessionStart", ensureArgs, { source: "resume" });
           }
         }
+        await chaosEnded;
         await s.http("Stop", { stop_hook_active: false, last_assistant_message: "done" });
       };
 
@@ -262,7 +268,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
       }, 500);
       const streaming = Promise.all(sessions.map(stream));
       try {
-        await Promise.all([streaming, chaos()]);
+        await Promise.all([streaming, chaos().finally(endChaos)]);
       } finally {
         halted = true;
         await streaming.catch(() => undefined);

@@ -3,13 +3,13 @@ import { rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { REINS_BIN } from "../config/package-info.js";
-import { spawnDaemon } from "../daemon/start.js";
+import { startDaemonFor } from "../daemon/start.js";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { ENSURE_DAEMON } from "../hooks/init.js";
 import { AGENTS } from "../hooks/adapters.js";
 import { openServices, runHook } from "../hooks/run-hook.js";
-import { DEFAULT_HOST, DEFAULT_PORT, daemonAt, ensureDaemon } from "../server/daemon.js";
+import { DEFAULT_HOST, DEFAULT_PORT, daemonAt, ensureDaemon, serveStartLock } from "../server/daemon.js";
 import { agentToken, agentTokenPath, apiToken, hookSecret, tokenPath } from "../server/secret.js";
 import { createServer } from "../server/server.js";
 import { findRoot } from "../config/load-policy.js";
@@ -73,10 +73,8 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
       const cwd = root.opts<{ cwd: string }>().cwd;
       const raw = await io.stdin();
       const result = await runHook(agent, raw, io.env, cwd);
-      if (opts.startDaemon !== undefined && result.root !== undefined) {
-        hookSecret(result.root);
-        spawnDaemon({ bin: binPath(), name: opts.startDaemon, env: io.env });
-      }
+      if (opts.startDaemon !== undefined && result.root !== undefined)
+        startDaemonFor(result.root, { bin: binPath(), name: opts.startDaemon, env: io.env });
       let reply = result.reply;
       if (opts.ensureDaemon === true) {
         const state = await ensureDaemon({
@@ -163,6 +161,9 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
           );
         }
         throw error;
+      } finally {
+        // The start is over, one way or the other: a hook may start the daemon again.
+        rmSync(serveStartLock(loaded.root), { force: true });
       }
       // Fastify names one local address; on a wildcard host, say the host given, so nobody believes the
       // server is on loopback only.

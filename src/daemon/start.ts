@@ -1,6 +1,7 @@
 /** Starting the user's hook daemon in the background, once, from whichever hook or command finds it gone. */
 import { spawn } from "node:child_process";
 import { closeSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { hookSecret } from "../server/secret.js";
 import { logPath, privateRuntimeDir, socketPath } from "./paths.js";
 import { probeDaemon, type DaemonStatus } from "./probe.js";
 
@@ -42,6 +43,35 @@ export function daemonEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 const START_LOCK_MS = 10_000;
 
 /**
+ * Takes the lock file that says a start is under way: false when another start took it less than ten
+ * seconds ago (many hooks finding their daemon gone at once start one, not one each). The started process
+ * removes it once it listens or has failed to; a start that died leaves it to expire. Throws only when the
+ * folder cannot be written.
+ */
+export function takeStartLock(lock: string): boolean {
+  try {
+    writeFileSync(lock, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  let age = Infinity;
+  try {
+    age = Date.now() - statSync(lock).mtimeMs;
+  } catch {
+    // gone meanwhile
+  }
+  if (age < START_LOCK_MS) return false;
+  rmSync(lock, { force: true });
+  try {
+    writeFileSync(lock, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
+    return true;
+  } catch {
+    return false; // another start took the expired lock first
+  }
+}
+
+/**
  * Starts the daemon `name` of the reins at `bin` in the background (`node <bin> daemon run --name <name>`,
  * logging to its log in the runtime folder), unless another start began less than ten seconds ago: many
  * hooks finding the daemon gone at once start one. Never throws; false when it did not start one.
@@ -49,20 +79,7 @@ const START_LOCK_MS = 10_000;
 export function spawnDaemon(options: { bin: string; name: string; env: NodeJS.ProcessEnv }): boolean {
   try {
     privateRuntimeDir(options.env);
-    const lock = `${socketPath(options.env, options.name)}.starting`;
-    try {
-      writeFileSync(lock, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
-    } catch {
-      let age = Infinity;
-      try {
-        age = Date.now() - statSync(lock).mtimeMs;
-      } catch {
-        // gone meanwhile
-      }
-      if (age < START_LOCK_MS) return false;
-      rmSync(lock, { force: true });
-      writeFileSync(lock, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
-    }
+    if (!takeStartLock(`${socketPath(options.env, options.name)}.starting`)) return false;
     const log = openSync(logPath(options.env, options.name), "a", 0o600);
     const child = spawn(process.execPath, [options.bin, "daemon", "run", "--name", options.name], {
       cwd: "/",
@@ -76,6 +93,23 @@ export function spawnDaemon(options: { bin: string; name: string; env: NodeJS.Pr
   } catch {
     return false;
   }
+}
+
+/**
+ * What a hook answered in-process does when its client found no daemon: gives the project at `root` its
+ * hook secret if it had none (the daemon asks each call to prove it), then starts the daemon `name`. Never
+ * throws: a secret that cannot be made keeps the project on the in-process path, guarded all the same.
+ */
+export function startDaemonFor(
+  root: string,
+  options: { bin: string; name: string; env: NodeJS.ProcessEnv },
+): void {
+  try {
+    hookSecret(root);
+  } catch {
+    return;
+  }
+  spawnDaemon(options);
 }
 
 /**

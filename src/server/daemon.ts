@@ -1,9 +1,10 @@
 /** Finding this project's daemon: its address, and the proof by the hook secret that it is this project's. */
 import { spawn } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
-import { openSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { reinsDir } from "../config/reins-dir.js";
+import { takeStartLock } from "../daemon/start.js";
 import { existingHookSecret } from "./secret.js";
 
 /** The daemon's default address: loopback only. */
@@ -55,6 +56,11 @@ export async function daemonAt(
   }
 }
 
+/** The lock a start of the project's daemon holds until the daemon listens (or failed to). */
+export function serveStartLock(root: string): string {
+  return join(root, ".reins", "serve.starting");
+}
+
 /**
  * Makes sure the project's daemon runs: starts `reins serve` in the background (logging to
  * `.reins/serve.log`) when nothing answers, and waits up to `waitMs` for it. Returns whether it was
@@ -77,17 +83,21 @@ export async function ensureDaemon(options: {
   if (found === "other") return "port taken";
   if (found === "busy") return "failed";
   reinsDir(root);
-  const log = openSync(join(root, ".reins", "serve.log"), "a");
-  const child = spawn(
-    process.execPath,
-    [bin, "--cwd", root, "serve", "--host", host, "--port", String(port)],
-    {
-      cwd: root,
-      detached: true,
-      stdio: ["ignore", log, log],
-    },
-  );
-  child.unref();
+  // Sessions that find the daemon gone at once start one, not one each: the others only wait for it.
+  if (takeStartLock(serveStartLock(root))) {
+    const log = openSync(join(root, ".reins", "serve.log"), "a");
+    const child = spawn(
+      process.execPath,
+      [bin, "--cwd", root, "serve", "--host", host, "--port", String(port)],
+      {
+        cwd: root,
+        detached: true,
+        stdio: ["ignore", log, log],
+      },
+    );
+    child.unref();
+    closeSync(log);
+  }
   while (Date.now() < deadline) {
     if ((await daemonAt(host, port, root)) === "ours") return "started";
     await new Promise((resolve) => setTimeout(resolve, 50));

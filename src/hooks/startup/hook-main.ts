@@ -56,18 +56,10 @@ export async function hookMain(agent: string, startDaemon?: string): Promise<num
   if (result.warning !== "") process.stderr.write(`${result.warning}\n`);
   if (startDaemon !== undefined && result.root !== undefined) {
     // Loaded only here: the common call never pays for what starting a daemon needs.
-    const [{ spawnDaemon }, { hookSecret }] = await Promise.all([
-      import("../../daemon/start.js"),
-      import("../../server/secret.js"),
-    ]);
-    try {
-      hookSecret(result.root);
-    } catch {
-      // a secret that cannot be made keeps the project on the in-process path, guarded all the same
-    }
+    const { startDaemonFor } = await import("../../daemon/start.js");
     // bin/reins.js is the script this process runs.
     if (process.argv[1] !== undefined)
-      spawnDaemon({ bin: process.argv[1], name: startDaemon, env: process.env });
+      startDaemonFor(result.root, { bin: process.argv[1], name: startDaemon, env: process.env });
   }
   return 0;
 }
