@@ -319,7 +319,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
               runner: startable(
                 runnerOf(meta.agent, loaded.root, kept.maxTurns, resolve(loaded.root, meta.plan)),
                 loaded.root,
-                io.env,
+                process.env,
               ),
               run: id,
             });
