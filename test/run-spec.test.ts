@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readRunTrace } from "../src/drive/run-trace.js";
+import { reinsBin } from "./support/processes.js";
 import { git, reinsIn, runProject } from "./support/run-project.js";
 
 /** What the scripted agent drafts when asked for the spec. */
@@ -56,6 +57,9 @@ const AGENT = `cat > "$REINS_PROMPTS/$REINS_TASK.$REINS_ATTEMPT"
 case "$REINS_WORKFLOW_STEP" in
   draft-spec) cat > "$REINS_SPEC" <<'EOF'
 ${SPEC}EOF
+    if [ -n "$REINS_SELF_APPROVE" ]; then
+      node "$REINS_BIN" approve "$REINS_SPEC" --reason "looks right" --by alice >&2 || exit 1
+    fi
     exit 0 ;;
   plan) if [ -n "$REINS_BAD_PLAN" ] && [ "$REINS_ATTEMPT" = 1 ]; then
       grep -v "spec:" > "$REINS_PLAN" <<'EOF'
@@ -125,6 +129,29 @@ describe("reins run --spec", () => {
     expect(built.err).toBe("");
     expect(built.code).toBe(0);
     expect(subjects(dir, "main")[0]).toBe("plan: reins.plan.yaml for spec.md");
+  });
+
+  it("never counts an approval the agent records while it drafts: that start stops at the gate, and so do the next", async () => {
+    const { dir, prompts, start } = project({ REINS_SELF_APPROVE: "1", REINS_BIN: reinsBin });
+    const first = await start();
+    expect(first.code).toBe(1);
+    expect(first.out.trim().split("\n").at(-1)).toBe(GATE);
+    // The agent's own `reins approve` went through (nothing hooks a cmd: agent), and counts for nothing.
+    expect((await reinsIn(dir, ["export", "spec:spec.md"])).out).toContain('"by":"alice"');
+    expect(first.out).toContain(
+      "one was recorded while the agent drafted it: a person approves it after reading it",
+    );
+
+    const second = await start();
+    expect(second.code).toBe(1);
+    expect(second.out.trim().split("\n").at(-1)).toBe(GATE);
+    expect(readdirSync(prompts)).toEqual(["workflow:draft-spec.1"]);
+
+    // A person's approval, after the drafting, opens the gate.
+    expect((await reinsIn(dir, ["approve", "spec.md", "--reason", "read it", "--by", "bob"])).code).toBe(0);
+    const third = await start();
+    expect(third.code).toBe(0);
+    expect(readdirSync(prompts)).toContain("workflow:plan.1");
   });
 
   it("drafts the spec and holds at the gate until reins approve, then plans and builds; a start after that builds nothing", async () => {

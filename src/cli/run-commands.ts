@@ -259,6 +259,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
             const step = await advanceSpec({
               root: loaded.root,
               store,
+              policy: loaded.policy,
               spec,
               plan: planArg !== undefined ? resolve(io.cwd, planArg) : join(loaded.root, PLAN_FILES[0]!),
               ...(opts.request !== undefined ? { request: opts.request } : {}),

@@ -27,8 +27,10 @@ export type PlanFact =
 /** What the shell gathered. */
 export interface WorkflowFacts {
   spec: SpecFact;
-  /** Every approval recorded for this spec's path, any content. */
+  /** Every approval recorded for this spec's path, any content, but those recorded while an agent drafted. */
   approvals: ApprovalFact[];
+  /** How many approvals were recorded while the workflow's agent drafted the spec (they never count). */
+  duringDrafting?: number;
   plan: PlanFact;
   /** Task ids shown done: by a `Reins-Task:` trailer on the current branch, or a finished run's state. */
   done: string[];
@@ -109,7 +111,13 @@ export function assess(facts: WorkflowFacts): Assessment {
     };
   const approval = approvalFor(spec, facts.approvals);
   if (approval === null) {
-    const older = facts.approvals.length > 0 ? " (an approval of an earlier content does not count)" : "";
+    const during = facts.duringDrafting ?? 0;
+    const older =
+      during > 0
+        ? ` (${during === 1 ? "one was" : `${during} were`} recorded while the agent drafted it: a person approves it after reading it)`
+        : facts.approvals.length > 0
+          ? " (an approval of an earlier content does not count)"
+          : "";
     return {
       ...base,
       phase: "requirements",

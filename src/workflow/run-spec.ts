@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import { dirtyTreeLine } from "../install/local-files.js";
+import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
 import type { AgentRunner } from "../drive/agents/runner.js";
@@ -17,7 +18,7 @@ import { loadPlan } from "../plan/index.js";
 import { hashedSpec, hashSection } from "../spec/read.js";
 import { findSection } from "../spec/sections.js";
 import { specFileKey } from "../spec/snapshot.js";
-import { approvalsOf } from "./approval.js";
+import { approvalsOf, markDrafting } from "./approval.js";
 import { assess, planSpecProblems, type Assessment, type PlanFact, type SpecFact } from "./assess.js";
 import { draftPrompt, planPrompt } from "./prompts.js";
 
@@ -25,6 +26,8 @@ import { draftPrompt, planPrompt } from "./prompts.js";
 export interface SpecRunOptions {
   root: string;
   store: Store;
+  /** The policy the spec's scope is written with (the marks of a drafting). */
+  policy: Policy;
   /** The spec, relative to the project. */
   spec: string;
   /** The plan file, absolute. */
@@ -119,9 +122,11 @@ export async function assessProject(
   const plan = spec.exists
     ? planFact(options.root, options.plan, options.spec)
     : { path: relative(options.root, options.plan), exists: false as const };
+  const { approvals, duringDrafting } = await approvalsOf(options.store, options.spec);
   return assess({
     spec,
-    approvals: await approvalsOf(options.store, options.spec),
+    approvals,
+    duringDrafting,
     plan,
     done: await doneTasks(options.store, new Git(options.root), relative(options.root, options.plan)),
   });
@@ -174,7 +179,14 @@ async function draft(options: SpecRunOptions, git: Git): Promise<SpecStep | null
     );
   await assertClean(git, "drafts the spec");
   options.say(`requirements: the agent drafts ${options.spec}`);
-  const failed = await agentStep(options, "draft-spec", 1, draftPrompt(options.spec, options.request));
+  // What the agent approves while it drafts is the agent's approval, not a person's: it never counts.
+  await markDrafting(options.store, options.policy, options.spec, "started", options.now());
+  let failed: string | null;
+  try {
+    failed = await agentStep(options, "draft-spec", 1, draftPrompt(options.spec, options.request));
+  } finally {
+    await markDrafting(options.store, options.policy, options.spec, "ended", options.now());
+  }
   if (failed !== null) return { kind: "failed", message: `drafting ${options.spec}: ${failed}` };
   const spec = specFact(options.root, options.spec);
   if (!spec.exists) return { kind: "failed", message: `the agent did not write ${options.spec}` };
@@ -241,6 +253,10 @@ export async function advanceSpec(options: SpecRunOptions): Promise<SpecStep> {
       "usage",
       `${options.root} is not a git repository: the workflow commits its steps (git init)`,
     );
+  // A start killed while its agent drafted left the drafting open: it ends now (approvals recorded
+  // meanwhile stay void, and a person approves again).
+  if ((await approvalsOf(options.store, options.spec)).draftingOpen)
+    await markDrafting(options.store, options.policy, options.spec, "ended", options.now());
   let drafted = false;
   let planned = false;
   for (;;) {
@@ -259,6 +275,10 @@ export async function advanceSpec(options: SpecRunOptions): Promise<SpecStep> {
       }
       return { kind: "gate", spec: options.spec, hash: spec.hash, drafted, assessment };
     }
+    // The start that drafted the spec stops at the gate whatever the store says: a person reads the spec
+    // and starts the workflow again.
+    if (drafted && spec.exists)
+      return { kind: "gate", spec: options.spec, hash: spec.hash, drafted, assessment };
     if (assessment.phase === "planning") {
       if (planned) return { kind: "failed", message: assessment.missing.join("; ") };
       const plan = planFact(options.root, options.plan, options.spec);
