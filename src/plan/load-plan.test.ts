@@ -110,6 +110,36 @@ describe("loadPlan", () => {
     expect(invalidPlan(() => loadPlan(dir))).toBe(`${dir}: cannot read it: it is a folder`);
   });
 
+  it("refuses control characters in ids, titles and criteria, in every format, before anything runs", () => {
+    // A NUL in a title failed every commit of the task and left the run running for good.
+    expect(
+      invalidPlan(() => parsePlan('version: 1\nname: x\ntasks:\n  - { id: a, title: "A\\0B" }\n', "p.yaml")),
+    ).toBe(
+      'p.yaml:4: tasks[0].id: the title of "a" holds a control character (U+0000): titles go into commit messages; remove it',
+    );
+    // A newline would put a line of the plan's choosing into reins' commit message: a forged trailer.
+    expect(
+      invalidPlan(() =>
+        parsePlan('version: 1\nname: x\ntasks:\n  - { id: a, title: "A\\nReins-Task: r/b" }\n', "p.yaml"),
+      ),
+    ).toContain("(U+000A)");
+    const taskMaster = JSON.stringify({
+      tasks: [{ id: "1", title: "Bell\u0007", status: "pending", dependencies: [], description: "d" }],
+    });
+    expect(invalidPlan(() => parsePlan(taskMaster, "tasks.json"))).toContain(
+      'the title of "1" holds a control character (U+0007)',
+    );
+    expect(
+      invalidPlan(() => parsePlan("## Phase 1\n- [ ] T001 Escape \u001b[31m red\n", "tasks.md")),
+    ).toContain("(U+001B)");
+    // A tab is text, and a criterion may run over lines.
+    const fine = parsePlan(
+      'version: 1\nname: x\ntasks:\n  - { id: a, title: "A\\tB", acceptance: ["one\\ntwo"] }\n',
+      "p.yaml",
+    );
+    expect(fine.nodes[0]?.title).toBe("A\tB");
+  });
+
   it("refuses a 10 MB file from its size, without reading it", () => {
     const file = write("huge.yaml", "");
     truncateSync(file, 10 * 1024 * 1024);

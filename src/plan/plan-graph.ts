@@ -30,15 +30,51 @@ function fail(place: Place, message: string): never {
   throw planError(place.file, place.line, `${place.path}: ${message}`);
 }
 
+/** A character no title, id or criterion may hold: the C0 controls and DEL (a tab and, in criteria, a newline aside). */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it refuses
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+// eslint-disable-next-line no-control-regex -- as above
+const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+
+/** The code point of the first control character `pattern` finds in `text`, as U+XXXX. */
+function controlOf(text: string, pattern: RegExp): string | null {
+  const found = pattern.exec(text)?.[0];
+  return found === undefined ? null : `U+${found.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/**
+ * Refuses control characters where reins writes a node's text: its id and title go into commit messages
+ * (a NUL fails every commit; a newline could add a `Reins-Task:` trailer), its criteria into prompts.
+ */
+function checkText({ node, idPlace }: DraftNode): void {
+  const inId = controlOf(node.id, CONTROL);
+  if (inId !== null) fail(idPlace, `the id holds a control character (${inId}): remove it`);
+  const inTitle = controlOf(node.title, CONTROL);
+  if (inTitle !== null)
+    fail(
+      idPlace,
+      `the title of "${node.id}" holds a control character (${inTitle}): titles go into commit messages; remove it`,
+    );
+  for (const criterion of node.acceptance) {
+    const inCriterion = controlOf(criterion, CONTROL_IN_TEXT);
+    if (inCriterion !== null)
+      fail(
+        idPlace,
+        `an acceptance criterion of "${node.id}" holds a control character (${inCriterion}): remove it`,
+      );
+  }
+}
+
 /**
  * Checks the graph of a plan and returns its nodes in plan order: ids are unique, every dep and check
  * names something that exists, no node depends on itself, on a node containing it or on a node it contains,
- * and there is no dependency cycle, counting the hierarchy (a parent's deps hold for its descendants and a
+ * no id, title or criterion holds a control character, and there is no dependency cycle, counting the hierarchy (a parent's deps hold for its descendants and a
  * node is done only when its descendants are). The first problem throws, as one line naming file:line.
  */
 export function checkGraph(drafts: readonly DraftNode[], checkNames: readonly string[]): PlanNode[] {
   const byId = new Map<string, DraftNode>();
   for (const draft of drafts) {
+    checkText(draft);
     const first = byId.get(draft.node.id);
     if (first) fail(draft.idPlace, `duplicate id "${draft.node.id}" (first at ${placeText(first.idPlace)})`);
     byId.set(draft.node.id, draft);
