@@ -119,6 +119,17 @@ describe("reins run with a scripted agent", () => {
     await replays(dir, out);
   });
 
+  it("tells the agent's hooks the checks that will judge its task (REINS_PLAN_CHECKS), fast checks first", async () => {
+    const { dir, agent } = runProject(
+      { "reins.plan.yaml": plan(taskA) },
+      'echo ok > "$REINS_TASK.txt"; printf "%s" "$REINS_PLAN_CHECKS" > "$REINS_TASK.checks"',
+    );
+    const { code, err } = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(JSON.parse(git(dir, "show", "HEAD:a.checks"))).toEqual(["true", "grep -qx ok a.txt"]);
+  });
+
   it("gives a red task a fix-only iteration with the failing output, then commits it", async () => {
     const { dir, agent } = runProject(
       { "reins.plan.yaml": plan(taskA) },

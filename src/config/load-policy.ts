@@ -131,6 +131,17 @@ export function policyFromText(
     (s) => s !== null,
   );
   const policy = resolvePolicy(input, origin.length > 0 ? `policy (from ${origin.join(", ")})` : "policy");
+  // Inside an iteration `reins run` drives, the plan's checks judge the task: "done" refused names them.
+  const planChecks = planChecksOf(env[PLAN_CHECKS_ENV]);
+  if (planChecks !== null) {
+    for (const check of new Set([
+      ...policy.completion.required.session,
+      ...policy.completion.required.task,
+    ])) {
+      policy.completion.commands[check] = planChecks;
+      sources[`completion.commands.${check}`] = `env ${PLAN_CHECKS_ENV}`;
+    }
+  }
   // A check the policy names no command for is suggested by the project's own (package.json scripts,
   // pyproject.toml, go.mod...): never `npm test` in a project without a package.json.
   const detected = detectProjectChecks(projectFiles(root));
@@ -140,6 +151,27 @@ export function policyFromText(
     sources[`completion.commands.${check}`] = "the project's files";
   }
   return { policy, root, file, sources };
+}
+
+/**
+ * The variable `reins run` gives the agents it drives: the commands of the checks that will judge the task
+ * (a JSON list of strings), which a refused "done" then names instead of the project's usual ones.
+ */
+export const PLAN_CHECKS_ENV = "REINS_PLAN_CHECKS";
+
+/** The plan's check commands as one line to run, or null when the variable is unset or not a list of them. */
+function planChecksOf(raw: string | undefined): string | null {
+  if (raw === undefined || raw.length > 16_384) return null;
+  let commands: unknown;
+  try {
+    commands = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(commands) || commands.length === 0) return null;
+  if (!commands.every((c): c is string => typeof c === "string" && c.trim() !== "" && !c.includes("\n")))
+    return null;
+  return commands.join(" && ");
 }
 
 /** The effective policy as rows of [field, value, source], for `reins config`. */

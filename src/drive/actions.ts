@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import picomatch from "picomatch";
 import type { CheckDef, CheckResult, RunAction, RunDecision, RunEvent, RunState } from "../control/types.js";
+import { PLAN_CHECKS_ENV } from "../config/load-policy.js";
 import { ReinsError, assertNever } from "../core/errors.js";
 import type { Store } from "../core/store.js";
 import type { AgentRunner } from "./agents/runner.js";
@@ -164,13 +165,14 @@ async function runAgent(
       ...node.checks,
     ]),
   ];
+  const checks = defs(run, gate).map((c) => ({ name: c.name, command: c.command }));
   const prompt = buildPrompt({
     task: node,
     ancestors: ancestors(run, node.id),
     mode: action.mode,
     attempt: action.attempt,
     failing: action.failing,
-    checks: defs(run, gate).map((c) => ({ name: c.name, command: c.command })),
+    checks,
     spec,
     specChanged: action.specChanged ?? [],
     instructions: ctx.instructions.get(action.task) ?? [],
@@ -185,7 +187,8 @@ async function runAgent(
       mode: action.mode,
       prompt,
       cwd: tree.cwd,
-      env: {},
+      // The agent's hooks name these checks when they refuse its "done" (see config/load-policy.ts).
+      env: checks.length > 0 ? { [PLAN_CHECKS_ENV]: JSON.stringify(checks.map((c) => c.command)) } : {},
       timeoutMs: ctx.agentTimeoutMs,
       ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
     });

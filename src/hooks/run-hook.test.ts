@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -9,7 +9,7 @@ import { ReinsError } from "../core/errors.js";
 import { MemoryStore } from "../store/memory.js";
 import { Spool } from "../store/spool.js";
 import { ADAPTERS } from "./adapters.js";
-import { answerHook, type HookServices } from "./run-hook.js";
+import { answerHook, runHook, type HookServices } from "./run-hook.js";
 import { TranscriptReader } from "./transcript.js";
 
 /**
@@ -162,5 +162,37 @@ describe("a store that is down", () => {
       )
       .map((e) => e.kind);
     expect(kinds).toContain("task.started");
+  });
+});
+
+describe("a refused done inside an iteration reins run drives", () => {
+  it("names the plan's checks that will judge the task, not the project's usual tests", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-plan-checks-"));
+    dirs.push(dir);
+    mkdirSync(join(dir, ".git"));
+    writeFileSync(join(dir, "reins.config.json"), "{}");
+    const call = (input: object, env: NodeJS.ProcessEnv, session = "s-plan") =>
+      runHook("claude", Buffer.from(JSON.stringify({ session_id: session, cwd: dir, ...input })), env, dir);
+    const edit = {
+      hook_event_name: "PostToolUse",
+      tool_name: "Write",
+      tool_input: { file_path: join(dir, "calc.py"), content: "def add(a, b):\n    return a + b\n" },
+      tool_response: { filePath: join(dir, "calc.py") },
+    };
+    const stop = { hook_event_name: "Stop", stop_hook_active: false, last_assistant_message: "done" };
+    const driven = { REINS_PLAN_CHECKS: JSON.stringify(["python -m pytest -q tests", "ruff check ."]) };
+    await call(edit, driven);
+    expect((await call(stop, driven)).reply).toEqual({
+      decision: "block",
+      reason:
+        "reins: Not done yet: tests has not run (run `python -m pytest -q tests && ruff check .`). Claim completion again once it passes.",
+    });
+    // Anything but a list of commands is no plan's: the usual advice stands.
+    for (const [n, bad] of ['"pytest"', "[]", "[1]", '["a\\nb"]', "not json"].entries()) {
+      await call(edit, { REINS_PLAN_CHECKS: bad }, `s-bad-${n}`);
+      const answer = await call(stop, { REINS_PLAN_CHECKS: bad }, `s-bad-${n}`);
+      const reason = (answer.reply as { reason?: string } | null)?.reason;
+      expect(reason, bad).toContain("tests has not run (run the project's tests)");
+    }
   });
 });
