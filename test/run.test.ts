@@ -215,6 +215,25 @@ describe("reins run with a scripted agent", () => {
     await replays(dir, out);
   });
 
+  it("stops a hung agent after --agent-idle without output and retries it, instead of waiting out its timeout", async () => {
+    const { dir, agent } = runProject(
+      {
+        "reins.plan.yaml": plan(taskA, "settings:\n  backoff: { baseMs: 50, maxMs: 200 }"),
+      },
+      'if [ "$REINS_ATTEMPT" = 1 ]; then echo thinking; exec sleep 60; fi; echo ok > a.txt',
+    );
+    // 0.01 minutes: 600 ms without output; the iteration's own timeout stays 30 minutes. Had the first
+    // attempt not been stopped, its sleep would have ended it "ok" with nothing done.
+    const { code, out } = await reinsIn(dir, ["run", "--agent", agent, "--agent-idle", "0.01"]);
+    expect(code).toBe(0);
+    const r = report(dir, out);
+    expect(r.tasks[0]?.attempts.map((a) => a.outcome)).toEqual(["transient", "ok"]);
+    await replays(dir, out);
+    expect((await reinsIn(dir, ["run", "--agent-idle", "0"])).err).toContain(
+      '--agent-idle must be a positive number of minutes, got "0"',
+    );
+  });
+
   it("closes a task whose checks already pass without calling the agent", async () => {
     const { dir, agent } = runProject(
       { "a.txt": "ok\n", "reins.plan.yaml": plan(twoTasks("")) },

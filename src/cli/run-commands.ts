@@ -16,6 +16,7 @@ import { readRunTrace } from "../drive/run-trace.js";
 import { Divergence } from "../drive/recorder.js";
 import { runGuard } from "../drive/guard.js";
 import {
+  DEFAULT_AGENT_IDLE_MS,
   newestUnfinished,
   replayRun,
   resumeRun,
@@ -49,6 +50,15 @@ function positiveInt(name: string, raw: string | undefined): number | undefined 
   if (!Number.isInteger(n) || n < 1)
     throw new ReinsError("usage", `${name} must be a positive whole number, got "${raw}"`);
   return n;
+}
+
+/** A flag given in minutes, in ms: undefined when not given; a usage error unless a positive number. */
+function minutesMs(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const minutes = Number(raw);
+  if (!Number.isFinite(minutes) || minutes <= 0)
+    throw new ReinsError("usage", `${name} must be a positive number of minutes, got "${raw}"`);
+  return minutes * 60_000;
 }
 
 /** The plan file: `named` (relative to `cwd`), else the first of PLAN_FILES in `root`; a usage error when none. */
@@ -168,6 +178,10 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
     )
     .option("--max-iterations <n>", "agent iterations of the whole run before it ends without proof")
     .option("--agent-timeout <minutes>", "how long one agent iteration may take (default: 30)")
+    .option(
+      "--agent-idle <minutes>",
+      "how long an agent may print nothing before it is stopped as hung and retried (default: 10)",
+    )
     .option("--max-turns <n>", "model round trips one Claude Code iteration may take (its --max-turns)")
     .option("--unverified", "let tasks no check verifies run (the run then ends unverified, never proven)")
     .option("--json", "print the outcome as JSON instead of progress")
@@ -181,6 +195,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
           replay?: string;
           maxIterations?: string;
           agentTimeout?: string;
+          agentIdle?: string;
           maxTurns?: string;
           json?: boolean;
           spec?: string;
@@ -192,13 +207,8 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
         const wip = positiveInt("--wip", opts.wip);
         const maxIterations = positiveInt("--max-iterations", opts.maxIterations);
         const maxTurns = positiveInt("--max-turns", opts.maxTurns);
-        const timeoutMin = opts.agentTimeout === undefined ? undefined : Number(opts.agentTimeout);
-        if (timeoutMin !== undefined && (!Number.isFinite(timeoutMin) || timeoutMin <= 0))
-          throw new ReinsError(
-            "usage",
-            `--agent-timeout must be a positive number of minutes, got "${opts.agentTimeout}"`,
-          );
-        const agentTimeoutMs = timeoutMin === undefined ? undefined : timeoutMin * 60_000;
+        const agentTimeoutMs = minutesMs("--agent-timeout", opts.agentTimeout);
+        const agentIdleMs = minutesMs("--agent-idle", opts.agentIdle);
         const agent = opts.agent ?? "claude";
 
         if (opts.replay !== undefined) {
@@ -271,6 +281,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
               ),
               now: Date.now,
               agentTimeoutMs: agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
+              agentIdleMs: agentIdleMs ?? DEFAULT_AGENT_IDLE_MS,
               signal: controller.signal,
               say: (line) => {
                 if (opts.json !== true) io.stdout(`${line}\n`);
@@ -309,6 +320,9 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
               agentTimeoutMs !== (kept.agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS)
                 ? `--agent-timeout ${opts.agentTimeout}`
                 : null,
+              agentIdleMs !== undefined && agentIdleMs !== (kept.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS)
+                ? `--agent-idle ${opts.agentIdle}`
+                : null,
             ].filter((flag) => flag !== null);
             if (differs.length > 0)
               io.stderr(
@@ -317,6 +331,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
             outcome = await resumeRun({
               ...common,
               agentTimeoutMs: kept.agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
+              agentIdleMs: kept.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS,
               runner: startable(
                 runnerOf(meta.agent, loaded.root, kept.maxTurns, resolve(loaded.root, meta.plan)),
                 loaded.root,
@@ -337,9 +352,11 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
             outcome = await startRun({
               ...common,
               agentTimeoutMs: agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
+              agentIdleMs: agentIdleMs ?? DEFAULT_AGENT_IDLE_MS,
               started: {
                 ...(maxTurns !== undefined ? { maxTurns } : {}),
                 ...(agentTimeoutMs !== undefined ? { agentTimeoutMs } : {}),
+                ...(agentIdleMs !== undefined ? { agentIdleMs } : {}),
               },
               runner: startable(runnerOf(agent, loaded.root, maxTurns, file), loaded.root, process.env),
               plan: {

@@ -52,6 +52,8 @@ export interface DriveContext {
   /** Settles with null when the signal aborts. */
   aborted: Promise<null>;
   agentTimeoutMs: number;
+  /** How long an agent may print nothing before it is stopped as hung (and retried as transient). */
+  agentIdleMs: number;
   progress: (state: RunState, decisions: RunDecision[]) => void;
   /** Builds a resumed run's `run.resumed` event (also used by replay when the recorded run resumed). */
   resumeEvent: (key: string, state: RunState) => Promise<RunEvent>;
@@ -190,6 +192,7 @@ async function runAgent(
       // The agent's hooks name these checks when they refuse its "done" (see config/load-policy.ts).
       env: checks.length > 0 ? { [PLAN_CHECKS_ENV]: JSON.stringify(checks.map((c) => c.command)) } : {},
       timeoutMs: ctx.agentTimeoutMs,
+      idleMs: ctx.agentIdleMs,
       ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
     });
     return { raw: result.raw, exitCode: result.exitCode, stderr: result.stderr };

@@ -9,8 +9,8 @@ import { spawn } from "node:child_process";
 /** How long the group gets between SIGTERM and SIGKILL on a timeout or an abort. */
 const KILL_GRACE_MS = 2_000;
 
-/** Why reins stopped a group. */
-export type StopReason = "timeout" | "abort";
+/** Why reins stopped a group: its time was up, it printed nothing for too long, or it was aborted. */
+export type StopReason = "timeout" | "idle" | "abort";
 
 export interface ProcessGroupOptions {
   command: string;
@@ -28,6 +28,11 @@ export interface ProcessGroupOptions {
   onStop?: (reason: StopReason) => void;
   /** After this, the whole group is stopped and `timedOut` is set; past setTimeout's range it never fires. */
   timeoutMs: number;
+  /**
+   * After this long with nothing on stdout or stderr, the whole group is stopped as hung and `timedOut` is
+   * set. @default no limit
+   */
+  idleMs?: number;
   /** Aborting stops the whole group and sets `aborted`. */
   signal?: AbortSignal | undefined;
   /** How long the pipes may stay open after the program exited (a background child may hold them). */
@@ -89,11 +94,26 @@ export function runProcessGroup(options: ProcessGroupOptions): Promise<ProcessGr
       Math.min(Math.max(options.timeoutMs, 0), 2 ** 31 - 1),
     );
     options.signal?.addEventListener("abort", onAbort, { once: true });
+    // Hung: a program that prints nothing for idleMs is stopped long before its whole time is up.
+    let idle: NodeJS.Timeout | undefined;
+    const quiet = () => {
+      if (options.idleMs === undefined || settled) return;
+      clearTimeout(idle);
+      idle = setTimeout(
+        () => {
+          timedOut = true;
+          stop("idle");
+        },
+        Math.min(Math.max(options.idleMs, 0), 2 ** 31 - 1),
+      );
+    };
+    quiet();
 
     const finish = (startError?: Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timeout);
+      clearTimeout(idle);
       clearTimeout(drainTimer);
       clearTimeout(killTimer);
       options.signal?.removeEventListener("abort", onAbort);
@@ -104,8 +124,17 @@ export function runProcessGroup(options: ProcessGroupOptions): Promise<ProcessGr
       resolve({ exitCode, timedOut, aborted, ...(startError === undefined ? {} : { startError }) });
     };
 
-    child.stdout?.on("data", options.onStdout);
-    if (options.onStderr !== undefined) child.stderr?.on("data", options.onStderr);
+    child.stdout?.on("data", (chunk: Buffer) => {
+      quiet();
+      options.onStdout(chunk);
+    });
+    if (options.onStderr !== undefined) {
+      const onStderr = options.onStderr;
+      child.stderr?.on("data", (chunk: Buffer) => {
+        quiet();
+        onStderr(chunk);
+      });
+    }
     if (options.stdin !== undefined) {
       // A program that exits without reading its stdin makes the write fail with EPIPE: not our concern.
       child.stdin?.on("error", () => undefined);
@@ -114,6 +143,7 @@ export function runProcessGroup(options: ProcessGroupOptions): Promise<ProcessGr
     child.on("error", (error) => finish(error));
     child.on("exit", (code) => {
       exitCode = code;
+      clearTimeout(idle);
       // Leftovers of the group (a server it started, a background job) would hold the pipes open and keep running.
       killGroup(child.pid, "SIGTERM");
       drainTimer = setTimeout(() => finish(), options.drainMs);

@@ -28,6 +28,8 @@ export interface RunStartOptions {
   maxTurns?: number;
   /** `--agent-timeout`, in ms. */
   agentTimeoutMs?: number;
+  /** `--agent-idle`, in ms. */
+  agentIdleMs?: number;
 }
 
 /** One line of a run's trace. */

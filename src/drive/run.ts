@@ -39,6 +39,12 @@ export interface PlanInput {
   settings: RunSettingsInput;
 }
 
+/**
+ * How long a driven agent may print nothing before it is stopped as hung and retried: ten minutes, not
+ * fewer, since an agent prints nothing while a tool it called runs (a long test suite, a build).
+ */
+export const DEFAULT_AGENT_IDLE_MS = 10 * 60_000;
+
 /** What every way of running shares. */
 export interface RunOptions {
   root: string;
@@ -47,6 +53,8 @@ export interface RunOptions {
   runner: AgentRunner;
   /** @default 30 minutes */
   agentTimeoutMs?: number;
+  /** How long an agent may print nothing before it is stopped as hung. @default DEFAULT_AGENT_IDLE_MS */
+  agentIdleMs?: number;
   signal?: AbortSignal;
   progress?: (state: RunState, decisions: RunDecision[]) => void;
   /** One line to tell the person (a resume undoing commits reins did not make). @default nothing */
@@ -121,6 +129,7 @@ function context(
     signal: options.signal,
     aborted: aborted(options.signal),
     agentTimeoutMs: options.agentTimeoutMs ?? 30 * 60_000,
+    agentIdleMs: options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS,
     progress: options.progress ?? (() => undefined),
     resumeEvent: async (key, state) => {
       // A run that kept its branch's tip trusts only the commit reins made and had not recorded yet (see

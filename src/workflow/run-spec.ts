@@ -44,6 +44,8 @@ export interface SpecRunOptions {
   /** The time of an iteration's end, for its usage event (ms since the epoch). */
   now: () => number;
   agentTimeoutMs: number;
+  /** How long its agent may print nothing before it is stopped as hung. */
+  agentIdleMs: number;
   signal?: AbortSignal;
   /** Progress, one line each. */
   say: (line: string) => void;
@@ -158,6 +160,7 @@ async function agentStep(
       REINS_PLAN: relative(options.root, options.plan),
     },
     timeoutMs: options.agentTimeoutMs,
+    idleMs: options.agentIdleMs,
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
   // A stop this spend causes (a budget used up) keeps the next step's agent from starting; the step that

@@ -93,6 +93,26 @@ describe("the cmd: runner", () => {
     expect(await exits(Number(readFileSync(join(dir, "child.pid"), "utf8")), 2_000)).toBe(true);
   });
 
+  it("stops a hung agent (no output for the idle time) long before its time is up, and calls the run transient", async () => {
+    const result = await commandRunner("echo started; sleep 30 & echo $! > child.pid; wait").run(
+      request({ timeoutMs: 60_000, idleMs: 300 }),
+    );
+    expect(result.outcome).toBe("transient");
+    expect(result.exitCode).toBeNull();
+    expect(result.raw).toBe("started\n");
+    expect(result.stderr).toBe("[reins] timed out: no output for 300 ms (hung): process group killed\n");
+    expect(await exits(Number(readFileSync(join(dir, "child.pid"), "utf8")), 2_000)).toBe(true);
+  });
+
+  it("lets an agent that keeps printing, on stdout or stderr, run past the idle time", async () => {
+    // Twelve lines 100 ms apart: 1.2 s in all, against an idle time of 400 ms.
+    const script =
+      'i=0; while [ $i -lt 12 ]; do i=$((i+1)); echo "step $i" >&$((1 + i % 2)); sleep 0.1; done; echo done';
+    const result = await commandRunner(script).run(request({ idleMs: 400 }));
+    expect(result).toMatchObject({ outcome: "ok", exitCode: 0 });
+    expect(result.raw.trim().split("\n").at(-1)).toBe("done");
+  });
+
   it("kills what the program left running when it exits", async () => {
     const result = await commandRunner("sleep 30 > /dev/null 2>&1 & echo $! > child.pid; echo bye").run(
       request(),

@@ -23,6 +23,8 @@ export interface AgentRequest {
   env: Record<string, string>;
   /** The whole process group is killed after this long; the outcome is then `transient`. */
   timeoutMs: number;
+  /** Killed as hung after this long without output; the outcome is then `transient`. @default no limit */
+  idleMs?: number;
   /** Aborting (Ctrl-C) kills the whole process group. */
   signal?: AbortSignal;
 }
@@ -114,6 +116,7 @@ export function agentRunner(
         cwd: request.cwd,
         env,
         timeoutMs: request.timeoutMs,
+        idleMs: request.idleMs,
         signal: request.signal,
       });
       return {

@@ -23,6 +23,8 @@ export interface SpawnAgentOptions {
   /** Written to stdin, which is then closed. */
   stdin: string;
   timeoutMs: number;
+  /** Stopped as hung after this long with no output. @default no limit */
+  idleMs?: number | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -57,15 +59,19 @@ export async function spawnAgent(options: SpawnAgentOptions): Promise<SpawnedAge
   }
 
   const notes: string[] = [];
+  const { idleMs, ...rest } = options;
   const ran = await runProcessGroup({
-    ...options,
+    ...rest,
+    ...(idleMs !== undefined ? { idleMs } : {}),
     onStdout: (chunk) => stdout.push(chunk),
     onStderr: (chunk) => stderr.push(chunk),
     onStop: (reason) =>
       notes.push(
         reason === "abort"
           ? "[reins] aborted: process group killed"
-          : `[reins] timed out after ${options.timeoutMs} ms: process group killed`,
+          : reason === "idle"
+            ? `[reins] timed out: no output for ${idleMs} ms (hung): process group killed`
+            : `[reins] timed out after ${options.timeoutMs} ms: process group killed`,
       ),
     drainMs: DRAIN_MS,
     killAtEnd: "always",
