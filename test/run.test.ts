@@ -403,6 +403,23 @@ describe("reins run under the guards", () => {
     expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("a: Write a");
     await replays(dir, resumed.out);
   });
+
+  it("resumes only this project's runs when projects share one store", async () => {
+    const shared = join(mkdtempSync(join(tmpdir(), "reins-shared-")), "runs.db");
+    const config = JSON.stringify({ store: `sqlite:${shared}`, budget: { session: { tokens: 1000 } } });
+    const script = 'echo bad > a.txt; echo \'{"reins":{"tokens":800}}\'';
+    const first = runProject({ "reins.config.json": config, "reins.plan.yaml": plan(taskA) }, script);
+    const paused = await reinsIn(first.dir, ["run", "--agent", first.agent]);
+    expect(paused.out).toContain("paused:");
+    // Another project on the same store has nothing to resume: the paused run is the first project's.
+    const second = runProject({ "reins.config.json": config, "reins.plan.yaml": plan(taskA) }, script);
+    const resumed = await reinsIn(second.dir, ["run", "--resume", "--agent", second.agent]);
+    expect(resumed.code).toBe(2);
+    expect(resumed.err.trim()).toBe(
+      "reins: no unfinished run of this project to resume (see `reins report` for the runs there are)",
+    );
+    expect(git(second.dir, "branch", "--list", "reins/*")).toBe("");
+  });
 });
 
 describe("reins run --replay", () => {

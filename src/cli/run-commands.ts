@@ -308,7 +308,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
           let outcome: RunOutcome;
           if (resume !== undefined) {
             // The run goes on as it was started: its agent and options, whatever this command line says.
-            const id = typeof resume === "string" ? resume : await newestUnfinished(store);
+            const id = typeof resume === "string" ? resume : await newestUnfinished(store, loaded.root);
             const stored = await store.run(id);
             if (stored === null) throw new ReinsError("usage", `no run ${id} in ${store.location}`);
             const meta = checkpointFrom(stored).meta;

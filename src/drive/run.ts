@@ -254,16 +254,25 @@ export async function startRun(
 }
 
 /** The newest unfinished run in the store: what a plain `reins run --resume` goes on with. */
-export async function newestUnfinished(store: Store): Promise<string> {
-  const open = (await store.runs()).find((r) => r.status === "running" || r.status === "paused");
+export async function newestUnfinished(store: Store, root: string): Promise<string> {
+  // A store shared by several projects (a sqlite: path, Redis) holds their runs too: a run is this
+  // project's when its trace is here.
+  const open = (await store.runs()).find(
+    (r) =>
+      (r.status === "running" || r.status === "paused") &&
+      existsSync(join(runDir(root, r.id), "trace.jsonl")),
+  );
   if (open === undefined)
-    throw new ReinsError("usage", "no unfinished run to resume (see `reins report` for the runs there are)");
+    throw new ReinsError(
+      "usage",
+      "no unfinished run of this project to resume (see `reins report` for the runs there are)",
+    );
   return open.id;
 }
 
 /** Resumes a run from its last checkpoint in the store (the newest unfinished run when `run` is omitted). */
 export async function resumeRun(options: RunOptions & { run?: string }): Promise<RunOutcome> {
-  const id = options.run ?? (await newestUnfinished(options.store));
+  const id = options.run ?? (await newestUnfinished(options.store, options.root));
   const stored = await options.store.run(id);
   if (stored === null) throw new ReinsError("usage", `no run ${id} in ${options.store.location}`);
   const checkpoint = checkpointFrom(stored);
