@@ -334,6 +334,33 @@ describe("reins mcp through the MCP client over stdio", () => {
     expect(add.data).toMatchObject({ status: "complete", base: head, lastVerify: { passed: true } });
   });
 
+  it("verifies with the checks it started with when the plan is edited under it (a check set to true, a task's checks emptied)", async () => {
+    const client = await connect();
+    writeFileSync(join(project, "src/add.js"), WRONG_ADD);
+    expect((await verify(client, "task", "add")).passed).toBe(false);
+    // The agent edits what judges it: add's check now always passes, mul's task has no check left.
+    writeFileSync(
+      join(project, "reins.plan.yaml"),
+      PLAN.replace(
+        'add: { command: "node --test test/add.test.js", tier: medium }',
+        'add: { command: "true", tier: medium }',
+      )
+        .replace("checks: [mul]", "checks: []")
+        .replace("title: Implement add", "title: Implement addition"),
+    );
+    const add = await verify(client, "task", "add");
+    expect(add.passed).toBe(false);
+    expect(add.evidence.checks.find((c) => c.name === "add")?.command).toBe("node --test test/add.test.js");
+    expect(add.summary).toContain(
+      "The plan's checks were edited since this server started (check add was changed, the checks of mul were changed): verified with the checks it started with",
+    );
+    expect((await setStatus(client, "add", "complete")).result.isError).toBe(true);
+    // A person's edit of a task's text is seen at once.
+    expect((await call(client, "get_task", { task: "add" })).text).toContain("Implement addition");
+    const mul = await verify(client, "task", "mul");
+    expect(mul.evidence.checks.map((c) => c.name)).toContain("mul");
+  });
+
   it("keeps its state in the store: a second server process sees the first one's verify and status", async () => {
     const first = await connect();
     writeFileSync(join(project, "src", "mul.js"), MUL);
@@ -411,31 +438,33 @@ describe("reins mcp through the MCP client over stdio", () => {
   });
 
   it("never passes a verify on a tree its checks moved, nor one with no check to run", async () => {
-    const client = await connect();
     writeFileSync(join(project, "src", "add.js"), GOOD_ADD);
     // A check that writes a file git sees: the tree after the checks is not the tree they started on.
     writeFileSync(
       join(project, "reins.plan.yaml"),
       PLAN.replace("checks:\n", 'checks:\n  stamp: { command: "date > stamp.txt", tier: fast }\n'),
     );
-    const moved = await verify(client, "task", "add");
+    const stamped = await connect();
+    const moved = await verify(stamped, "task", "add");
     expect(moved).toMatchObject({ passed: false, confidence: 0.5 });
     expect(moved.findings.map((f) => f.message)).toEqual([
       "the working tree changed while the checks ran (stamp.txt), so they may not show the tree as it is: verify again; if the checks write these files themselves, have git ignore them",
     ]);
     writeFileSync(join(project, ".gitignore"), ".reins/\nstamp.txt\n");
-    expect((await verify(client, "task", "add")).passed).toBe(true);
+    expect((await verify(stamped, "task", "add")).passed).toBe(true);
 
     writeFileSync(
       join(project, "reins.plan.yaml"),
       "version: 1\nname: calc\ntasks:\n  - { id: add, title: Add }\n",
     );
-    const empty = await verify(client, "task", "add");
+    // A server started on a plan without checks (one already running keeps the checks it started with).
+    const bare = await connect();
+    const empty = await verify(bare, "task", "add");
     expect(empty).toMatchObject({ passed: false, confidence: 0 });
     expect(empty.findings[0]?.message).toBe(
       "the plan names no check for add, so nothing shows it works: add checks to the plan",
     );
-    expect((await setStatus(client, "add", "complete")).result.isError).toBe(true);
+    expect((await setStatus(bare, "add", "complete")).result.isError).toBe(true);
   });
 
   it("answers every error as an isError result of one line, hostile and huge input included", async () => {

@@ -28,12 +28,20 @@ export function registerMcpCommands(root: Command, ctx: McpCommandContext): void
       // name the server starts anyway, and each tool says what is missing until a plan is written.
       if (planArg !== undefined) findPlan(loaded.root, ctx.io.cwd, planArg);
       const store = await openStore(loaded.storeSpec, loaded.root);
+      const plan = planSource(() => findPlan(loaded.root, ctx.io.cwd, planArg));
+      // Read now, not at the first call: what judges the work is the plan as the server started with it,
+      // before an agent could edit it.
+      try {
+        plan();
+      } catch {
+        // no plan yet, or not a valid one: each tool says so
+      }
       try {
         await serveStdio({
           root: loaded.root,
           store,
           policy: planPolicy(loaded.policy),
-          plan: planSource(() => findPlan(loaded.root, ctx.io.cwd, planArg)),
+          plan,
         });
       } finally {
         await store.close();

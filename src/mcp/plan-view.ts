@@ -19,6 +19,11 @@ export interface PlanView {
   /** Node ids in plan order. */
   order: string[];
   checks: Record<string, CheckDef>;
+  /**
+   * How what judges the work (check definitions, nodes' checks) differs in the file from what the server
+   * started with, which it keeps using (planSource); empty when it does not.
+   */
+  judgesChanged: string[];
 }
 
 /** The level of a node kind. */
@@ -50,16 +55,52 @@ export function planView(file: string): PlanView {
   for (const node of plan.nodes) nodes[node.id] = node;
   const checks: Record<string, CheckDef> = {};
   for (const check of plan.checks) checks[check.name] = check;
-  return { name, file, scope: `plan:${name}`, nodes, order: plan.nodes.map((n) => n.id), checks };
+  return {
+    name,
+    file,
+    scope: `plan:${name}`,
+    nodes,
+    order: plan.nodes.map((n) => n.id),
+    checks,
+    judgesChanged: [],
+  };
+}
+
+/**
+ * `fresh` judged as `pinned` was: its check definitions, and each node's checks as the node had them (a
+ * node added since keeps only the checks `pinned` defines). An agent that edits the plan (a check's command
+ * set to `true`, a task's checks emptied) changes nothing a verify runs; each difference is named.
+ */
+function pinJudges(pinned: PlanView, fresh: PlanView): PlanView {
+  const changed: string[] = [];
+  const same = (a: CheckDef, b: CheckDef) => JSON.stringify(a) === JSON.stringify(b);
+  for (const [name, def] of Object.entries(fresh.checks)) {
+    const was = own(pinned.checks, name);
+    if (was === undefined) changed.push(`check ${name} was added`);
+    else if (!same(was, def)) changed.push(`check ${name} was changed`);
+  }
+  for (const name of Object.keys(pinned.checks))
+    if (own(fresh.checks, name) === undefined) changed.push(`check ${name} was removed`);
+  const nodes: Record<string, PlanNode> = {};
+  for (const [id, node] of Object.entries(fresh.nodes)) {
+    const was = own(pinned.nodes, id);
+    if (was !== undefined && was.checks.join("\n") !== node.checks.join("\n"))
+      changed.push(`the checks of ${id} were changed`);
+    const checks = was?.checks ?? node.checks.filter((c) => own(pinned.checks, c) !== undefined);
+    nodes[id] = { ...node, checks };
+  }
+  return { ...fresh, nodes, checks: pinned.checks, judgesChanged: changed };
 }
 
 /**
  * The plan of `file`, read again when the file changes (its size or modification time), so a person's edit
- * is seen without restarting the server. A plan that cannot be read is an error of each call, not of the
- * server: `reins mcp` starts in a project that has no plan yet and says what is missing.
+ * of its tasks is seen without restarting the server; what judges the work stays as first read (pinJudges):
+ * a new check takes a restart. A plan that cannot be read is an error of each call, not of the server:
+ * `reins mcp` starts in a project that has no plan yet and says what is missing.
  */
 export function planSource(find: () => string): () => PlanView {
   let cached: { key: string; view: PlanView } | null = null;
+  let pinned: PlanView | null = null;
   return () => {
     const file = find();
     let key: string;
@@ -69,7 +110,11 @@ export function planSource(find: () => string): () => PlanView {
     } catch {
       throw new ReinsError("usage", `the plan ${file} cannot be read`);
     }
-    if (cached?.key !== key) cached = { key, view: planView(file) };
+    if (cached?.key !== key) {
+      const fresh = planView(file);
+      pinned ??= fresh;
+      cached = { key, view: pinned.file === fresh.file ? pinJudges(pinned, fresh) : fresh };
+    }
     return cached.view;
   };
 }

@@ -8,7 +8,7 @@ import { own } from "../control/graph.js";
 import { adviceOf, readLedger, record, startOf, verdictName, type PlanEvent } from "./ledger.js";
 import { askOracle, oracleNote, type OracleReport } from "./oracle-report.js";
 import type { Finding, McpContext } from "./context.js";
-import { descendantsOf, nodeOf, scopeChecks, type Level } from "./plan-view.js";
+import { descendantsOf, nodeOf, scopeChecks, someOf, type Level } from "./plan-view.js";
 
 /** The evidence a verdict rests on. */
 export interface Evidence {
@@ -211,9 +211,13 @@ export async function verifyScope(
 
   const green = results.filter((r) => r.passed).length;
   const reviewed = oracleNote(oracle);
+  const pinned =
+    view.judgesChanged.length === 0
+      ? ""
+      : ` The plan's checks were edited since this server started (${someOf(view.judgesChanged, 5)}): verified with the checks it started with; a person restarts reins mcp to take the new ones.`;
   const summary = passed
-    ? `${level} ${node.id}: passed: ${green} of ${defs.length} check(s) green on this tree; ${stat.files.length} file(s) changed since ${base.slice(0, 12)} (${from}).${reviewed} Now update_task_status(${node.id}, complete) is accepted until the tree changes.`
-    : `${level} ${node.id}: not passed: ${findings.map((f) => f.message).join("; ")}`;
+    ? `${level} ${node.id}: passed: ${green} of ${defs.length} check(s) green on this tree; ${stat.files.length} file(s) changed since ${base.slice(0, 12)} (${from}).${reviewed} Now update_task_status(${node.id}, complete) is accepted until the tree changes.${pinned}`
+    : `${level} ${node.id}: not passed: ${findings.map((f) => f.message).join("; ")}${pinned}`;
   return {
     passed,
     confidence,
