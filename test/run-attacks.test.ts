@@ -89,6 +89,17 @@ describe("reins run against an agent that reaches for git", () => {
     expect(report.tasks[0]?.tampering).toContain("the agent wrote the git hook pre-commit: removed");
     expect(git(dir, "show", "HEAD:a.txt")).toBe("ok");
   });
+
+  it("puts back the plan the agent edited (its check set to true), so neither this run nor the next judges by it", async () => {
+    const { dir, report } = await attacked(
+      'echo ok > "$REINS_TASK.txt"; sed -i "s/grep -qx ok b.txt/true/" reins.plan.yaml',
+    );
+    expect(report.tasks[0]?.tampering).toContain(
+      "the agent edited the plan reins.plan.yaml, which judges its work: put back as the run started",
+    );
+    expect(readFileSync(join(dir, "reins.plan.yaml"), "utf8")).toBe(PLAN);
+    expect(git(dir, "show", "HEAD:reins.plan.yaml")).toBe(PLAN.trimEnd());
+  });
 });
 
 describe("resuming a run an agent or a crash left behind", () => {

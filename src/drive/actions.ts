@@ -1,5 +1,5 @@
 /** How the driver carries out each action of the control core, every outside interaction through the recorder. */
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import picomatch from "picomatch";
 import type { CheckDef, CheckResult, RunAction, RunDecision, RunEvent, RunState } from "../control/types.js";
 import { PLAN_CHECKS_ENV } from "../config/load-policy.js";
@@ -180,7 +180,8 @@ async function runAgent(
     instructions: ctx.instructions.get(action.task) ?? [],
   });
   ctx.instructions.delete(action.task);
-  const judges = await ctx.recorder.io(key, "git.judges", () => judgesOf(ctx.git(tree.cwd)));
+  const planPath = isAbsolute(ctx.meta.plan) ? ctx.meta.plan : join(tree.cwd, ctx.meta.plan);
+  const judges = await ctx.recorder.io(key, "git.judges", () => judgesOf(ctx.git(tree.cwd), planPath));
   const output = await ctx.recorder.io(key, "agent", async () => {
     const result = await ctx.runner.run({
       run: ctx.meta.run,
@@ -211,7 +212,7 @@ async function runAgent(
   if (tampering.length > 0)
     ctx.instructions.set(action.task, [
       ...(ctx.instructions.get(action.task) ?? []),
-      `reins undid what you did in git (${tampering.join("; ")}). Do not commit, check out, reset, make branches or write git hooks: reins commits your work once its checks prove it.`,
+      `reins undid what you did in git (${tampering.join("; ")}). Do not commit, check out, reset, make branches, write git hooks or edit the plan: reins commits your work once its checks prove it.`,
     ]);
   const diff = await ctx.recorder.io(key, "git.diff_stat", () => ctx.git(tree.cwd).diffStat(tree.base));
   // The diff is everything since the last green commit; only a diff unlike the last one is a new edit.

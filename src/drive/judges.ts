@@ -1,6 +1,6 @@
 /**
- * What judges an agent's work in git, kept out of its reach: the branch and commit the run left the tree
- * on, every other branch (the user's), and the repository's hooks. Taken before an iteration and compared
+ * What judges an agent's work, kept out of its reach: the branch and commit the run left the tree on,
+ * every other branch (the user's), the repository's hooks, and the plan file. Taken before an iteration and compared
  * after it: whatever the agent changed there (a commit, a checkout, a reset, a branch moved, a hook written)
  * is undone, its tree kept as uncommitted changes for the checks to judge, and said in one line each.
  */
@@ -16,6 +16,19 @@ export interface Judges {
   branches: Record<string, string>;
   /** The files of the hooks folders (see Git.hooksDirs), by path, and their contents (base64). */
   hooks: Record<string, string>;
+  /**
+   * The plan file in the tree and its content (base64; null when it is not there). The run judges by the
+   * plan it started with; an edit would be committed with the task and read by the next run.
+   */
+  plan?: { path: string; content: string | null };
+}
+
+function readPlanFile(path: string): string | null {
+  try {
+    return readFileSync(path).toString("base64");
+  } catch {
+    return null;
+  }
 }
 
 function readHooks(dirs: readonly string[]): Record<string, string> {
@@ -45,13 +58,14 @@ async function branchesOf(git: Git): Promise<Record<string, string>> {
   return out;
 }
 
-/** The judges of the tree `git` works in, now. */
-export async function judgesOf(git: Git): Promise<Judges> {
+/** The judges of the tree `git` works in, now, with the plan file at `planPath` when given. */
+export async function judgesOf(git: Git, planPath?: string): Promise<Judges> {
   return {
     branch: await git.currentBranch(),
     head: await git.head(),
     branches: await branchesOf(git),
     hooks: readHooks(await git.hooksDirs()),
+    ...(planPath !== undefined ? { plan: { path: planPath, content: readPlanFile(planPath) } } : {}),
   };
 }
 
@@ -128,5 +142,17 @@ export async function restoreJudges(
       await git.deleteRef(`refs/heads/${name}`);
       said.push(`the agent made branch ${name}: removed`);
     }
+
+  // Last: undoing a commit or a reset may have brought the agent's edit of the plan back into the tree.
+  if (before.plan !== undefined) {
+    const { path, content } = before.plan;
+    if (readPlanFile(path) !== content) {
+      if (content === null) rmSync(path, { force: true });
+      else writeFileSync(path, Buffer.from(content, "base64"));
+      said.push(
+        `the agent edited the plan ${basename(path)}, which judges its work: put back as the run started`,
+      );
+    }
+  }
   return said;
 }
