@@ -154,6 +154,16 @@ describe("reins run --spec", () => {
     expect(readdirSync(prompts)).toContain("workflow:plan.1");
   });
 
+  it("refuses a spec outside the project in one line, before any agent runs", async () => {
+    const { dir, prompts } = project();
+    const outside = await reinsIn(dir, ["run", "--spec", "../spec.md", "--request", "a greeter"]);
+    expect(outside.code).toBe(2);
+    expect(outside.err.trim()).toBe(
+      "reins: the spec ../spec.md is outside the project; reins reads specs inside it only",
+    );
+    expect(readdirSync(prompts)).toEqual([]);
+  });
+
   it("drafts the spec and holds at the gate until reins approve, then plans and builds; a start after that builds nothing", async () => {
     const { dir, prompts, start } = project();
 

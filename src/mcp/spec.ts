@@ -1,7 +1,7 @@
 /** `read_spec`: one section of the specification files a plan names, found by its heading. */
 import { readFile } from "node:fs/promises";
-import { isAbsolute, relative, resolve } from "node:path";
 import { ReinsError } from "../core/errors.js";
+import { specPath } from "../spec/read.js";
 import { specSections, type SpecSection } from "../drive/spec.js";
 import { quoteInput, someOf, specFiles, type PlanView } from "./plan-view.js";
 
@@ -10,13 +10,7 @@ const MAX_SPEC_BYTES = 4 * 1024 * 1024;
 
 /** The sections of one spec file (relative to the project); refused outside the project. */
 async function sectionsOf(root: string, file: string): Promise<SpecSection[]> {
-  const path = resolve(root, file);
-  const inside = relative(resolve(root), path);
-  if (inside === "" || inside.startsWith("..") || isAbsolute(inside))
-    throw new ReinsError(
-      "usage",
-      `the spec ${file} is outside the project; reins reads specs inside it only`,
-    );
+  const path = specPath(root, file);
   let text: string;
   try {
     text = await readFile(path, "utf8");

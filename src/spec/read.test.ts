@@ -1,12 +1,36 @@
 /** Tests of reading specs from disk and caching their sections. */
-import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PlanNode } from "../control/types.js";
-import { hashSection, readSnapshot, readSpecFile, SectionCache } from "./read.js";
+import { hashSection, readSnapshot, readSpecFile, SectionCache, specPath } from "./read.js";
 
 describe("reading specs", () => {
+  it("reads only specs inside the project, symbolic links followed", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "reins-spec-outside-"));
+    writeFileSync(join(outside, "secrets.md"), "# Keys\n\nsk-live\n");
+    const root = mkdtempSync(join(tmpdir(), "reins-spec-root-"));
+    mkdirSync(join(root, "docs"));
+    writeFileSync(join(root, "docs", "spec.md"), "# Spec\n");
+    symlinkSync(join(outside, "secrets.md"), join(root, "docs", "link.md"));
+    symlinkSync(outside, join(root, "elsewhere"));
+    expect(specPath(root, "docs/spec.md")).toBe(join(root, "docs", "spec.md"));
+    expect(specPath(root, "docs/not-yet.md")).toBe(join(root, "docs", "not-yet.md"));
+    expect(specPath(root, "..spec.md")).toBe(join(root, "..spec.md"));
+    for (const file of [
+      "../secrets.md",
+      join(outside, "secrets.md"),
+      "docs/link.md",
+      "elsewhere/secrets.md",
+      ".",
+    ])
+      expect(() => specPath(root, file), file).toThrow(
+        `the spec ${file} is outside the project; reins reads specs inside it only`,
+      );
+    await expect(readSpecFile(root, "docs/link.md")).rejects.toThrow("is outside the project");
+  });
+
   it("hashes a section's normalised text with sha256", () => {
     expect(hashSection("# A\r\n\r\n\r\ntext  \n")).toBe(hashSection("# A\n\ntext"));
     expect(hashSection("# A\n\ntext")).toMatch(/^[0-9a-f]{64}$/);

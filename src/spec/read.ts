@@ -4,8 +4,9 @@
  * replay never reads the disk.
  */
 import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { PlanNode } from "../control/types.js";
 import { ReinsError } from "../core/errors.js";
 import { normalizeSection } from "./normalize.js";
@@ -59,12 +60,36 @@ export class SectionCache {
 export const sectionCache = new SectionCache();
 
 /**
- * Reads the spec file `file` (relative to `root`) through the cache; a file that cannot be read is a usage
- * error naming it.
+ * The path of the spec `file` (relative to `root`), once it is known to be inside the project, symbolic
+ * links followed: a plan, a `--spec` or an agent's `read_spec` naming `../secrets.md`, or a link to it,
+ * would have reins read a file outside the project into a prompt. A usage error otherwise.
+ */
+export function specPath(root: string, file: string): string {
+  const path = resolve(root, file);
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p; // not there (yet): judged by its name
+    }
+  };
+  const inside = relative(real(resolve(root)), real(path));
+  if (inside === "" || inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside))
+    throw new ReinsError(
+      "usage",
+      `the spec ${file} is outside the project; reins reads specs inside it only`,
+    );
+  return path;
+}
+
+/**
+ * Reads the spec file `file` (relative to `root`, inside it) through the cache; a file that cannot be read
+ * is a usage error naming it.
  */
 export async function readSpecFile(root: string, file: string, cache = sectionCache): Promise<SpecFile> {
+  const path = specPath(root, file);
   try {
-    return await cache.file(resolve(root, file));
+    return await cache.file(path);
   } catch (error) {
     throw new ReinsError(
       "usage",

@@ -15,7 +15,7 @@ import { firstLine } from "../drive/first-line.js";
 import { Git } from "../drive/git.js";
 import type { Guard } from "../drive/guard.js";
 import { loadPlan } from "../plan/index.js";
-import { hashedSpec, hashSection } from "../spec/read.js";
+import { hashedSpec, hashSection, specPath } from "../spec/read.js";
 import { findSection } from "../spec/sections.js";
 import { specFileKey } from "../spec/snapshot.js";
 import { approvalsOf, markDrafting } from "./approval.js";
@@ -58,9 +58,9 @@ export type SpecStep =
   | { kind: "done"; assessment: Assessment }
   | { kind: "build"; plan: string; resume: string | null; assessment: Assessment };
 
-/** The spec file as it is on disk now. */
+/** The spec file as it is on disk now; a usage error when it is outside the project. */
 export function specFact(root: string, spec: string): SpecFact {
-  const path = resolve(root, spec);
+  const path = specPath(root, spec);
   if (!existsSync(path)) return { path: spec, exists: false };
   const text = readFileSync(path, "utf8");
   return {
@@ -77,7 +77,7 @@ export function planFact(root: string, plan: string, spec: string): PlanFact {
   if (!existsSync(plan)) return { path, exists: false };
   try {
     const loaded = loadPlan(plan);
-    const sections = hashedSpec(spec, readFileSync(resolve(root, spec), "utf8")).sections;
+    const sections = hashedSpec(spec, readFileSync(specPath(root, spec), "utf8")).sections;
     const problems = planSpecProblems(
       loaded.nodes,
       spec,
