@@ -503,6 +503,32 @@ describe("reins mcp through the MCP client over stdio", () => {
     ).toEqual(["pending", "pending", "pending", "pending"]);
   });
 
+  it("answers a request over its limit (20 MB) with an error for that request, and reads on", async () => {
+    const client = await connect();
+    await expect(
+      client.callTool({ name: "get_task", arguments: { task: "x".repeat(20 * 1024 * 1024) } }),
+    ).rejects.toThrow(/a request of \d+ bytes is over reins mcp's limit of 4194304 bytes/);
+    expect((await call(client, "list_tasks")).result.isError).toBeFalsy();
+  });
+
+  it("takes status changes one at a time: five completes at once record one completion", async () => {
+    const client = await connect();
+    writeFileSync(join(project, "src/add.js"), GOOD_ADD);
+    expect((await verify(client, "task", "add")).passed).toBe(true);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => setStatus(client, "add", "complete")));
+    expect(answers.map((a) => a.result.isError ?? false)).toEqual([false, false, false, false, false]);
+    expect(answers.filter((a) => a.text.includes("is already complete"))).toHaveLength(4);
+    const store = new SqliteStore(join(project, ".reins", "reins.db"));
+    try {
+      const ended = (await store.events("plan:calc")).filter(
+        (r) => r.event.kind === "task.ended" && r.event.task === "add",
+      );
+      expect(ended).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("starts without a plan and says what is missing; a named plan that is not there stops it", async () => {
     rmSync(join(project, "reins.plan.yaml"));
     const client = await connect();

@@ -12,8 +12,9 @@ import { own } from "../control/graph.js";
 import { ReinsError } from "../core/errors.js";
 import { memoOf, readLedger } from "./ledger.js";
 import { levelOf, nodeOf, scopeChecks, type Level } from "./plan-view.js";
+import { LineLimit } from "./line-limit.js";
 import { readSpec } from "./spec.js";
-import { SETTABLE, updateStatus } from "./status.js";
+import { oneAtATime, SETTABLE, updateStatus } from "./status.js";
 import { id, statusSchema, taskListSchema, taskSchema, verdictSchema } from "./schemas.js";
 import type { McpContext } from "./context.js";
 import { verifyScope, type Verdict } from "./verify.js";
@@ -72,6 +73,7 @@ function verdictResult(verdict: Verdict): CallToolResult {
 /** Builds the MCP server of reins' tools over `ctx` (not yet connected to a transport). */
 export function createReinsMcp(ctx: McpContext): McpServer {
   const server = new McpServer({ name: "reins", version }, { instructions: INSTRUCTIONS });
+  const serial = oneAtATime();
 
   server.registerTool(
     "read_spec",
@@ -222,7 +224,8 @@ export function createReinsMcp(ctx: McpContext): McpServer {
     },
     ({ task, status }) =>
       guarded(async () => {
-        const change = await updateStatus(ctx, task, status);
+        // One change at a time: each reads the statuses the one before it wrote.
+        const change = await serial(() => updateStatus(ctx, task, status));
         return structured({ ...change });
       }),
   );
@@ -230,10 +233,28 @@ export function createReinsMcp(ctx: McpContext): McpServer {
   return server;
 }
 
+/** The largest request line `reins mcp` reads: well under the SDK transport's 10 MB, far over any tool's input. */
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
 /** Serves reins' tools on stdin and stdout; resolves when the client goes away (stdin ends or closes). */
 export async function serveStdio(ctx: McpContext): Promise<void> {
   const server = createReinsMcp(ctx);
-  const transport = new StdioServerTransport();
+  // A request over the limit is answered with an error and the server reads on (see LineLimit).
+  const lines = process.stdin.pipe(
+    new LineLimit(MAX_REQUEST_BYTES, (id, bytes) =>
+      process.stdout.write(
+        `${JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          error: {
+            code: -32600,
+            message: `a request of ${bytes} bytes is over reins mcp's limit of ${MAX_REQUEST_BYTES} bytes: send less (a task id, a section's heading)`,
+          },
+        })}\n`,
+      ),
+    ),
+  );
+  const transport = new StdioServerTransport(lines, process.stdout);
   const closed = new Promise<void>((done) => {
     server.server.onclose = () => done();
   });

@@ -29,6 +29,19 @@ export class CompletionRefused extends ReinsError {
 }
 
 /**
+ * Runs the functions it is given one at a time, in the order given, each after the one before ended
+ * (rejected or not): the status changes of one server, so two at once never both read the same statuses.
+ */
+export function oneAtATime(): <T>(fn: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (fn) => {
+    const run = tail.then(fn, fn);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
+/**
  * Sets node `id`'s status. `complete` is refused (CompletionRefused) unless the node's last verify passed
  * and the working tree's fingerprint is still the one that verify ran on: any edit since, committed or
  * not, needs a new verify. The refusal is not recorded; a change is, in the plan scope (ledger.ts).
@@ -50,6 +63,8 @@ export async function updateStatus(
     note,
     advice,
   });
+  // Set again (a retried call, two at once): said, not recorded twice.
+  if (memo.status === status) return change(`${node.id} is already ${status}`, []);
 
   if (status === "in_progress") {
     const commit = (await isGitTree(ctx.root)) ? await headCommit(ctx.root) : null;
