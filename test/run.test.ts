@@ -404,6 +404,20 @@ describe("reins run under the guards", () => {
     await replays(dir, resumed.out);
   });
 
+  it("refuses a plan too big for the store's run record before it makes a branch", async () => {
+    const task = (i: number) =>
+      `  - id: t${i}\n    title: ${"T".repeat(480)}\n    checks: [a]\n    acceptance: ["${"x".repeat(400)}", "${"y".repeat(400)}"]\n`;
+    const big = `version: 1\nname: big\nchecks:\n  a: { command: "true", tier: medium }\ntasks:\n${Array.from({ length: 2_500 }, (_, i) => task(i)).join("")}`;
+    expect(big.length).toBeLessThan(4 * 1024 * 1024); // within the plan file's own limit
+    const { dir, agent } = runProject({ "reins.plan.yaml": big }, "exit 0");
+    const ran = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(ran.code).toBe(2);
+    expect(ran.err.trim()).toMatch(
+      /^reins: the plan reins\.plan\.yaml is too big to run: its run's record starts at [\d,]+ characters, over half the 8,388,608 a store keeps for a run/,
+    );
+    expect(git(dir, "branch", "--list", "reins/*")).toBe("");
+  });
+
   it("resumes only this project's runs when projects share one store", async () => {
     const shared = join(mkdtempSync(join(tmpdir(), "reins-shared-")), "runs.db");
     const config = JSON.stringify({ store: `sqlite:${shared}`, budget: { session: { tokens: 1000 } } });

@@ -2,10 +2,11 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { resolveSettings } from "../control/index.js";
+import { begin, resolveSettings } from "../control/index.js";
 import type { RunSettingsInput } from "../control/index.js";
 import type { CheckDef, PlanNode, RunDecision, RunEvent, RunState } from "../control/types.js";
 import { ReinsError } from "../core/errors.js";
+import { MAX_RUN_CHECKPOINT } from "../core/stored-run.js";
 import { dirtyTreeLine } from "../install/local-files.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
@@ -213,6 +214,23 @@ export async function startRun(
       "usage",
       `${options.root} has no commit yet: commit the project first, so reins has a green point to start from`,
     );
+  const event: RunEvent = {
+    kind: "run.started",
+    at: now,
+    run,
+    nodes: options.plan.nodes,
+    checks: options.plan.checks,
+    settings,
+    ...(options.unverified === true ? { unverified: true } : {}),
+  };
+  // A plan too big for the store is refused now, not once its branch is made and its first checkpoint
+  // fails: the run's record starts as the plan's state and grows as tasks run, so it may take half.
+  const size = JSON.stringify(begin(event).state).length;
+  if (size > MAX_RUN_CHECKPOINT / 2)
+    throw new ReinsError(
+      "usage",
+      `the plan ${options.plan.file} is too big to run: its run's record starts at ${size.toLocaleString("en")} characters, over half the ${MAX_RUN_CHECKPOINT.toLocaleString("en")} a store keeps for a run (the rest is room for what the run adds); split it into smaller plans`,
+    );
   const branch = `reins/${run}`;
   await git.createBranch(branch, base);
   await git.checkout(branch);
@@ -234,18 +252,9 @@ export async function startRun(
   const guard = runGuard(runGovernor(options), run);
   await guard.started(meta.agent, now);
   const ctx = context(options, meta, liveRecorder(trace), trace, null, guard);
-  const at = await ctx.recorder.io("begin", "clock", () => Promise.resolve(now));
+  await ctx.recorder.io("begin", "clock", () => Promise.resolve(now));
   // The hashes of the sections the plan names, recorded before the first step: drift is measured from them.
   ctx.spec = await specHashes(ctx.recorder, "begin", options.root, options.plan.nodes);
-  const event: RunEvent = {
-    kind: "run.started",
-    at,
-    run,
-    nodes: options.plan.nodes,
-    checks: options.plan.checks,
-    settings,
-    ...(options.unverified === true ? { unverified: true } : {}),
-  };
   try {
     return finish(ctx, await drive(ctx, { state: null, key: "begin", event }));
   } finally {
