@@ -203,6 +203,13 @@ interface Trace {
   tally: Tally;
 }
 
+/** The tasks whose agent touched what judges the work, as the shell reported it. */
+function tampered(s: RunState): string[] {
+  return Object.entries(s.tasks)
+    .filter(([, t]) => (t.tampering?.length ?? 0) > 0)
+    .map(([id]) => id);
+}
+
 /** The done tasks whose evidence does not make them proven, as `id (evidence)`. */
 function unproven(s: RunState): string[] {
   return leafIds(s)
@@ -281,6 +288,10 @@ function answer(sim: Sim, state: RunState, a: RunAction, now: number): Pending |
         linesChanged: Math.floor(r("lines") * 200),
         filesChanged: ["src/x.ts"],
         boundaryTouched: r("boundary") < 0.3,
+        // Now and then, in chaos, the agent touched what judges its work (the shell undid it and says so).
+        ...(mode === "chaos" && r("tamper") < 0.04
+          ? { tampering: ["the agent moved reins/r from aaaa to bbbb (a commit or a reset): put back"] }
+          : {}),
       };
       break;
     }
@@ -511,8 +522,10 @@ function checkStep(tally: Tally, before: RunState, event: RunEvent, r: StepResul
       ok(s.finished?.proven === a.proven, () => "finish disagrees with the state");
       // Law 6, at the end: a run proven done has every task terminal and nothing in flight.
       ok(!a.proven || (open.length === 0 && Object.keys(s.inFlight).length === 0), () => "proven while open");
-      // Law 8: "proven" never holds while a done task is unwitnessed or unverified.
+      // Law 8: "proven" never holds while a done task is unwitnessed or unverified, nor after an agent
+      // touched what judges the work.
       ok(!a.proven || unproven(s).length === 0, () => `proven with ${unproven(s).join(", ")} not witnessed`);
+      ok(!a.proven || tampered(s).length === 0, () => `proven after ${tampered(s).join(", ")} tampered`);
       continue;
     }
     const key = "task" in a ? a.task : "";
@@ -625,20 +638,26 @@ describe("plans", () => {
 const acyclic = planArb.filter((p) => !cyclic(p.nodes));
 
 describe("laws under random failures, timings, crashes and repeats", () => {
-  it("keeps every invariant on every step, never writes to a state it is given, and always finishes; proven exactly when every task is over and every done task witnessed", () => {
+  it("keeps every invariant on every step, never writes to a state it is given, and always finishes; proven exactly when every task is over, every done task witnessed and no agent tampered", () => {
+    let tamperedRuns = 0;
     fc.assert(
       fc.property(acyclic, settingsArb, fc.integer(), (plan, settings, seed) => {
         const trace = simulate({ seed, mode: "chaos", freeze: true }, plan, settings);
         const end = trace.steps[trace.steps.length - 1]!.state;
+        if (tampered(end).length > 0) tamperedRuns += 1;
         const finish = finishOf(trace);
         const allOver = leafIds(end).every((id) => isTerminal(end.tasks[id]!));
-        expect(end.finished).toEqual({ proven: allOver && unproven(end).length === 0 });
+        expect(end.finished).toEqual({
+          proven: allOver && unproven(end).length === 0 && tampered(end).length === 0,
+        });
         expect(finish).toBeDefined();
         // Liveness without a pause or the iteration cap: the run ends with every task over.
         if (end.paused === null && end.iterations < end.settings.maxIterations) expect(allOver).toBe(true);
       }),
       run(500),
     );
+    // The tampering the shell reports is drawn often enough for the law to be tried.
+    expect(tamperedRuns).toBeGreaterThan(10);
   });
 
   it("law 1, determinism: the same events give the same states, actions and decisions, through JSON too", () => {
