@@ -1,8 +1,9 @@
 /**
  * What judges an agent's work, kept out of its reach: the branch and commit the run left the tree on,
- * every other branch (the user's), the repository's hooks, and the plan file. Taken before an iteration and compared
- * after it: whatever the agent changed there (a commit, a checkout, a reset, a branch moved, a hook written)
- * is undone, its tree kept as uncommitted changes for the checks to judge, and said in one line each.
+ * every other branch (the user's), the repository's hooks, and the plan file. Taken before an iteration
+ * and compared after it: whatever the agent changed there (a commit, a checkout, a reset, a branch moved,
+ * a hook written, the plan edited) is undone, its tree kept as uncommitted changes for the checks to
+ * judge, and said in one line each.
  */
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
