@@ -246,6 +246,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
         ["every_task_terminal", true],
         ["every_change_witnessed", true],
         ["judges_untouched", true],
+        ["edited_tests_approved", true],
         ["report_written", true],
       ]);
       // The real agent's change to each task's files went red with it set aside: every task is witnessed.

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { reinsBin } from "./support/processes.js";
 import { git, reinsIn, runProject, runUntilMarked } from "./support/run-project.js";
 
 /** A tiny calculator project: `add` is broken until the agent fixes it; the check is its test. */
@@ -28,7 +29,12 @@ const fixAdd = "  - id: fix\n    title: Fix add\n    checks: [unit]";
 interface Report {
   status: string;
   why: string;
-  tasks: { id: string; evidence: string | null; witness: { setAside: string[]; red: string[] } | null }[];
+  tasks: {
+    id: string;
+    evidence: string | null;
+    witness: { setAside: string[]; red: string[] } | null;
+    editedTests?: { files: string[]; approved: unknown } | null;
+  }[];
 }
 
 const runIdOf = (out: string) => /run (\S+):/.exec(out)?.[1] ?? "";
@@ -75,7 +81,12 @@ describe("reins run proves a task only when its checks witness its change", () =
     );
     const r = reportOf(dir, ran.out);
     expect(r.status).toBe("unwitnessed");
-    expect(r.tasks[0]).toMatchObject({ evidence: "unwitnessed", witness: { setAside: [], red: [] } });
+    // The rewritten test is named too, with its assertions' diff, for the person who looks.
+    expect(r.tasks[0]).toMatchObject({
+      evidence: "unwitnessed",
+      witness: { setAside: [], red: [] },
+      editedTests: { files: ["calc.test.js"], approved: null },
+    });
     // The work is kept, committed on the run's branch, for a person to look at.
     expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("fix: Fix add");
   });
@@ -119,6 +130,85 @@ describe("reins run proves a task only when its checks witness its change", () =
     expect(ran.code).toBe(0);
     expect(lastLine(ran.out)).toMatch(/^proven: .*\(0 witnessed, 0 already done, 1 changing no behaviour\)$/);
     expect(reportOf(dir, ran.out).tasks[0]).toMatchObject({ evidence: "no_behaviour", witness: null });
+  });
+});
+
+describe("a failing test the agent changed in the iteration that made it pass", () => {
+  it("keeps the work, shows the assertions' diff, and proves the task only once a person approves it", async () => {
+    // The agent makes add multiply and the test expect what it now gives: green, and witnessed (with
+    // calc.js set aside, the changed test fails), but it may pass only because it changed. A second task's
+    // agent tries to approve it while the run is driven: refused, the run's driver is alive.
+    const { dir, agent } = runProject(
+      {
+        ...CALC,
+        "reins.plan.yaml": plan(`${fixAdd}
+  - id: note
+    title: Note it
+    type: docs
+    deps: [fix]
+    checks: [unit]`),
+      },
+      [
+        'if [ "$REINS_TASK" = fix ]; then sed -i "s/a - b/a * b/" calc.js; sed -i "s/!== 5/!== 6/" calc.test.js; fi',
+        `if [ "$REINS_TASK" = note ]; then node ${reinsBin} approve --run "$REINS_RUN" --task fix --reason mine --by agent > approve.log 2>&1; echo "exit $?" >> approve.log; echo note > NOTE.md; fi`,
+      ].join("\n"),
+    );
+    const ran = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(ran.err).toBe("");
+    expect(ran.code).toBe(1);
+    const id = runIdOf(ran.out);
+    expect(lastLine(ran.out)).toBe(
+      `awaiting_approval: task fix: its agent changed calc.test.js while its checks were red; a person reads the assertions' diff in the report, then \`reins approve --run ${id} --task fix --reason "..."\` and \`reins run --resume ${id}\``,
+    );
+    const report = readFileSync(join(dir, ".reins", "runs", id, "report.md"), "utf8");
+    expect(report).toContain(
+      "tests changed by its agent while red: `calc.test.js`, **awaiting a person's approval**",
+    );
+    expect(report).toContain("-if (add(2, 3) !== 5)");
+    expect(report).toContain("+if (add(2, 3) !== 6)");
+    // The agent's own approval was refused: the run was being driven.
+    expect(readFileSync(join(dir, "approve.log"), "utf8")).toMatch(
+      /is being driven by process \d+.*\nexit 2\n$/s,
+    );
+    // The work is kept, committed on the run's branch.
+    expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("note: Note it\nfix: Fix add");
+
+    const approved = await reinsIn(dir, [
+      "approve",
+      "--task",
+      "fix",
+      "--reason",
+      "multiplying is the new spec",
+      "--by",
+      "alice",
+    ]);
+    expect(approved.err).toBe("");
+    expect(approved.out).toMatch(
+      /^approved the tests task fix changed while red \(calc\.test\.js\) at its commit [0-9a-f]{12}, by alice: go on with `reins run --resume \S+`\n$/,
+    );
+    // Approving twice, or a task awaiting nothing, is refused.
+    const again = await reinsIn(dir, ["approve", "--run", id, "--task", "note", "--reason", "x"]);
+    expect(again.code).toBe(2);
+    expect(again.err).toBe(`reins: task note of run ${id} awaits no approval (these do: fix)\n`);
+    const resumed = await reinsIn(dir, ["run", "--resume", id]);
+    expect(resumed.code).toBe(0);
+    expect(lastLine(resumed.out)).toMatch(/^proven: /);
+    expect(readFileSync(join(dir, ".reins", "runs", id, "report.md"), "utf8")).toContain(
+      "approved by alice (multiplying is the new spec)",
+    );
+  });
+
+  it("needs no approval for tests the agent added, nor for a change its checks were never red for", async () => {
+    const { dir, agent } = runProject(
+      {
+        ...CALC,
+        "reins.plan.yaml": plan(fixAdd),
+      },
+      "sed -i 's/a - b/a + b/' calc.js; echo \"require('./calc');\" > extra.test.js",
+    );
+    const ran = await reinsIn(dir, ["run", "--agent", agent]);
+    expect(ran.code).toBe(0);
+    expect(lastLine(ran.out)).toMatch(/^proven: /);
   });
 });
 

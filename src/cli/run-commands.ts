@@ -12,7 +12,7 @@ import { binPath } from "./agent-commands.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
 import { progressWriter } from "../drive/progress.js";
 import { buildReport, reportMarkdown, writeReportFiles } from "../drive/report.js";
-import { readRunTrace } from "../drive/run-trace.js";
+import { readRunTrace, runDir } from "../drive/run-trace.js";
 import { Divergence } from "../drive/recorder.js";
 import { runGuard } from "../drive/guard.js";
 import {
@@ -20,7 +20,6 @@ import {
   newestUnfinished,
   replayRun,
   resumeRun,
-  runDir,
   runGovernor,
   startRun,
   type RunOutcome,

@@ -44,6 +44,7 @@ export function apply(d: Draft, event: AppliedEvent): void {
         task.evidence = "already_done";
         return;
       }
+      task.redSeen = true;
       // Red as expected of work not done yet: the first iteration follows in the same slot, unless the
       // run holds new work; then the task waits and is checked afresh when it starts.
       const block = blockOf(s, { fresh: true, takesSlot: false, agent: true });
@@ -87,6 +88,7 @@ export function apply(d: Draft, event: AppliedEvent): void {
       task.gate = null;
       task.lastChecks = withSkipped(event.results, task.lastChecks);
       if (event.results.some(isRed)) {
+        task.redSeen = true;
         onRed(d, event.task);
         return;
       }
@@ -102,7 +104,7 @@ export function apply(d: Draft, event: AppliedEvent): void {
     }
     case "witness.ran":
       settle(d, event.task);
-      witnessed(d, event.task, event.setAside, event.results);
+      witnessed(d, event.task, event.setAside, event.results, event.editedTests);
       return;
     case "task.committed": {
       settle(d, event.task);
@@ -147,6 +149,7 @@ export function apply(d: Draft, event: AppliedEvent): void {
       return;
     case "run.resumed":
       resume(d, event.commits);
+      for (const approval of event.approvals ?? []) approve(d, approval);
       return;
     case "spec.changed":
       applySpecChanged(d, event);
@@ -199,4 +202,23 @@ function resume(d: Draft, commits: Readonly<Record<string, string>>): void {
     task.boundaryTouched = true;
     verify(d, id, "iteration");
   }
+}
+
+/**
+ * A person approved the tests `approval.task`'s agent changed while its checks were red: the task counts as
+ * proven again, on its other evidence. An approval of a task with nothing awaiting one changes nothing.
+ */
+function approve(d: Draft, approval: { task: string; by: string; reason: string }): void {
+  const task = d.state.tasks[approval.task];
+  const edited = task?.editedTests;
+  if (task === undefined || edited === undefined || edited.approved !== null) {
+    d.decisions.push({
+      kind: "ignored",
+      event: "run.resumed",
+      why: `nothing of ${approval.task} awaits approval`,
+    });
+    return;
+  }
+  task.editedTests = { ...edited, approved: { by: approval.by, reason: approval.reason } };
+  d.decisions.push({ kind: "approved", ...approval });
 }

@@ -46,6 +46,7 @@ describe("the done proof", () => {
       "every_task_terminal",
       "every_change_witnessed",
       "judges_untouched",
+      "edited_tests_approved",
       "report_written",
     ]);
   });

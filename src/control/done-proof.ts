@@ -1,4 +1,4 @@
-/** The done proof (seed 004): the six clauses that must all hold before a run may end as done. */
+/** The done proof (seed 004): the clauses that must all hold before a run may end as done. */
 import { aggregates } from "./aggregate.js";
 import { readiness } from "./graph.js";
 import { isTerminal } from "./task-state.js";
@@ -64,6 +64,13 @@ export function doneProof(state: RunState): DoneProof {
     const said = state.tasks[id]?.tampering;
     return said === undefined || said.length === 0 ? [] : [`${id} (${said[0]})`];
   });
+  const awaiting = state.order.flatMap((id) => {
+    const task = state.tasks[id];
+    const edited = task?.editedTests;
+    return task?.status !== "done" || edited === undefined || edited.approved !== null
+      ? []
+      : [`${id} (${edited.files.join(", ")})`];
+  });
   const inFlight = Object.entries(state.inFlight).map(([key, kind]) => `${key || "run"} (${kind})`);
   const clauses: ProofClause[] = [
     clause("no_runnable_task", runnable, "no task is ready, due for retry or stalled", "runnable"),
@@ -87,6 +94,12 @@ export function doneProof(state: RunState): DoneProof {
       tampered,
       "no agent touched what judges the work (commits, branches, git hooks)",
       "a person must look: the agent touched what judges its work, and reins undid it",
+    ),
+    clause(
+      "edited_tests_approved",
+      awaiting,
+      "no task's checks pass because its agent changed their tests (or a person approved the change)",
+      "tests changed by the agent while red, awaiting a person's approval (reins approve --task)",
     ),
     state.reportWritten
       ? { name: "report_written", holds: true, evidence: "the report is written" }

@@ -210,6 +210,14 @@ function tampered(s: RunState): string[] {
     .map(([id]) => id);
 }
 
+/** The done tasks whose tests their agent changed while red, not approved by a person. */
+function awaiting(s: RunState): string[] {
+  return leafIds(s).filter((id) => {
+    const t = s.tasks[id]!;
+    return t.status === "done" && t.editedTests !== undefined && t.editedTests.approved === null;
+  });
+}
+
 /** The done tasks whose evidence does not make them proven, as `id (evidence)`. */
 function unproven(s: RunState): string[] {
   return leafIds(s)
@@ -324,6 +332,10 @@ function answer(sim: Sim, state: RunState, a: RunAction, now: number): Pending |
         task,
         setAside: ["src/x.ts"],
         results: a.checks.map((n, i) => result(n, tier(n), !(seen && i === 0))),
+        // Now and then the agent changed a test that was there before (the core decides if it was red).
+        ...(mode === "chaos" && r("edited") < 0.1
+          ? { editedTests: { files: ["test/x.test.ts"], diff: "--- test/x.test.ts\n-expect(1)\n+expect(2)" } }
+          : {}),
       };
       break;
     }
@@ -401,7 +413,11 @@ function simulate(sim: Sim, plan: Plan, settingsInput: RunSettingsInput, bound =
       if (sim.mode === "chaos" && !state.finished.proven && resumes < 2 && rand(sim.seed, "again", i) < 0.5) {
         resumes += 1;
         pending = [];
-        feed({ kind: "run.resumed", at: now, commits: {} });
+        // Half the time the person approved the edited tests that held it.
+        const approvals = awaiting(state)
+          .filter((task) => rand(sim.seed, "approve", i, task) < 0.5)
+          .map((task) => ({ task, by: "alice", reason: "read the diff" }));
+        feed({ kind: "run.resumed", at: now, commits: {}, ...(approvals.length > 0 ? { approvals } : {}) });
         continue;
       }
       return trace;
@@ -523,9 +539,13 @@ function checkStep(tally: Tally, before: RunState, event: RunEvent, r: StepResul
       // Law 6, at the end: a run proven done has every task terminal and nothing in flight.
       ok(!a.proven || (open.length === 0 && Object.keys(s.inFlight).length === 0), () => "proven while open");
       // Law 8: "proven" never holds while a done task is unwitnessed or unverified, nor after an agent
-      // touched what judges the work.
+      // touched what judges the work, nor while tests its agent changed while red await a person.
       ok(!a.proven || unproven(s).length === 0, () => `proven with ${unproven(s).join(", ")} not witnessed`);
       ok(!a.proven || tampered(s).length === 0, () => `proven after ${tampered(s).join(", ")} tampered`);
+      ok(
+        !a.proven || awaiting(s).length === 0,
+        () => `proven while ${awaiting(s).join(", ")} await approval`,
+      );
       continue;
     }
     const key = "task" in a ? a.task : "";
@@ -638,17 +658,22 @@ describe("plans", () => {
 const acyclic = planArb.filter((p) => !cyclic(p.nodes));
 
 describe("laws under random failures, timings, crashes and repeats", () => {
-  it("keeps every invariant on every step, never writes to a state it is given, and always finishes; proven exactly when every task is over, every done task witnessed and no agent tampered", () => {
+  it("keeps every invariant on every step, never writes to a state it is given, and always finishes; proven exactly when every task is over, every done task witnessed, no agent tampered and no edited test awaits approval", () => {
     let tamperedRuns = 0;
+    let awaitingRuns = 0;
+    let approvedRuns = 0;
     fc.assert(
       fc.property(acyclic, settingsArb, fc.integer(), (plan, settings, seed) => {
         const trace = simulate({ seed, mode: "chaos", freeze: true }, plan, settings);
         const end = trace.steps[trace.steps.length - 1]!.state;
         if (tampered(end).length > 0) tamperedRuns += 1;
+        if (awaiting(end).length > 0) awaitingRuns += 1;
+        if (Object.values(end.tasks).some((t) => t.editedTests?.approved != null)) approvedRuns += 1;
         const finish = finishOf(trace);
         const allOver = leafIds(end).every((id) => isTerminal(end.tasks[id]!));
         expect(end.finished).toEqual({
-          proven: allOver && unproven(end).length === 0 && tampered(end).length === 0,
+          proven:
+            allOver && unproven(end).length === 0 && tampered(end).length === 0 && awaiting(end).length === 0,
         });
         expect(finish).toBeDefined();
         // Liveness without a pause or the iteration cap: the run ends with every task over.
@@ -658,6 +683,9 @@ describe("laws under random failures, timings, crashes and repeats", () => {
     );
     // The tampering the shell reports is drawn often enough for the law to be tried.
     expect(tamperedRuns).toBeGreaterThan(10);
+    // So are tests an agent changed while red, awaiting a person and approved by one.
+    expect(awaitingRuns).toBeGreaterThan(5);
+    expect(approvedRuns).toBeGreaterThan(5);
   });
 
   it("law 1, determinism: the same events give the same states, actions and decisions, through JSON too", () => {

@@ -10,11 +10,21 @@ import type { RunState } from "./types.js";
  *   undid it, and a person must look;
  * - `unverified`: a task was done with no check verifying it (a run started with `--unverified`);
  * - `unwitnessed`: a task's checks pass with its change set aside, or it changed nothing they could see;
+ * - `awaiting_approval`: a task's checks went green after its agent changed their tests while they were
+ *   red; a person approves the change (`reins approve --task`) and resumes the run;
  * - `unproven`: another clause of the done proof does not hold;
  * - `interrupted`: the run stopped before it finished (Ctrl-C, a crash); `--resume` goes on.
  */
 export type OutcomeKind =
-  "proven" | "failed" | "paused" | "tampered" | "unverified" | "unwitnessed" | "unproven" | "interrupted";
+  | "proven"
+  | "failed"
+  | "paused"
+  | "tampered"
+  | "unverified"
+  | "unwitnessed"
+  | "awaiting_approval"
+  | "unproven"
+  | "interrupted";
 
 /** An outcome and its first cause, one line. */
 export interface Outcome {
@@ -27,7 +37,8 @@ const ids = (list: readonly string[]) =>
 
 /**
  * The outcome of a run in `state`, which the core finished (`finished`) or not (null). Pure. The first of
- * failed, paused, tampered, unverified, unwitnessed and unproven that applies wins; `proven` only when none does.
+ * failed, paused, tampered, unverified, unwitnessed, awaiting_approval and unproven that applies wins (an
+ * approval does not help a task its checks do not witness); `proven` only when none does.
  */
 export function outcomeOf(state: RunState, finished: { proven: boolean } | null): Outcome {
   const done = state.order.filter((id) => state.tasks[id]?.status === "done");
@@ -68,6 +79,18 @@ export function outcomeOf(state: RunState, finished: { proven: boolean } | null)
     return {
       kind: "unwitnessed",
       cause: `task ${unwitnessed[0]}: ${how}${unwitnessed.length > 1 ? ` (also ${ids(unwitnessed.slice(1))})` : ""}`,
+    };
+  }
+  const awaiting = done.filter((id) => {
+    const edited = state.tasks[id]?.editedTests;
+    return edited !== undefined && edited.approved === null;
+  });
+  if (awaiting.length > 0) {
+    const first = awaiting[0]!;
+    const files = state.tasks[first]?.editedTests?.files ?? [];
+    return {
+      kind: "awaiting_approval",
+      cause: `task ${first}: its agent changed ${ids(files)} while its checks were red; a person reads the assertions' diff in the report, then \`reins approve --run ${state.run} --task ${first} --reason "..."\` and \`reins run --resume ${state.run}\`${awaiting.length > 1 ? ` (also ${ids(awaiting.slice(1))})` : ""}`,
     };
   }
   const proof = doneProof(state);

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { linked, planNode } from "../../test/support/plans.js";
 import { ReinsError } from "../core/errors.js";
 import { resolveSettings, type RunSettingsInput } from "./settings.js";
+import { outcomeOf } from "./outcome.js";
 import { begin, startRun, step, type StepResult } from "./step.js";
 import type { CheckDef, CheckResult, CheckTier, PlanNode, RunAction, RunEvent, RunState } from "./types.js";
 
@@ -92,8 +93,11 @@ class Run {
     return this.feed({ kind: "checks.ran", at: this.at(), ref: this.ref(task), task, results });
   }
 
-  /** Answers the witness in flight for `task`: its change set aside, the first check red (`seen`) or none. */
-  witness(task: string, seen = true, setAside = ["src/a.ts"]) {
+  /**
+   * Answers the witness in flight for `task`: its change set aside, the first check red (`seen`) or none;
+   * `edited`: tests that were there before the task and its change touched.
+   */
+  witness(task: string, seen = true, setAside = ["src/a.ts"], edited?: string[]) {
     const a = this.action(task);
     if (a.kind !== "witness") throw new Error(`${task} runs ${a.kind}`);
     const results = a.checks.map((name, i) =>
@@ -101,7 +105,17 @@ class Run {
         ? fail(name, "without the change", this.state.checks[name]!.tier)
         : pass(name, this.state.checks[name]!.tier),
     );
-    return this.feed({ kind: "witness.ran", at: this.at(), ref: this.ref(task), task, setAside, results });
+    return this.feed({
+      kind: "witness.ran",
+      at: this.at(),
+      ref: this.ref(task),
+      task,
+      setAside,
+      results,
+      ...(edited !== undefined
+        ? { editedTests: { files: edited, diff: `--- ${edited[0]}\n-  expect(5)\n+  expect(-1)` } }
+        : {}),
+    });
   }
 
   committed(task: string) {
@@ -229,6 +243,72 @@ describe("a run's happy path", () => {
     });
     run.committed("a");
     expect(run.report().actions).toEqual([{ kind: "finish", proven: false }]);
+  });
+
+  it("holds a task whose red checks went green after its agent changed their tests until a person approves", () => {
+    const run = new Run([planNode("a", { checks: ["unit"] })], [check("unit", "medium")]);
+    run.noop("a", [fail("unit", "expected 5, got -1", "medium")]);
+    run.agent("a", { filesChanged: ["src/a.ts", "test/a.test.ts"] });
+    run.green("a");
+    // Witnessed (the implementation set aside, the edited test fails), and committed: the work is kept.
+    expect(run.witness("a", true, ["src/a.ts"], ["test/a.test.ts"]).actions).toEqual([
+      { kind: "commit", task: "a", ref: run.state.seq },
+    ]);
+    expect(run.state.tasks.a).toMatchObject({
+      evidence: "witnessed",
+      editedTests: { files: ["test/a.test.ts"], approved: null },
+    });
+    run.committed("a");
+    const end = run.report();
+    expect(end.actions).toEqual([{ kind: "finish", proven: false }]);
+    expect(outcomeOf(run.state, run.state.finished)).toMatchObject({ kind: "awaiting_approval" });
+    expect(outcomeOf(run.state, run.state.finished).cause).toContain(
+      `reins approve --run ${run.state.run} --task a`,
+    );
+    // A person approves; the resumed run writes its report again and ends proven.
+    const resumed = run.feed({
+      kind: "run.resumed",
+      at: run.at(),
+      commits: {},
+      approvals: [{ task: "a", by: "alice", reason: "the old expectation was wrong" }],
+    });
+    expect(resumed.decisions).toContainEqual({
+      kind: "approved",
+      task: "a",
+      by: "alice",
+      reason: "the old expectation was wrong",
+    });
+    expect(run.handed).toEqual(["write_report"]);
+    expect(run.report().actions).toEqual([{ kind: "finish", proven: true }]);
+    expect(outcomeOf(run.state, run.state.finished).kind).toBe("proven");
+  });
+
+  it("needs no approval for tests changed by a task whose checks were never red, or tests it added", () => {
+    const run = new Run([planNode("a", { checks: ["unit"] })], [check("unit", "medium")]);
+    run.noop("a", [fail("unit", "not yet", "medium")]);
+    run.agent("a");
+    run.green("a");
+    run.witness("a", true, ["src/a.ts"]);
+    expect(run.state.tasks.a?.editedTests).toBeUndefined();
+    const never = new Run([planNode("b")], [check("lint")]);
+    never.agent("b");
+    never.green("b");
+    never.witness("b", true, ["src/b.ts"], ["test/b.test.ts"]);
+    expect(never.state.tasks.b?.editedTests).toBeUndefined();
+  });
+
+  it("ignores an approval of a task with nothing awaiting one", () => {
+    const run = new Run([planNode("a", { checks: ["unit"] })], [check("unit", "medium")]);
+    run.complete("a");
+    run.report();
+    const r = run.feed({
+      kind: "run.resumed",
+      at: run.at(),
+      commits: {},
+      approvals: [{ task: "a", by: "mallory", reason: "x" }],
+    });
+    expect(r.decisions.filter((d) => d.kind === "approved")).toEqual([]);
+    expect(run.state.tasks.a?.editedTests).toBeUndefined();
   });
 
   it("takes a change with nothing outside its tests as unwitnessed, whatever the checks say", () => {

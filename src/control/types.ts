@@ -99,6 +99,14 @@ export type Evidence = "witnessed" | "already_done" | "no_behaviour" | "unwitnes
 /** The task types that change no behaviour: their tasks are committed without a witness. */
 export const NO_BEHAVIOUR_TYPES: readonly string[] = ["docs", "config"];
 
+/** Tests a task's agent changed while its checks were red (see TaskRun.editedTests). */
+export interface EditedTests {
+  files: string[];
+  diff: string;
+  /** Who approved them and why; null while they await a person. */
+  approved: { by: string; reason: string } | null;
+}
+
 /** A task's status; only leaves (the units of work) move through it, parents aggregate. */
 export type TaskStatus = "pending" | "in_progress" | "verifying" | "done" | "failed" | "canceled";
 
@@ -152,6 +160,14 @@ export interface TaskRun {
   witness?: { setAside: string[]; red: string[] };
   /** What its agent did to what judges the work (undone): a person must look before it counts as proven. */
   tampering?: string[];
+  /** Whether a check of it has been red since its work began (absent: never): its own tests were failing. */
+  redSeen?: boolean;
+  /**
+   * Tests that existed before its work began, changed by its agent while its checks were red, and green
+   * since: the checks may pass because their tests changed, so a person must approve them (`approved`)
+   * before the task counts as proven. `diff` is the change to their assertions, bounded.
+   */
+  editedTests?: EditedTests;
   /** Which gate the running checks are: after an iteration, or the completion gate before the commit. */
   gate: "iteration" | "completion" | null;
   /** Whether the last iteration touched a boundary (medium checks run after it). */
@@ -211,7 +227,19 @@ export type RunEvent =
    * The counterfactual of a green task: its checks run again with `setAside` (its change to non-test files)
    * undone, its tests kept. Empty `setAside`: there was nothing to set aside, and no check ran.
    */
-  | { kind: "witness.ran"; at: number; ref: number; task: string; setAside: string[]; results: CheckResult[] }
+  | {
+      kind: "witness.ran";
+      at: number;
+      ref: number;
+      task: string;
+      setAside: string[];
+      results: CheckResult[];
+      /**
+       * The task's change to tests that existed at its base (changed or deleted, not added), with the diff of
+       * their assertions. Absent when there is none.
+       */
+      editedTests?: { files: string[]; diff: string };
+    }
   | { kind: "task.committed"; at: number; ref: number; task: string; commit: string }
   | { kind: "commit.failed"; at: number; ref: number; task: string; reason: string; conflict: boolean }
   | { kind: "task.rolled_back"; at: number; ref: number; task: string; to: string }
@@ -222,7 +250,13 @@ export type RunEvent =
    * The run goes on after a crash: actions that were in flight got no answer. Tasks whose commit exists in
    * git are done (never redone); every other interrupted task is verified again from the tree as it is.
    */
-  | { kind: "run.resumed"; at: number; commits: Record<string, string> }
+  | {
+      kind: "run.resumed";
+      at: number;
+      commits: Record<string, string>;
+      /** The edited tests people approved since the run stopped (`reins approve --task`), per task. */
+      approvals?: { task: string; by: string; reason: string }[];
+    }
   /** A guard of the store paused the run (budget, breaker): the loop ends without proof until a person acts. */
   | { kind: "run.paused"; at: number; reason: string }
   /**
@@ -270,6 +304,7 @@ export interface ProofClause {
     | "every_task_terminal"
     | "every_change_witnessed"
     | "judges_untouched"
+    | "edited_tests_approved"
     | "report_written";
   holds: boolean;
   /** What it rests on: the task ids that break it, or what was checked. */
@@ -288,6 +323,8 @@ export type RunDecision =
   | { kind: "scheduled"; task: string; attempt: number; mode: "implement" | "fix" }
   | { kind: "retry_queued"; task: string; class: FailureClass; at: number }
   | { kind: "held"; task: string; why: string }
+  /** A person approved the tests the task's agent changed while its checks were red. */
+  | { kind: "approved"; task: string; by: string; reason: string }
   /** A task implementing a changed section, not reopened (that is a `transition`): what it means for it. */
   | { kind: "drift"; task: string; sections: string[]; why: string }
   | { kind: "ignored"; event: RunEvent["kind"]; why: string }

@@ -102,11 +102,17 @@ export function witnessed(
   id: string,
   setAside: readonly string[],
   results: readonly CheckResult[],
+  edited?: { files: string[]; diff: string },
 ): void {
   const task = taskOf(d, id);
   const red = results.filter(isRed).map((r) => r.name);
   task.evidence = setAside.length > 0 && red.length > 0 ? "witnessed" : "unwitnessed";
   task.witness = { setAside: setAside.slice(0, 50), red };
+  // Tests that were red and now pass after the agent changed them may pass because they changed: the
+  // counterfactual keeps them, so only a person can tell. A task never red changed no failing test.
+  if (task.redSeen === true && edited !== undefined && edited.files.length > 0)
+    task.editedTests = { files: edited.files.slice(0, 50), diff: edited.diff, approved: null };
+  else delete task.editedTests;
   if (task.specChanged !== undefined) revisit(d, id, "green");
   else handOut(d, id, { kind: "commit", task: id });
 }

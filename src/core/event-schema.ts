@@ -112,6 +112,13 @@ export const eventSchema = z.discriminatedUnion("kind", [
     spec: z.string().min(1).max(4096),
     hash: z.string().regex(/^[0-9a-f]{64}$/),
   }),
+  z.object({
+    kind: z.literal("human.task_approved"),
+    ...human,
+    run: z.string().min(1).max(256),
+    task: z.string().min(1).max(1024),
+    commit: z.string().regex(/^[0-9a-f]{7,64}$/),
+  }),
 ]);
 
 /** Checks that `input` is an event; throws a one-line ReinsError naming the first bad field otherwise. */

@@ -183,6 +183,17 @@ export interface SpecApproved extends HumanAction {
   hash: string;
 }
 
+/**
+ * A person approved the tests a run's agent changed while they were red, for one task as committed: the
+ * run counts the task as proven again when it is resumed. `commit` is the task's commit the person saw.
+ */
+export interface TaskApproved extends HumanAction {
+  kind: "human.task_approved";
+  run: string;
+  task: string;
+  commit: string;
+}
+
 /** Every fact reins knows about, as a tagged union on `kind`. */
 export type ReinsEvent =
   | SessionStarted
@@ -201,7 +212,8 @@ export type ReinsEvent =
   | CircuitReset
   | AlertAcknowledged
   | Confirmed
-  | SpecApproved;
+  | SpecApproved
+  | TaskApproved;
 
 /** Omit over each member of a union. */
 export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -99,6 +99,7 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy, draf
       break;
     case "human.alert_acknowledged":
     case "human.spec_approved":
+    case "human.task_approved":
       break;
     case "human.confirmed": {
       // A person's confirmation also lets one call on reins' own files through (self-protection); at most

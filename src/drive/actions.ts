@@ -16,6 +16,7 @@ import type { Recorder } from "./recorder.js";
 import type { ReadTrace, RunMeta, TraceWriter } from "./run-trace.js";
 import type { SpecSnapshot } from "../spec/snapshot.js";
 import { readSpecSections } from "./spec.js";
+import { assertionDiff } from "./test-edits.js";
 
 /** Everything the driver and its actions share for one run. */
 export interface DriveContext {
@@ -274,12 +275,25 @@ async function witness(
   const changes = await ctx.recorder.io(key, "git.changes", () => git.changes(base));
   const isTest = picomatch(run.settings.testFiles, { dot: true });
   const setAside = changes.map((c) => c.path).filter((path) => !isTest(path));
+  // Tests that were there before the task (changed or deleted, not added): if its checks were red, they
+  // may pass because these changed, and a person reads their assertions' diff (the core decides).
+  const edited = changes.filter((c) => c.added === false && isTest(c.path)).map((c) => c.path);
+  const editedTests =
+    edited.length === 0
+      ? undefined
+      : {
+          files: edited.slice(0, 50),
+          diff: assertionDiff(
+            await ctx.recorder.io(key, "git.test_diff", () => git.diffFiles(base, edited.slice(0, 50))),
+          ),
+        };
   const answer = (results: CheckResult[]) => ({
     kind: "witness.ran" as const,
     ref: action.ref,
     task: action.task,
     setAside,
     results,
+    ...(editedTests !== undefined ? { editedTests } : {}),
   });
   if (setAside.length === 0) return { ...answer([]), at: await now(ctx, key) };
   const ref = asideRef(ctx.meta.run, action.task);

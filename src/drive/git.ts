@@ -260,6 +260,23 @@ export class Git {
     return `${bytes.subarray(0, maxBytes).toString("utf8")}\n[… diff cut at ${maxBytes} bytes]\n`;
   }
 
+  /** The diff of `files` in the tree against `base` as text, cut at `maxBytes`. */
+  async diffFiles(base: string, files: readonly string[], maxBytes = MAX_DIFF_BYTES): Promise<string> {
+    const ran = await this.#git(
+      [
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-renames",
+        base,
+        "--",
+        ...files.map((f) => `:(literal)${f}`),
+      ],
+      { maxBuffer: maxBytes * 2 },
+    );
+    return Buffer.from(ran.stdout).subarray(0, maxBytes).toString("utf8");
+  }
+
   /**
    * The newest commit reachable from HEAD whose message has `line` as one of its lines (exactly, after
    * trimming), such as the trailer `Reins-Task: <run>/<task>`; null when none has.
@@ -326,7 +343,7 @@ export class Git {
    * The files the tree changed against `base` (tracked and untracked, `.reins/` aside), each with whether it
    * is gone from the tree (deleted).
    */
-  async changes(base: string): Promise<{ path: string; gone: boolean }[]> {
+  async changes(base: string): Promise<{ path: string; gone: boolean; added: boolean }[]> {
     const ran = await this.#git([
       "diff",
       "--name-status",
@@ -337,14 +354,16 @@ export class Git {
       ...ALL_BUT_STATE,
     ]);
     const fields = ran.stdout.split("\0");
-    const out: { path: string; gone: boolean }[] = [];
+    const out: { path: string; gone: boolean; added: boolean }[] = [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const status = fields[i] ?? "";
       const path = fields[i + 1] ?? "";
-      if (path !== "" && !isState(path)) out.push({ path, gone: status.startsWith("D") });
+      if (path !== "" && !isState(path))
+        out.push({ path, gone: status.startsWith("D"), added: status.startsWith("A") });
     }
     const seen = new Set(out.map((c) => c.path));
-    for (const path of await this.#untracked()) if (!seen.has(path)) out.push({ path, gone: false });
+    for (const path of await this.#untracked())
+      if (!seen.has(path)) out.push({ path, gone: false, added: true });
     return out;
   }
 

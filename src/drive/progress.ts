@@ -23,6 +23,8 @@ export function decisionLine(decision: RunDecision): string | null {
       return `${decision.task}: held (${decision.why})`;
     case "drift":
       return `${decision.task}: ${decision.why}`;
+    case "approved":
+      return `${decision.task}: its edited tests approved by ${decision.by} (${decision.reason})`;
     case "proof":
       // The clauses only: the run's last line says what they add up to, with the first cause.
       return `done proof: ${decision.proof.clauses.map((c) => `${c.holds ? "✔" : "✘"} ${c.name}`).join(", ")}`;

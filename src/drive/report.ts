@@ -2,7 +2,15 @@
 import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { doneProof, outcomeOf, type OutcomeKind } from "../control/index.js";
-import type { CheckResult, DoneProof, Evidence, RunEvent, RunState, TaskStatus } from "../control/types.js";
+import type {
+  CheckResult,
+  DoneProof,
+  EditedTests,
+  Evidence,
+  RunEvent,
+  RunState,
+  TaskStatus,
+} from "../control/types.js";
 import type { GuardAnswer } from "./guard.js";
 import type { ReadTrace, RunMeta } from "./run-trace.js";
 
@@ -34,6 +42,8 @@ export interface ReportTask {
   witness: { setAside: string[]; red: string[] } | null;
   /** What its agent did to what judges the work, each undone by reins. */
   tampering: string[];
+  /** Tests its agent changed while its checks were red, the diff of their assertions, and who approved. */
+  editedTests: EditedTests | null;
   commit: string | null;
   tokens: number;
   costUsd: number;
@@ -150,6 +160,7 @@ export function buildReport(meta: RunMeta, state: RunState, trace: Pick<ReadTrac
         evidence: t.status === "done" ? (t.evidence ?? "unverified") : null,
         witness: t.witness ?? null,
         tampering: t.tampering ?? [],
+        editedTests: t.editedTests ?? null,
         commit: t.commit,
         tokens: t.tokens,
         costUsd: t.costUsd,
@@ -217,6 +228,26 @@ function evidenceNote(t: ReportTask): string {
   }
 }
 
+/** The tests a task's agent changed while they were red, with their assertions' diff, for the report. */
+function editedTestsLines(t: ReportTask): string[] {
+  const edited = t.editedTests;
+  if (edited === null) return [];
+  const files = edited.files.map((f) => `\`${f}\``).join(", ");
+  const state =
+    edited.approved === null
+      ? "**awaiting a person's approval**: its checks may pass because their tests changed"
+      : `approved by ${edited.approved.by} (${edited.approved.reason})`;
+  const fence = edited.diff.includes("```") ? "~~~~" : "```";
+  return [
+    `- tests changed by its agent while red: ${files}, ${state}`,
+    "",
+    `${fence}diff`,
+    edited.diff.trimEnd(),
+    fence,
+    "",
+  ];
+}
+
 /** The report for a person, in markdown. */
 export function reportMarkdown(report: Report): string {
   const out: string[] = [
@@ -258,6 +289,7 @@ export function reportMarkdown(report: Report): string {
       `- status: **${status}**${t.noop ? " (its checks already passed: closed without calling the agent)" : ""}${t.reason !== null ? ` (${t.reason})` : ""}`,
       ...(t.evidence !== null ? [`- evidence: **${t.evidence}**${evidenceNote(t)}`] : []),
       ...t.tampering.map((line) => `- **undone**: ${line}`),
+      ...editedTestsLines(t),
       `- commit: ${t.commit !== null ? `\`${t.commit.slice(0, 12)}\`` : "none"}`,
       `- tokens: ${t.tokens.toLocaleString("en")}; cost: $${t.costUsd.toFixed(4)}`,
     );

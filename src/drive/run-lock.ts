@@ -16,6 +16,17 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The pid of a live process driving the run in `dir` (`.reins/runs/<run>`), or null when none is. */
+export function driverOf(dir: string): number | null {
+  let holder = NaN;
+  try {
+    holder = Number(readFileSync(join(dir, "driver.lock"), "utf8").trim());
+  } catch {
+    return null;
+  }
+  return Number.isInteger(holder) && holder > 0 && alive(holder) ? holder : null;
+}
+
 /** Takes the run's lock in `dir` (`.reins/runs/<run>`); a ReinsError when a live process holds it. */
 export function lockRun(dir: string, run: string): () => void {
   const path = join(dir, "driver.lock");

@@ -1,7 +1,14 @@
 /** The trace of a run: one JSON line per step of the control core and per outside interaction. */
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, ftruncateSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import type { RunAction, RunDecision, RunEvent } from "../control/types.js";
+import { reinsDir } from "../config/reins-dir.js";
 import { ReinsError } from "../core/errors.js";
+
+/** `.reins/runs/<run>`: the run's trace, report and worktrees. */
+export function runDir(root: string, run: string): string {
+  return join(reinsDir(root), "runs", run);
+}
 
 /** An action as handed out, with the key its results are recorded under. */
 export interface KeyedAction {

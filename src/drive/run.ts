@@ -22,9 +22,11 @@ import { drive, type DriveEnd } from "./drive.js";
 import { Git } from "./git.js";
 import { runGuard, type Guard } from "./guard.js";
 import { liveRecorder, replayRecorder, type Recorder } from "./recorder.js";
+import { approvalsFor, awaitingApproval } from "./approvals.js";
 import { buildReport, writeReportFiles } from "./report.js";
 import {
   readRunTrace,
+  runDir,
   TraceWriter,
   type ReadTrace,
   type RunMeta,
@@ -81,11 +83,6 @@ export function runGovernor(options: Pick<RunOptions, "store" | "policy" | "root
   });
 }
 
-/** `.reins/runs/<run>`: the run's trace, report and worktrees. */
-export function runDir(root: string, run: string): string {
-  return join(reinsDir(root), "runs", run);
-}
-
 function newRunId(now: number): string {
   const stamp = new Date(now).toISOString().replace(/[-:]/g, "").replace(/\..*$/, "").replace("T", "-");
   return `${stamp}-${randomBytes(3).toString("hex")}`;
@@ -133,13 +130,22 @@ function context(
     agentIdleMs: options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS,
     progress: options.progress ?? (() => undefined),
     resumeEvent: async (key, state) => {
+      // The tests people approved since the run stopped (read only when a task awaits one: older traces
+      // have no such read).
+      const approvals =
+        awaitingApproval(state).length === 0
+          ? []
+          : await recorder.io(key, "store.task_approvals", () =>
+              approvalsFor(options.store, meta.run, state),
+            );
+      const approved = approvals.length > 0 ? { approvals } : {};
       // A run that kept its branch's tip trusts only the commit reins made and had not recorded yet (see
       // trustedTip); an older one looks for each open task's trailer, as it always did.
       if (ctx.trusted !== null) {
         const trusted = ctx.trusted;
         const commits = await recorder.io(key, "git.trusted_commits", () => Promise.resolve(trusted));
         const at = await recorder.io(key, "clock", () => Promise.resolve(Date.now()));
-        return { kind: "run.resumed", at, commits };
+        return { kind: "run.resumed", at, commits, ...approved };
       }
       const commits: Record<string, string> = {};
       for (const task of Object.keys(state.tasks)) {
@@ -157,7 +163,7 @@ function context(
         if (sha !== null) commits[task] = sha;
       }
       const at = await recorder.io(key, "clock", () => Promise.resolve(Date.now()));
-      return { kind: "run.resumed", at, commits };
+      return { kind: "run.resumed", at, commits, ...approved };
     },
     writeReport: (state) => {
       const read = readRunTrace(join(dir, "trace.jsonl"));
