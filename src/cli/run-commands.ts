@@ -25,7 +25,7 @@ import {
   type RunOutcome,
 } from "../drive/run.js";
 import { cannotStart } from "../drive/agents/preflight.js";
-import { loadPlan } from "../plan/index.js";
+import { checkPlan, loadPlan, planCheckText, uncheckedLeaves } from "../plan/index.js";
 import { specFileKey } from "../spec/snapshot.js";
 import { advanceSpec } from "../workflow/run-spec.js";
 import type { LoadedPolicy } from "../config/load-policy.js";
@@ -128,27 +128,6 @@ function ending(outcome: RunOutcome, root: string): string {
   return `${lines.join("\n")}\n`;
 }
 
-/**
- * The units of work no check would verify: no check of the plan runs for them (no fast check, none of
- * theirs or their ancestors'). Such a task could be shown done only by the agent's word.
- */
-function unchecked(plan: ReturnType<typeof loadPlan>): string[] {
-  const byId = new Map(plan.nodes.map((n) => [n.id, n]));
-  const fast = plan.checks.some((c) => c.tier === "fast");
-  return plan.nodes
-    .filter((n) => n.children.length === 0)
-    .filter((n) => {
-      if (fast) return false;
-      for (
-        let at: (typeof plan.nodes)[number] | undefined = n;
-        at !== undefined;
-        at = at.parent === null ? undefined : byId.get(at.parent)
-      )
-        if (at.checks.length > 0) return false;
-      return true;
-    })
-    .map((n) => n.id);
-}
 
 /** Registers `run` and `report`. */
 export function registerRunCommands(root: Command, ctx: RunContext): void {
@@ -183,6 +162,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
     )
     .option("--max-turns <n>", "model round trips one Claude Code iteration may take (its --max-turns)")
     .option("--unverified", "let tasks no check verifies run (the run then ends unverified, never proven)")
+    .option("--tag <name>", "for a task-master file with several tags: the tag to run (default: master)")
     .option("--json", "print the outcome as JSON instead of progress")
     .action(
       async (
@@ -200,6 +180,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
           spec?: string;
           request?: string;
           unverified?: boolean;
+          tag?: string;
         },
       ) => {
         const loaded = ctx.loaded();
@@ -340,9 +321,9 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
             });
           } else {
             const file = findPlan(loaded.root, io.cwd, planFile);
-            const plan = loadPlan(file);
+            const plan = loadPlan(file, opts.tag !== undefined ? { tag: opts.tag } : {});
             if (opts.json !== true) for (const note of plan.notes) io.stdout(`note: ${note}\n`);
-            const bare = unchecked(plan);
+            const bare = uncheckedLeaves(plan);
             if (bare.length > 0 && opts.unverified !== true)
               throw new ReinsError(
                 "usage",
@@ -382,6 +363,24 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
         }
       },
     );
+
+  root
+    .command("plan")
+    .description("plans without running them")
+    .command("check")
+    .description(
+      "validate a plan or an imported file without running anything: the task tree with deps, the checks per task, the notes, and what reins run would do first",
+    )
+    .argument("[plan]", `the plan (default: the first of ${PLAN_FILES.join(", ")})`)
+    .option("--tag <name>", "for a task-master file with several tags: the tag to read (default: master)")
+    .option("--json", "print the check as JSON")
+    .action((planArg: string | undefined, opts: { tag?: string; json?: boolean }) => {
+      const file = findPlan(ctx.loaded().root, io.cwd, planArg);
+      const check = checkPlan(loadPlan(file, opts.tag !== undefined ? { tag: opts.tag } : {}));
+      io.stdout(opts.json === true ? `${JSON.stringify(check, null, 2)}\n` : planCheckText(check));
+      // Runnable as it is: 0; `reins run` would refuse it for want of checks: 1; invalid: 2 (thrown).
+      ctx.result.code = check.unchecked.length > 0 ? 1 : 0;
+    });
 
   root
     .command("report")

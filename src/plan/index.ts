@@ -9,5 +9,6 @@ export {
   type PlanOptions,
 } from "./load-plan.js";
 export { planJsonSchema, PLAN_SCHEMA_FILE } from "./json-schema.js";
+export { checkPlan, planCheckText, uncheckedLeaves, type PlanCheck } from "./plan-check.js";
 export type { PlanSettings } from "./plan-settings.js";
 export { ID_PATTERN } from "./plan-schema.js";
