@@ -128,7 +128,6 @@ function ending(outcome: RunOutcome, root: string): string {
   return `${lines.join("\n")}\n`;
 }
 
-
 /** Registers `run` and `report`. */
 export function registerRunCommands(root: Command, ctx: RunContext): void {
   const { io } = ctx;
