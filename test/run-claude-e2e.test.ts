@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { defaultPolicy } from "../src/core/policy.js";
 import { parseClaude } from "../src/drive/agents/claude.js";
 import { readRunTrace } from "../src/drive/run-trace.js";
+import { SqliteStore } from "../src/store/sqlite.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
 import { e2eEach, recorded } from "./support/e2e-project.js";
 import {
@@ -29,6 +30,8 @@ const e2e = e2eEach<FakeAnthropic>("run-claude");
 
 const FILES: Record<string, string> = {
   ".gitignore": ".reins/\n",
+  // A pool every session of the project charges: the run's spend must reach it once.
+  "reins.config.json": `${JSON.stringify({ pools: { team: {} } })}\n`,
   "package.json": `${JSON.stringify({ name: "calc", private: true, type: "module", scripts: { test: "node --test" } })}\n`,
   "src/version.js": 'export const version = "0.1.0";\n',
   "test/add.test.js": `import { test } from "node:test";
@@ -342,6 +345,23 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
       const { log } = await recorded(e2e.project, redSession);
       const claims = log.filter((r) => r.event.kind === "completion.claimed").map((r) => r.decision.verdict);
       expect(claims).toEqual([...Array<string>(defaultPolicy.completion.maxRefusals).fill("block"), "warn"]);
+
+      // Spend counted once: the hooked sessions charged the pool as they went; the run recorded the same
+      // spend in its own scope without charging the pool again.
+      const store = new SqliteStore(join(e2e.project, ".reins", "reins.db"));
+      try {
+        const tokensOf = async (scope: string) =>
+          (await store.state(scope))?.budget.session.spent.tokens ?? 0;
+        const sessions = (await store.scopes()).filter((s) => s.startsWith("session:"));
+        let sessionTokens = 0;
+        for (const scope of sessions) sessionTokens += await tokensOf(scope);
+        expect(sessions).toHaveLength(4);
+        expect(await tokensOf(`run:${run}`)).toBe(report.tokens);
+        expect(sessionTokens).toBe(report.tokens);
+        expect(await tokensOf("pool:team")).toBe(sessionTokens);
+      } finally {
+        await store.close();
+      }
 
       // The recorded run replays with no model server and no agent.
       await anthropic.close();

@@ -91,10 +91,12 @@ function runnerOf(
     }
     return runnerFor(agent);
   }
-  return runnerFor(agent, {
+  // Its iterations run reins' hooks (the run's, or the project's own): their session charges the pools.
+  const runner = runnerFor(agent, {
     args: claudeRunArgs(root, binPath(), plan),
     ...(maxTurns !== undefined ? { maxTurns } : {}),
   });
+  return { ...runner, hooked: true };
 }
 
 /** How long one agent iteration may take unless `--agent-timeout` says. */

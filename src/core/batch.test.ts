@@ -55,4 +55,22 @@ describe("pool charges applied in steps of their own", () => {
     expect(again.answers).toEqual(whole.answers);
     expect(again.answers[1]?.verdict).toBe("block");
   });
+
+  it("charges no pool for spend that reaches it another way (pools: false), and the session all the same", () => {
+    const states = new Map<string, State>();
+    const elsewhere: ReinsEvent = { ...usage("u1", 600), pools: false };
+    const tool: ReinsEvent = {
+      kind: "tool.requested",
+      id: "t1",
+      at: 1_000,
+      scope: "session:s",
+      tool: "x",
+      inputHash: "h",
+      pools: false,
+    };
+    const { records } = run(states, [elsewhere, tool, usage("u2", 300)]);
+    expect(records.map((r) => r.scope)).toEqual(["session:s", "session:s", "session:s", "pool:team"]);
+    expect(states.get("pool:team")?.budget.session.spent.tokens).toBe(300);
+    expect(states.get("session:s")?.budget.session.spent.tokens).toBe(900);
+  });
 });

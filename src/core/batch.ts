@@ -44,7 +44,7 @@ export interface BatchResult {
 
 /** Events a pool is charged with: they spend. */
 function chargesPool(event: ReinsEvent): boolean {
-  return event.kind === "usage.recorded" || event.kind === "tool.requested";
+  return (event.kind === "usage.recorded" || event.kind === "tool.requested") && event.pools !== false;
 }
 
 /** The scope of pool `name` for an event at `at`: `pool:team`, or `pool:team@2026-01-05` for a daily pool. */

@@ -48,7 +48,7 @@ export const eventSchema = z.discriminatedUnion("kind", [
     task: z.string().min(1).max(1024),
     status: z.enum(["done", "failed", "canceled"]),
   }),
-  z.object({ kind: z.literal("tool.requested"), ...base, ...touch }),
+  z.object({ kind: z.literal("tool.requested"), ...base, ...touch, pools: z.literal(false).optional() }),
   z.object({
     kind: z.literal("tool.completed"),
     ...base,
@@ -70,6 +70,7 @@ export const eventSchema = z.discriminatedUnion("kind", [
     premiumRequests: tokens,
     model: text.optional(),
     pricing: z.string().max(300).optional(),
+    pools: z.literal(false).optional(),
   }),
   z.object({
     kind: z.literal("verification.ran"),

@@ -77,6 +77,8 @@ export interface ToolTouch {
 
 export interface ToolRequested extends EventBase, ToolTouch {
   kind: "tool.requested";
+  /** `false`: it charges no pool (see UsageRecorded.pools). */
+  pools?: false;
 }
 
 export interface ToolCompleted extends EventBase, ToolTouch {
@@ -104,6 +106,12 @@ export interface UsageRecorded extends EventBase {
    * `family:<model>` (the price of a listed model of the same family), `unknown` (the highest listed price).
    */
   pricing?: string;
+  /**
+   * `false`: it charges none of the project's pools, because the same spend reaches them another way (a run
+   * records a driven iteration's spend in its own scope, while the iteration's own session, guarded by
+   * reins' hooks, charges the pools as it goes). Absent: it charges them.
+   */
+  pools?: false;
 }
 
 export interface VerificationRan extends EventBase {

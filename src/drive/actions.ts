@@ -229,6 +229,7 @@ async function runAgent(
         costUsd: parsed.costUsd,
         files: changed ? diff.files : [],
         lines: diff.lines,
+        hooked: ctx.runner.hooked === true,
       },
       Date.now(),
     ),

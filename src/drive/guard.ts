@@ -26,11 +26,19 @@ export interface Guard {
   taskStarted(task: string, type: string | undefined, at: number): Promise<GuardAnswer>;
   /**
    * An iteration's spend, and its change to the tree as one edit (so the breaker tells a fix that changed
-   * something from a retry that changed nothing).
+   * something from a retry that changed nothing). `hooked`: the iteration ran reins' hooks, whose session
+   * charged the project's pools as it went, so the run's record of the spend charges none.
    */
   usage(
     task: string,
-    iteration: { attempt: number; tokens: number; costUsd: number; files: string[]; lines: number },
+    iteration: {
+      attempt: number;
+      tokens: number;
+      costUsd: number;
+      files: string[];
+      lines: number;
+      hooked: boolean;
+    },
     at: number,
   ): Promise<GuardAnswer>;
   verified(task: string, results: CheckResult[], at: number): Promise<GuardAnswer>;
@@ -108,7 +116,14 @@ export function runGuard(governor: Governor, run: string, goOn = RESUME): Guard 
       record([{ kind: "task.started", at, task, ...(type !== undefined ? { taskType: type } : {}) }]),
     usage: (task, it, at) =>
       record([
-        { kind: "usage.recorded", at, inputTokens: it.tokens, costUsd: it.costUsd, pricing: "agent" },
+        {
+          kind: "usage.recorded",
+          at,
+          inputTokens: it.tokens,
+          costUsd: it.costUsd,
+          pricing: "agent",
+          ...(it.hooked ? { pools: false as const } : {}),
+        },
         ...(it.files.length === 0
           ? []
           : [
@@ -116,6 +131,8 @@ export function runGuard(governor: Governor, run: string, goOn = RESUME): Guard 
                 kind: "tool.requested" as const,
                 at,
                 tool: "reins-iteration",
+                // Not a tool call of the agent: the pools' tool-call budgets count the agent's own.
+                pools: false as const,
                 inputHash: `${task}#${it.attempt}`,
                 writes: it.files.slice(0, 50),
                 linesChanged: it.lines,

@@ -167,7 +167,14 @@ async function agentStep(
   // spent it is done and its work is kept.
   await options.guard.usage(
     `workflow:${step}`,
-    { attempt, tokens: result.tokens, costUsd: result.costUsd, files: [], lines: 0 },
+    {
+      attempt,
+      tokens: result.tokens,
+      costUsd: result.costUsd,
+      files: [],
+      lines: 0,
+      hooked: options.runner.hooked === true,
+    },
     options.now(),
   );
   return result.outcome === "ok" ? null : `the agent ended ${result.outcome}: ${firstLine(result.summary)}`;

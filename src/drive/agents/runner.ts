@@ -65,6 +65,11 @@ export interface AgentRunner {
    * cannot start; null when that cannot be told before running it (a shell command line).
    */
   readonly program: string | null;
+  /**
+   * Whether its iterations run reins' hooks (installed for the run, or the project's own): their session
+   * charges the project's pools with the spend as it goes, so the run must not charge it again.
+   */
+  readonly hooked?: boolean;
 }
 
 /** Options every CLI adapter takes. */
