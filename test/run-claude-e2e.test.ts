@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { defaultPolicy } from "../src/core/policy.js";
@@ -91,6 +91,15 @@ const CODE: Record<string, string> = {
   sum: 'import { add } from "./add.js";\n\nexport const sum = (list) => list.reduce(add, 0);\n',
 };
 const WRONG_ADD = "export const add = (a, b) => a - b;\n";
+/** A test that passes whatever the version is: it sees no change. */
+const VACUOUS_TEST = `import { test } from "node:test";
+import assert from "node:assert/strict";
+import { version } from "../src/version.js";
+
+test("version is a string", () => {
+  assert.equal(typeof version, "string");
+});
+`;
 
 /** Every scripted reply reports this usage; Claude Code sums it over the iteration's model calls. */
 const USAGE = { input_tokens: 100, output_tokens: 20 };
@@ -380,6 +389,97 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
       expect(replay.stdout).toMatch(
         new RegExp(`^replayed run ${run}: \\d+ steps, every event, decision and action as recorded`),
       );
+    },
+  );
+
+  it(
+    "proves only what the checks witness: one task witnessed, one whose change no check sees, exit 1",
+    { timeout: 60_000 },
+    async () => {
+      // Two tasks for the real CLI: mul (its test sees it: witnessed) and a version bump for which the
+      // model writes a test that asserts nothing about the version: red before (no test), green after, and
+      // green with the bump set aside too (unwitnessed). The run keeps both commits and ends not proven,
+      // naming the task and why.
+      writeFileSync(
+        join(e2e.project, "reins.plan.yaml"),
+        `version: 1
+name: witness
+checks:
+  mul: { command: "node --test test/mul.test.js", tier: medium }
+  version: { command: "node --test test/version.test.js", tier: medium }
+tasks:
+  - id: mul
+    title: Implement mul
+    checks: [mul]
+  - id: bump
+    title: Bump the version to 0.2.0, with a test
+    checks: [version]
+`,
+      );
+      git(e2e.project, "commit", "-qam", "the witness plan");
+      const anthropic = await startFakeAnthropic((request) => {
+        const { task } = iterationOf(request);
+        const step = callsBefore(request);
+        const steps =
+          task === "mul"
+            ? [
+                write(join(e2e.project, "src", "mul.js"), CODE.mul ?? ""),
+                runTest("mul"),
+                say("Done: mul passes."),
+              ]
+            : [
+                write(join(e2e.project, "src", "version.js"), 'export const version = "0.2.0";\n'),
+                write(join(e2e.project, "test", "version.test.js"), VACUOUS_TEST),
+                runTest("version"),
+                say("Done: the version is 0.2.0."),
+              ];
+        const reply = steps[step];
+        if (reply === undefined) throw new Error(`${task}: no step ${step} in the script`);
+        return reply;
+      });
+      e2e.fake = anthropic;
+      const env = cleanEnv(e2e.home, {
+        ANTHROPIC_BASE_URL: anthropic.url,
+        ANTHROPIC_API_KEY: "test",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        REINS_CLAUDE_BIN: claudeBinary,
+      });
+      const ran = await runBounded(
+        process.execPath,
+        [reinsBin, "run", "--agent", "claude", "--max-turns", "8"],
+        {
+          cwd: e2e.project,
+          env,
+          timeoutMs: 50_000,
+        },
+      );
+      expect(ran.timedOut).toBe(false);
+      expect(anthropic.errors).toEqual([]);
+      expect(ran.stderr).toBe("");
+      expect(ran.code, ran.stdout).toBe(1);
+      expect(ran.stdout.trimEnd().split("\n").at(-1)).toBe(
+        "unwitnessed: task bump: its checks still pass with its change to src/version.js set aside",
+      );
+      const run = /^run (\S+): 2 of 2 task\(s\) done/m.exec(ran.stdout)?.[1];
+      if (run === undefined) throw new Error(`no run line in ${ran.stdout}`);
+      const report = JSON.parse(
+        readFileSync(join(e2e.project, ".reins", "runs", run, "report.json"), "utf8"),
+      ) as {
+        status: string;
+        tasks: { id: string; evidence: string; witness: { setAside: string[]; red: string[] } }[];
+      };
+      expect(report.status).toBe("unwitnessed");
+      expect(report.tasks.map((t) => [t.id, t.evidence, t.witness])).toEqual([
+        ["mul", "witnessed", { setAside: ["src/mul.js"], red: ["mul"] }],
+        ["bump", "unwitnessed", { setAside: ["src/version.js"], red: [] }],
+      ]);
+      // Both commits are kept on the run's branch, and the tree is whole: nothing left set aside.
+      expect(git(e2e.project, "log", "--format=%s", "main..HEAD")).toBe(
+        "bump: Bump the version to 0.2.0, with a test\nmul: Implement mul",
+      );
+      expect(readFileSync(join(e2e.project, "src", "version.js"), "utf8")).toContain("0.2.0");
+      expect(git(e2e.project, "status", "--porcelain", "--untracked-files=all")).toBe("");
+      expect(git(e2e.project, "for-each-ref", "refs/reins/")).toBe("");
     },
   );
 });
