@@ -58,7 +58,14 @@ describe("pool charges applied in steps of their own", () => {
 
   it("charges no pool for spend that reaches it another way (pools: false), and the session all the same", () => {
     const states = new Map<string, State>();
-    const elsewhere: ReinsEvent = { ...usage("u1", 600), pools: false };
+    const elsewhere: ReinsEvent = {
+      kind: "usage.recorded",
+      id: "u1",
+      at: 1_000,
+      scope: "session:s",
+      inputTokens: 600,
+      pools: false,
+    };
     const tool: ReinsEvent = {
       kind: "tool.requested",
       id: "t1",

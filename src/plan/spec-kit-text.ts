@@ -12,7 +12,7 @@ export function parseTaskText(text: string): {
   deps: string[];
 } {
   let rest = text;
-  const idMatch = /^\**(T\d+(?:\.\d+)*)\**[:.]?\s+/.exec(rest);
+  const idMatch = /^\**(T\d+[A-Za-z]?(?:\.\d+)*)\**[:.]?\s+/.exec(rest);
   const id = idMatch?.[1] ?? null;
   if (idMatch) rest = rest.slice(idMatch[0].length);
   let parallel = false;
@@ -24,9 +24,9 @@ export function parseTaskText(text: string): {
   }
   const deps: string[] = [];
   for (const match of rest.matchAll(
-    /\b(?:depends on|blocked by|requires|after)\s+((?:T\d+(?:\.\d+)*(?:\s*(?:,|and|&)\s*)?)+)/gi,
+    /\b(?:depends on|blocked by|requires|after)\s+((?:T\d+[A-Za-z]?(?:\.\d+)*\b(?:\s*(?:,|and|&)\s*)?)+)/gi,
   ))
-    deps.push(...(match[1]!.match(/T\d+(?:\.\d+)*/g) ?? []));
+    deps.push(...(match[1]!.match(/T\d+[A-Za-z]?(?:\.\d+)*\b/g) ?? []));
   return { id, parallel, title: rest.trim(), deps: [...new Set(deps)].filter((dep) => dep !== id) };
 }
 

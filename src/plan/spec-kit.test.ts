@@ -50,9 +50,12 @@ describe("importSpecKit on a realistic tasks.md", () => {
   it("makes a task without [P] wait for the one before and for the [P] run just before it", () => {
     expect(node("T001").deps).toEqual([]);
     expect(node("T002").deps).toEqual(["T001"]);
-    expect(node("T003").deps).toEqual([]);
-    expect(node("T004").deps).toEqual([]);
+    // A [P] task waits for the sequential task before it (the project it configures must exist first)
+    // and runs beside the [P] tasks next to it.
+    expect(node("T003").deps).toEqual(["T002"]);
+    expect(node("T004").deps).toEqual(["T002"]);
     expect(node("T005").deps).toEqual([]);
+    expect(node("T006").deps).toEqual(["T005"]);
     expect(node("T008").deps).toEqual(["T005", "T006", "T007"]);
     // T013 says "(depends on T011, T012)"; the tests T009 and T010 before it are [P] too.
     expect(node("T013").deps).toEqual(["T009", "T010", "T011", "T012"]);
@@ -120,6 +123,38 @@ describe("importSpecKit on small files", () => {
       ["backend-work", "component"],
       ["T001", "task"],
     ]);
+  });
+
+  it("reads ids with a letter (T049a, T037A), and leaves review items of a checklist out with a note", () => {
+    const plan = importSpecKit(
+      md(
+        "# Tasks: Parser",
+        "## Phase 3.3: Core Implementation",
+        "- [ ] T049 Build the parser in src/parser.py",
+        "- [ ] T049a Handle empty input in src/parser.py (depends on T049)",
+        "- [ ] T037A [P] Document the grammar in docs/grammar.md",
+        "## Validation Checklist",
+        "*GATE: Checked by main() before returning*",
+        "- [ ] All contracts have corresponding tests",
+        "- [ ] All entities have model tasks",
+        "- [x] Parallel tasks truly independent",
+      ),
+      "specs/002-parser/tasks.md",
+    );
+    expect(plan.nodes.map((n) => [n.id, n.deps])).toEqual([
+      ["phase-3.3", []],
+      ["T049", []],
+      ["T049a", ["T049"]],
+      ["T037A", ["T049a"]],
+    ]);
+    expect(plan.notes).toContain(
+      'specs/002-parser/tasks.md:8: 3 checklist item(s) under "Validation Checklist" without a task id are review items, not tasks: left out',
+    );
+  });
+
+  it("takes checkbox items as tasks when no item of the file carries a task id", () => {
+    const plan = importSpecKit(md("## Work", "- [ ] Write the parser", "- [ ] Test it"), "todo/tasks.md");
+    expect(plan.nodes.map((n) => n.id)).toEqual(["work", "work-1", "work-2"]);
   });
 
   it("names an explicit dependency on a task that does not exist", () => {

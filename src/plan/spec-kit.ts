@@ -6,7 +6,10 @@
  * - each task item `- [ ] T012 [P] [US1] Create model in src/models/user.py` is a task; nested task items
  *   are its subtasks; nested plain items and further paragraphs are its acceptance;
  * - a task without `[P]` depends on the task before it (and on the run of `[P]` tasks just before it); a
- *   `[P]` task waits only for the earlier phases; "(depends on T012, T013)" in a task's text adds deps;
+ *   `[P]` task waits for the last task without `[P]` before it in its phase, and for the earlier phases;
+ *   "(depends on T012, T013)" in a task's text adds deps;
+ * - task ids may carry a letter (`T049a`, `T037A`: a task inserted later); in a file whose tasks carry ids,
+ *   a checkbox item without one is a review item (a "Validation Checklist"), not a task;
  * - `**Goal**:`, `**Purpose**:`, `**Independent Test**:` and `**Checkpoint**:` paragraphs of a phase are its
  *   acceptance.
  * A ticked box (`[X]`) is not taken as done: reins proves done itself, so the task stays and a note says so.
@@ -49,6 +52,8 @@ interface Group {
 /** A task item as written, before its deps are worked out. */
 interface Item {
   id: string;
+  /** Whether it carries a task id (`T012`) as written, not one made up from its place. */
+  named: boolean;
   title: string;
   line: number;
   parallel: boolean;
@@ -117,6 +122,7 @@ export function readSpecKit(text: string, file: string): SpecKitDraft {
       throw planError(file, line, `${shorten(parsed.id ?? "task")}: a task item has no text`);
     const own: Item = {
       id: parsed.id ?? "",
+      named: parsed.id !== null,
       title: parsed.title,
       line,
       parallel: parsed.parallel,
@@ -177,6 +183,20 @@ export function readSpecKit(text: string, file: string): SpecKitDraft {
     });
 
   const notes: string[] = [];
+  // In a file whose tasks carry ids, a checkbox item without one is a review item of a checklist
+  // ("Validation Checklist: all contracts have tests"), not work: it is left out, and a note says so.
+  if ([...loose, ...groups.flatMap((g) => g.items)].some((item) => item.named)) {
+    const keep = (items: Item[], where: string) => {
+      const left = items.filter((item) => !item.named);
+      if (left.length > 0)
+        notes.push(
+          `${file}:${left[0]!.line}: ${left.length} checklist item(s) ${where}without a task id are review items, not tasks: left out`,
+        );
+      return items.filter((item) => item.named);
+    };
+    loose.splice(0, loose.length, ...keep(loose, ""));
+    for (const group of groups) group.items = keep(group.items, `under "${group.title}" `);
+  }
   const drafts: DraftNode[] = [];
   const place = (line: number, path: string): Place => ({ file, line, path });
   const addItems = (items: Item[], kind: NodeKind, parent: string | null) => {
@@ -237,7 +257,9 @@ function draft(
 }
 
 /**
- * The deps of each item from its place in the list: a `[P]` item has none (it runs beside its neighbours);
+ * The deps of each item from its place in the list: a `[P]` item runs beside the `[P]` items next to it,
+ * after the last item without `[P]` before it (spec-kit's "[P] tasks = different files, no dependencies"
+ * is among themselves: `T002 Initialize the project`, then `T003 [P] Configure the linter` needs T002);
  * any other waits for the item before it and for the run of `[P]` items just before it.
  */
 function sequence(items: readonly Item[]): string[][] {
@@ -246,7 +268,7 @@ function sequence(items: readonly Item[]): string[][] {
   return items.map((item) => {
     if (item.parallel) {
       parallelRun.push(item.id);
-      return [];
+      return lastSequential === null ? [] : [lastSequential];
     }
     const deps = [...(lastSequential === null ? [] : [lastSequential]), ...parallelRun];
     lastSequential = item.id;
