@@ -46,8 +46,8 @@ export function plainText(node: Nodes): string {
 
 /** `Phase 3: User Story 1` → `phase-3`; another heading → its words as an id. */
 export function groupId(title: string, index: number): string {
-  const phase = /^phase\s+(\d+(?:\.\d+)*)/i.exec(title);
-  if (phase) return `phase-${phase[1]}`;
+  const phase = /^phase\s+(\d+[a-z]?(?:\.\d+)*)(?![\w.])/i.exec(title);
+  if (phase) return `phase-${phase[1]!.toLowerCase()}`;
   const slug = title
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")

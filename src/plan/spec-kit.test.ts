@@ -165,10 +165,37 @@ describe("importSpecKit on small files", () => {
     ).toBe('tasks.md:4: T002: unknown id "T009"');
   });
 
-  it("names a duplicate task number", () => {
-    expect(errorOf(md("## Phase 1: Setup", "", "- [ ] T001 Create the app", "- [ ] T001 Wire it"))).toBe(
-      'tasks.md:4: T001: duplicate id "T001" (first at tasks.md:3)',
+  it("keeps both tasks of an id written twice, the second under a suffixed id, and says so", () => {
+    const plan = importSpecKit(
+      md(
+        "## Phase 1: Setup",
+        "",
+        "- [ ] T001 Create the app",
+        "- [ ] T001 Wire it",
+        "- [ ] T002 Run it (depends on T001)",
+      ),
+      "tasks.md",
     );
+    expect(plan.nodes.map((n) => [n.id, n.title, n.deps])).toEqual([
+      ["phase-1", "Phase 1: Setup", []],
+      ["T001", "Create the app", []],
+      ["T001-2", "Wire it", ["T001"]],
+      ["T002", "Run it (depends on T001)", ["T001-2", "T001"]],
+    ]);
+    expect(plan.notes).toContain("tasks.md:4: task id T001 is written twice; this one is read as T001-2");
+  });
+
+  it("tells phases with a letter apart (Phase 4a, Phase 4b), and made-up ids from written ones", () => {
+    const plan = importSpecKit(
+      md(
+        "## Phase 4a: tests first",
+        "- [ ] Write the tests",
+        "## Phase 4b: production",
+        "- [ ] Make them pass",
+      ),
+      "tasks.md",
+    );
+    expect(plan.nodes.map((n) => n.id)).toEqual(["phase-4a", "phase-4a-1", "phase-4b", "phase-4b-1"]);
   });
 
   it("names a cycle made by an earlier task depending on a later phase", () => {

@@ -197,6 +197,23 @@ export function readSpecKit(text: string, file: string): SpecKitDraft {
     loose.splice(0, loose.length, ...keep(loose, ""));
     for (const group of groups) group.items = keep(group.items, `under "${group.title}" `);
   }
+  // Ids are unique in a plan: a task id written twice (a slip in a long file) keeps both tasks, the second
+  // under a suffixed id with a note; a dependency on it means the first. Ids made up from a place give way
+  // to written ones.
+  const taken = new Set(groups.map((g) => g.id));
+  const all = (items: Item[]): Item[] => items.flatMap((item) => [item, ...all(item.subtasks)]);
+  const every = [...all(loose), ...groups.flatMap((g) => all(g.items))];
+  for (const item of every.filter((i) => i.named)) {
+    if (!taken.has(item.id)) {
+      taken.add(item.id);
+      continue;
+    }
+    const first = item.id;
+    item.id = uniqueId(first, taken);
+    notes.push(`${file}:${item.line}: task id ${first} is written twice; this one is read as ${item.id}`);
+  }
+  for (const item of every.filter((i) => !i.named && !/^sub-\d+$/.test(i.id)))
+    item.id = uniqueId(item.id, taken);
   const drafts: DraftNode[] = [];
   const place = (line: number, path: string): Place => ({ file, line, path });
   const addItems = (items: Item[], kind: NodeKind, parent: string | null) => {

@@ -102,9 +102,69 @@ describe("importTaskMaster on other shapes", () => {
       importTaskMaster(JSON.stringify({ only: { tasks: [{ id: 1, title: "A" }] } }), "tasks.json").name,
     ).toBe("only");
     expect(errorOf(JSON.stringify({ a: { tasks: [] }, b: { tasks: [] } }))).toBe(
-      "tasks.json:1: (top level): several tags; tags: a, b",
+      "tasks.json:1: (top level): several tags, and none is master: pick one with --tag; tags: a, b",
     );
     expect(errorOf(tagged, "nope")).toBe('tasks.json:1: (top level): no tag "nope"; tags: master, feature-x');
+  });
+
+  it("says which tags hold tasks when the one picked is empty, and reads tags under `tags`", () => {
+    const emptyMaster = JSON.stringify({
+      master: { tasks: [] },
+      "feature-x": { tasks: [{ id: 1, title: "F" }] },
+    });
+    expect(errorOf(emptyMaster)).toBe(
+      'tasks.json:1: tag "master" holds no tasks; tags with tasks: feature-x (pick one with --tag)',
+    );
+    // A file with its own version and name beside its tags (seen in the wild).
+    const wrapped = JSON.stringify({
+      version: "0.25.1",
+      name: "app",
+      tags: { master: { tasks: [{ id: 1, title: "Wrapped", details: ["Line one", "Line two"] }] } },
+    });
+    const plan = importTaskMaster(wrapped, "tasks.json");
+    expect(plan.nodes.map((n) => [n.id, n.title, n.acceptance])).toEqual([
+      ["1", "Wrapped", ["Details: Line one\nLine two"]],
+    ]);
+  });
+
+  it("reads string ids (92.1, 42-1), a subtask written whole, and a subtask id written twice, as task-master does", () => {
+    const plan = importTaskMaster(
+      legacy(
+        { id: 92, title: "Ninety-two" },
+        {
+          id: "92.1",
+          title: "A task with a dotted id",
+          dependencies: [92],
+          subtasks: [{ id: 1, title: "Its first part" }],
+        },
+        { id: "42-1", title: "A task with a dash", dependencies: ["92.1"] },
+        {
+          id: 7,
+          title: "Seven",
+          subtasks: [
+            { id: "7.1", title: "Written whole" },
+            { id: 2, title: "Two", dependencies: [1] },
+            { id: 2, title: "Two again", dependencies: [2] },
+          ],
+        },
+      ),
+      "tasks.json",
+    );
+    expect(plan.nodes.map((n) => [n.id, n.deps])).toEqual([
+      ["92", []],
+      ["92.1", ["92"]],
+      ["92.1.1", []],
+      ["42-1", ["92.1"]],
+      ["7", []],
+      ["7.1", []],
+      ["7.2", ["7.1"]],
+      ["7.2-2", ["7.2"]],
+    ]);
+    expect(plan.notes).toContainEqual(
+      expect.stringMatching(
+        /^tasks\.json:\d+: subtask 7\.2 is written twice under task 7; the second is read as 7\.2-2$/,
+      ),
+    );
   });
 
   it("treats a subtask's number no sibling has as a top-level task, and drops a dep on its own task", () => {

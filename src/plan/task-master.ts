@@ -24,7 +24,12 @@ export interface TaskMasterDraft {
 const idValue = z.union([z.int().nonnegative(), z.string().regex(ID_PATTERN, "not a task id")], {
   error: "expected a task id",
 });
-const text = z.string().nullish();
+/** A text field; some files hold a list of lines (`"details": ["a", "b"]`), read as one text. */
+const text = z
+  .union([z.string(), z.array(z.string()).transform((lines) => lines.join("\n"))], {
+    error: "expected a text",
+  })
+  .nullish();
 const depList = z.array(idValue).nullish();
 
 const subtaskSchema = z.object({
@@ -51,9 +56,17 @@ const PRIORITY = new Map([
 const CANCELLED = new Set(["cancelled", "canceled"]);
 const DONE = new Set(["done", "completed"]);
 
-/** True when parsed JSON looks like task-master's: a `tasks` list, or tags each holding one. */
+/**
+ * True when parsed JSON looks like task-master's: a `tasks` list, tags each holding one, or such tags under
+ * `tags` (with the file's own `version` and `name` beside them).
+ */
 export function isTaskMasterShape(value: unknown): boolean {
   if (!isObject(value)) return false;
+  if (
+    isObject(value.tags) &&
+    Object.values(value.tags).some((tag) => isObject(tag) && Array.isArray(tag.tasks))
+  )
+    return true;
   if ("version" in value || "$schema" in value) return false;
   if (Array.isArray(value.tasks)) return true;
   const tags = Object.values(value);
@@ -71,23 +84,38 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
     line: source.lineOf(path, key),
     path: formatPath(path),
   });
-  const root = source.value;
-  if (!isObject(root)) throw planError(file, 1, "(top level): expected task-master's { tasks: [...] }");
+  const top = source.value;
+  if (!isObject(top)) throw planError(file, 1, "(top level): expected task-master's { tasks: [...] }");
+  // Tags at the top level, or under `tags`.
+  const wrapped = !Array.isArray(top.tasks) && isObject(top.tags);
+  const root: Record<string, unknown> = wrapped ? (top.tags as Record<string, unknown>) : top;
   let base: PathSegment[] = [];
   let tagName: string | null = null;
   if (!Array.isArray(root.tasks)) {
-    const tags = Object.keys(root).filter((key) => isObject(root[key]) && Array.isArray(root[key].tasks));
+    const tags = Object.keys(root).filter((key) => {
+      const value = root[key];
+      return isObject(value) && Array.isArray(value.tasks);
+    });
     const picked = tag ?? (tags.includes("master") ? "master" : tags.length === 1 ? tags[0] : undefined);
     if (picked === undefined || !tags.includes(picked))
       throw planError(
         file,
         1,
-        `(top level): ${tag === undefined ? "several tags" : `no tag "${tag}"`}; tags: ${tags.join(", ") || "none"}`,
+        `(top level): ${tag === undefined ? "several tags, and none is master: pick one with --tag" : `no tag "${tag}"`}; tags: ${tags.join(", ") || "none"}`,
       );
-    base = [picked];
+    const count = (name: string) => ((root[name] as { tasks: unknown[] }).tasks ?? []).length;
+    if (count(picked) === 0) {
+      const others = tags.filter((name) => name !== picked && count(name) > 0);
+      throw planError(
+        file,
+        1,
+        `tag "${picked}" holds no tasks${others.length > 0 ? `; tags with tasks: ${others.join(", ")} (pick one with --tag)` : ""}`,
+      );
+    }
+    base = wrapped ? ["tags", picked] : [picked];
     tagName = picked;
   }
-  const parsed = tasksSchema.safeParse(base.length > 0 ? root[base[0]!] : root, {
+  const parsed = tasksSchema.safeParse(base.length > 0 ? root[tagName!] : root, {
     reportInput: true,
     jitless: true,
   });
@@ -103,13 +131,37 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
 
   const notes: string[] = [];
   const tasks = parsed.data.tasks;
+  // Each subtask's plan id: `<task>.<subtask>`, or its own when it is written whole ("92.1" under 92). A
+  // subtask id written twice under one task (task-master's own files have some) is kept as work under a
+  // suffixed id, and a dependency on it means the first, as task-master's lookup by id finds the first.
+  const subIdsOf = new Map<number, string[]>();
+  tasks.forEach((task, t) => {
+    const id = String(task.id);
+    const seen = new Set<string>();
+    subIdsOf.set(
+      t,
+      (task.subtasks ?? []).map((sub, s) => {
+        const own = String(sub.id);
+        const whole = own.startsWith(`${id}.`) ? own : `${id}.${own}`;
+        let unique = whole;
+        for (let n = 2; seen.has(unique); n++) unique = `${whole}-${n}`;
+        if (unique !== whole)
+          notes.push(
+            `${file}:${place([...base, "tasks", t, "subtasks", s]).line}: subtask ${whole} is written twice under task ${id}; the second is read as ${unique}`,
+          );
+        seen.add(unique);
+        return unique;
+      }),
+    );
+  });
   const cancelled = new Set<string>();
-  for (const task of tasks) {
+  tasks.forEach((task, t) => {
     const id = String(task.id);
     if (CANCELLED.has(task.status ?? "")) cancelled.add(id);
-    for (const sub of task.subtasks ?? [])
-      if (cancelled.has(id) || CANCELLED.has(sub.status ?? "")) cancelled.add(`${id}.${sub.id}`);
-  }
+    (task.subtasks ?? []).forEach((sub, s) => {
+      if (cancelled.has(id) || CANCELLED.has(sub.status ?? "")) cancelled.add(subIdsOf.get(t)![s]!);
+    });
+  });
 
   const drafts: DraftNode[] = [];
   tasks.forEach((task, t) => {
@@ -123,13 +175,19 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
     if (DONE.has(task.status ?? ""))
       notes.push(`${file}:${here.line}: task ${id} is done in ${file}; reins verifies it again`);
     const priority = priorityOf(task.priority, 1, place([...at, "priority"]));
-    const subtasks = (task.subtasks ?? []).map((sub, s) => ({ sub, s }));
-    for (const { sub, s } of subtasks)
-      if (cancelled.has(`${id}.${sub.id}`))
-        notes.push(
-          `${file}:${place([...at, "subtasks", s]).line}: subtask ${id}.${sub.id} is cancelled; left out`,
-        );
-    const kept = subtasks.filter(({ sub }) => !cancelled.has(`${id}.${sub.id}`));
+    const subIds = subIdsOf.get(t)!;
+    const subtasks = (task.subtasks ?? []).map((sub, s) => ({ sub, s, subId: subIds[s]! }));
+    for (const { s, subId } of subtasks)
+      if (cancelled.has(subId))
+        notes.push(`${file}:${place([...at, "subtasks", s]).line}: subtask ${subId} is cancelled; left out`);
+    const kept = subtasks.filter(({ subId }) => !cancelled.has(subId));
+    // A subtask's number names a sibling (the first written with it), whether written `2` or `"7.2"`.
+    const siblings = new Map<string, string>();
+    for (const { sub, subId } of subtasks) {
+      const own = String(sub.id);
+      const local = own.startsWith(`${id}.`) ? own.slice(id.length + 1) : own;
+      if (!siblings.has(local)) siblings.set(local, subId);
+    }
     const deps = resolveDeps(
       task.dependencies ?? [],
       (dep) => String(dep),
@@ -147,24 +205,21 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
         acceptance: acceptanceOf(task),
         checks: [],
         parent: null,
-        children: kept.map(({ sub }) => `${id}.${sub.id}`),
+        children: kept.map(({ subId }) => subId),
         at: `${file}:${here.line}`,
       },
       idPlace: place([...at, "id"]),
       depPlaces: deps.places,
       checkPlaces: [],
     });
-    for (const { sub, s } of kept) {
-      const subId = `${id}.${sub.id}`;
+    for (const { sub, s, subId } of kept) {
       const subAt = [...at, "subtasks", s];
       const subHere = place(subAt);
       if (DONE.has(sub.status ?? ""))
         notes.push(`${file}:${subHere.line}: subtask ${subId} is done in ${file}; reins verifies it again`);
-      const siblings = new Set((task.subtasks ?? []).map((other) => String(other.id)));
       const subDeps = resolveDeps(
         sub.dependencies ?? [],
-        (dep) =>
-          String(dep).includes(".") ? String(dep) : siblings.has(String(dep)) ? `${id}.${dep}` : String(dep),
+        (dep) => (String(dep).includes(".") ? String(dep) : (siblings.get(String(dep)) ?? String(dep))),
         [...subAt, "dependencies"],
         subId,
         id,
