@@ -152,6 +152,22 @@ describe("importSpecKit on small files", () => {
     );
   });
 
+  it("reads task ids written in bold, and their deps in the text", () => {
+    const plan = importSpecKit(
+      md(
+        "## Phase 4a: tests",
+        "- [ ] **T001** [P] [US1] Write the test",
+        "- [ ] **T011** Run it. Depends on T001.",
+      ),
+      "tasks.md",
+    );
+    expect(plan.nodes.map((n) => [n.id, n.title, n.deps])).toEqual([
+      ["phase-4a", "Phase 4a: tests", []],
+      ["T001", "Write the test", []],
+      ["T011", "Run it. Depends on T001.", ["T001"]],
+    ]);
+  });
+
   it("takes checkbox items as tasks when no item of the file carries a task id", () => {
     const plan = importSpecKit(md("## Work", "- [ ] Write the parser", "- [ ] Test it"), "todo/tasks.md");
     expect(plan.nodes.map((n) => n.id)).toEqual(["work", "work-1", "work-2"]);

@@ -116,7 +116,9 @@ export function readSpecKit(text: string, file: string): SpecKitDraft {
   const readItem = (item: ListItem, depth: number, siblings: number): Item => {
     const [first, ...rest] = item.children;
     const paragraph = first?.type === "paragraph" ? first : null;
-    const parsed = parseTaskText(paragraph ? slice(paragraph) : "");
+    // The paragraph's source may still hold the box when its text opens with markup (`[ ] **T000**`).
+    const raw = paragraph ? slice(paragraph) : "";
+    const parsed = parseTaskText(typeof item.checked === "boolean" ? raw.replace(/^\[[ xX]\]\s+/, "") : raw);
     const line = lineOf(item);
     if (!parsed.title)
       throw planError(file, line, `${shorten(parsed.id ?? "task")}: a task item has no text`);
