@@ -107,7 +107,10 @@ export function checkPlan(plan: LoadedPlan): PlanCheck {
   };
 }
 
-/** The check as text for a person: the tree, the checks, the notes, and what the run would do first. */
+/**
+ * The check as text for a person: the tree (titles cut at 100 characters; `--json` has them whole), the
+ * checks, the notes, and what the run would do first.
+ */
 export function planCheckText(check: PlanCheck): string {
   const out = [
     `${check.source}: ${check.format} plan "${check.name}", ${check.leaves} task(s) to run in ${check.nodes.length} node(s), ${check.deps} dependency edge(s), ${check.checks.length} check(s)`,
@@ -115,7 +118,8 @@ export function planCheckText(check: PlanCheck): string {
     "tasks:",
   ];
   for (const n of check.nodes) {
-    const parts = [`${"  ".repeat(n.depth + 1)}${n.id}  ${n.title}`];
+    const title = n.title.length > 100 ? `${n.title.slice(0, 99)}…` : n.title;
+    const parts = [`${"  ".repeat(n.depth + 1)}${n.id}  ${title}`];
     if (n.type !== null) parts.push(`type: ${n.type}`);
     if (n.deps.length > 0) parts.push(`after: ${n.deps.join(", ")}`);
     const checks = [...n.checks, ...n.inherited.map((c) => `${c} (inherited)`)];
