@@ -80,6 +80,8 @@ export function describe(event: ReinsEvent): string {
       return `alert ${event.alertId}`;
     case "human.spec_approved":
       return `${event.spec} approved (${event.hash.slice(0, 12)})`;
+    case "human.task_approved":
+      return `task ${event.task} of run ${event.run} approved (${event.commit.slice(0, 12)})`;
     case "human.budget_reset":
     case "human.circuit_acknowledged":
     case "human.circuit_reset":
