@@ -176,6 +176,13 @@ describe("finding and reading log files", () => {
       );
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    // A file close to a format names what it lacks.
+    writeFileSync(join(dir, "e.traj"), '{"trajectory": [{"thought": "hm"}], "history": []}');
+    expect(() => readLog(join(dir, "e.traj"))).toThrow(
+      /not a log reins reads \(.*\): as a SWE-agent trajectory, trajectory\[0\] has no `action` or `observation`$/,
+    );
+    writeFileSync(join(dir, "f.json"), '{"messages": [], "info": {}}');
+    expect(() => readLog(join(dir, "f.json"))).toThrow(/no `trajectory_format` or `info.mini_version`/);
     expect(() => readLog(join(dir, "missing.jsonl"))).toThrow(/^cannot read .*missing\.jsonl: ENOENT$/);
     writeFileSync(join(dir, "d.json.gz"), Buffer.from([0x1f, 0x8b, 0x6e, 0x6f, 0x74]));
     expect(() => readLog(join(dir, "d.json.gz"))).toThrow(/d\.json\.gz: not a readable gzip file/);

@@ -7,7 +7,7 @@ import { isCodexRollout, readCodexRollout } from "./codex-rollout.js";
 import { isGeminiChat, readGeminiChat } from "./gemini-chat.js";
 import { isMiniSweAgent, readMiniSweAgent } from "./mini-swe-agent.js";
 import type { LoggedRun } from "./run.js";
-import { isSweAgent, readSweAgent } from "./swe-agent.js";
+import { isSweAgent, readSweAgent, sweAgentMismatch } from "./swe-agent.js";
 
 /**
  * Reads agents' own logs from disk: one file, or every log file under a folder. The format is told from
@@ -83,10 +83,21 @@ export function readLog(path: string): LoggedRun {
   if (isCodexRollout(rows)) return readCodexRollout(rows, path, id);
   if (isClaudeTranscript(rows)) return readClaudeTranscript(rows, path, id);
   if (isGeminiChat(rows)) return readGeminiChat(rows, path, id);
+  const why = whole === undefined ? null : mismatchOf(whole);
   throw new ReinsError(
     "invalid_log",
-    `${path}: not a log reins reads (Claude Code transcript, Codex CLI rollout, Gemini CLI chat, mini-swe-agent or SWE-agent trajectory)`,
+    `${path}: not a log reins reads (Claude Code transcript, Codex CLI rollout, Gemini CLI chat, mini-swe-agent or SWE-agent trajectory)${why !== null ? `: ${why}` : ""}`,
   );
+}
+
+/** For a JSON value that is close to a log reins reads, what it lacks; null when it is close to none. */
+function mismatchOf(whole: unknown): string | null {
+  if (whole === null || typeof whole !== "object" || Array.isArray(whole)) return null;
+  const d = whole as Record<string, unknown>;
+  if ("trajectory" in d) return `as a SWE-agent trajectory, ${sweAgentMismatch(d) ?? "unread"}`;
+  if (Array.isArray(d.messages))
+    return "as a mini-swe-agent trajectory, no `trajectory_format` or `info.mini_version`; as a Gemini CLI chat, no `sessionId`";
+  return null;
 }
 
 /** Every log file under `path` (or `path` itself when it is a file), sorted, at most `limit`. */

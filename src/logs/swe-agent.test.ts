@@ -135,6 +135,7 @@ describe("readSweAgent on a 0.x trajectory", () => {
           file_path: "/shop__ledger/src/ledger/fields.py",
           old_string: "",
           new_string: "        return round(value.total_seconds() / unit)",
+          line_range: "41:41",
         },
       ],
       ["Write", { file_path: "/shop__ledger/reproduce.py", content: "" }],
@@ -208,5 +209,102 @@ describe("replaying a SWE-agent trajectory", () => {
     const events = replayed.calls[11]?.records.map((r) => r.event);
     expect(events?.[0]).toMatchObject({ kind: "tool.completed", tool: "Bash", outcome: "failure" });
     expect(events?.[1]).toMatchObject({ kind: "verification.ran", name: "tests", passed: false });
+  });
+});
+
+describe("SWE-agent-family trajectories as they really are", () => {
+  const state = { open_file: "/testbed/app.py", working_dir: "/testbed" };
+  const step = (action: string, observation = "ok") => ({ action, observation, state });
+  const traj = (steps: ReturnType<typeof step>[], extra: Record<string, unknown> = {}) => ({
+    trajectory: steps,
+    history: [],
+    info: {},
+    ...extra,
+  });
+
+  it("are recognised by their steps, whatever other keys they carry (a `messages` list)", () => {
+    const data = traj([step("ls")], { messages: [{ role: "user", content: "fix it" }] });
+    expect(isSweAgent(data)).toBe(true);
+    expect(readSweAgent(data, "x.traj", "x").calls.some((c) => c.input.tool_name === "Bash")).toBe(true);
+  });
+
+  it("tell ranged edits of one file apart by their lines: deleting three regions is three edits", () => {
+    const run = readSweAgent(
+      traj([
+        step("open app.py"),
+        step("edit 10:12\nend_of_edit"),
+        step("edit 20:21\nend_of_edit"),
+        step("edit 30:30\nend_of_edit"),
+      ]),
+      "x.traj",
+      "x",
+    );
+    const edits = tools(run)
+      .slice(1)
+      .map(([, input]) => input);
+    expect(new Set(edits.map((e) => JSON.stringify(e))).size).toBe(3);
+    expect(edits[0]).toMatchObject({ file_path: "/testbed/app.py", new_string: "", line_range: "10:12" });
+  });
+
+  it("tell inserts apart by their line", () => {
+    const insert = (line: number) =>
+      step(`str_replace_editor insert /testbed/app.py --insert_line ${line} --new_str 'import os'`);
+    const edits = tools(readSweAgent(traj([insert(1), insert(40)]), "x.traj", "x")).map(([, i]) => i);
+    expect(edits).toEqual([
+      { file_path: "/testbed/app.py", old_string: "", new_string: "import os", insert_line: "1" },
+      { file_path: "/testbed/app.py", old_string: "", new_string: "import os", insert_line: "40" },
+    ]);
+  });
+
+  it.each([
+    [
+      "a linter rejection (0.x and 1.x windowed edit)",
+      "edit 3:3\n  x = 1\nend_of_edit",
+      "Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.\nERRORS:\n- E999 IndentationError: unexpected indent\n\nYour changes have NOT been applied. Please fix your edit command and try again.",
+    ],
+    [
+      "a replacement that found nothing",
+      "str_replace_editor str_replace /testbed/app.py --old_str 'x = 1' --new_str 'x = 2'",
+      "No replacement was performed, old_str `x = 1` did not appear verbatim in /testbed/app.py.",
+    ],
+    [
+      "a create over an existing file",
+      "str_replace_editor create /testbed/app.py --file_text 'x = 2'",
+      "ERROR:\nInvalid `path` parameter: /testbed/app.py. File already exists at: /testbed/app.py. Cannot overwrite files using command `create`.",
+    ],
+  ])("report an edit that was not applied (%s) as a failed call", (_, action, observation) => {
+    const run = readSweAgent(traj([step("open app.py"), step(action, observation)]), "x.traj", "x");
+    const after = run.calls.at(-1)?.input;
+    expect(after).toMatchObject({ hook_event_name: "PostToolUseFailure", is_interrupt: false });
+    expect(String(after?.error)).toContain(observation.split("\n")[0]);
+  });
+
+  it("keep an applied edit whose output only mentions an error as applied", () => {
+    const run = readSweAgent(
+      traj([
+        step(
+          "edit 3:3\n    raise ValueError('error: bad input')\nend_of_edit",
+          "[File: /testbed/app.py (9 lines total)]\n3:    raise ValueError('error: bad input')",
+        ),
+      ]),
+      "x.traj",
+      "x",
+    );
+    expect(run.calls.at(-1)?.input.hook_event_name).toBe("PostToolUse");
+  });
+
+  it("deny nothing on a working agent that deletes three regions of one file", () => {
+    const steps = [
+      step("open app.py", "[File: /testbed/app.py (40 lines total)]"),
+      step("edit 10:12\nend_of_edit"),
+      step("python -m pytest", "1 failed"),
+      step("edit 20:21\nend_of_edit"),
+      step("python -m pytest", "1 failed"),
+      step("edit 30:30\nend_of_edit"),
+      step("python -m pytest", "3 passed"),
+    ];
+    const replayed = replayRun(readSweAgent(traj(steps), "x.traj", "x"), defaultPolicy);
+    expect(replayed.deny?.told ?? null).toBeNull();
+    expect(replayed.stop).toBeNull();
   });
 });

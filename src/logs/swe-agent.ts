@@ -23,12 +23,26 @@ function objectOf(v: unknown): Row {
   }
 }
 
-/** Whether a parsed JSON value is a SWE-agent trajectory. */
+/**
+ * Whether a parsed JSON value is a SWE-agent-family trajectory, by its structure: a `trajectory` list of
+ * steps that each carry an `action` or an `observation` (or an empty one beside a `history`). Other keys
+ * (a `messages` list some of the family write) change nothing; mini-swe-agent's files are told apart first.
+ */
 export function isSweAgent(data: unknown): boolean {
+  return sweAgentMismatch(data) === null;
+}
+
+/** Why `data` is not a SWE-agent trajectory (the field that is missing), or null when it is one. */
+export function sweAgentMismatch(data: unknown): string | null {
   const d = rec(data);
-  if (!Array.isArray(d.trajectory) || "messages" in d || "trajectory_format" in d) return false;
-  const first = rec(d.trajectory[0]);
-  return d.trajectory.length > 0 ? "action" in first || "observation" in first : Array.isArray(d.history);
+  if (!Array.isArray(d.trajectory)) return "no `trajectory` list";
+  if (d.trajectory.length === 0)
+    return Array.isArray(d.history) ? null : "an empty `trajectory` and no `history` list";
+  const bad = d.trajectory.findIndex((step) => {
+    const s = rec(step);
+    return !("action" in s) && !("observation" in s);
+  });
+  return bad < 0 ? null : `trajectory[${bad}] has no \`action\` or \`observation\``;
 }
 
 /** The words of a shell command line (quotes and backslashes as a POSIX shell reads them). */
@@ -80,14 +94,20 @@ function claudeTool(action: string, where: Where): { tool_name: string; tool_inp
   if (/^submit\b/.test(action)) return null;
   const abs = (p: string) => (p.startsWith("/") ? p : posix.join(where.cwd, p));
   const bash = { tool_name: "Bash", tool_input: { command: action } };
-  // 0.x (and 1.x windowed) `edit N:M` replaces lines of the open file; the old lines are not in the log.
-  const ranged = /^edit\s+\d+:\d+\s*\n([\s\S]*?)\n?end_of_edit\s*$/.exec(action);
+  // 0.x (and 1.x windowed) `edit N:M` replaces lines of the open file; the old lines are not in the log, so
+  // the lines it names stand for them: the same text written over other lines is another edit.
+  const ranged = /^edit\s+(\d+:\d+)\s*\n([\s\S]*?)\n?end_of_edit\s*$/.exec(action);
   if (ranged !== null)
     return where.open === undefined
       ? bash
       : {
           tool_name: "Edit",
-          tool_input: { file_path: where.open, old_string: "", new_string: ranged[1] ?? "" },
+          tool_input: {
+            file_path: where.open,
+            old_string: "",
+            new_string: ranged[2] ?? "",
+            line_range: ranged[1] ?? "",
+          },
         };
   const words = shellWords(action);
   const [name, first, second] = words;
@@ -97,13 +117,20 @@ function claudeTool(action: string, where: Where): { tool_name: string; tool_inp
     if (first === "view") return { tool_name: "Read", tool_input: { file_path } };
     if (first === "create")
       return { tool_name: "Write", tool_input: { file_path, content: str(o.file_text) ?? "" } };
-    if (first === "str_replace" || first === "insert")
+    if (first === "str_replace")
+      return {
+        tool_name: "Edit",
+        tool_input: { file_path, old_string: str(o.old_str) ?? "", new_string: str(o.new_str) ?? "" },
+      };
+    // An insert names its line: the same text inserted elsewhere is another edit.
+    if (first === "insert")
       return {
         tool_name: "Edit",
         tool_input: {
           file_path,
-          old_string: first === "insert" ? "" : (str(o.old_str) ?? ""),
+          old_string: "",
           new_string: str(o.new_str) ?? "",
+          insert_line: str(o.insert_line) ?? "",
         },
       };
   }
@@ -130,6 +157,22 @@ function textOf(content: unknown): string {
 const NOT_RUN = /^(exit|exit_forfeit|skip|exit_(context|cost|error|format|api))$/;
 /** How 0.x ("EXECUTION TIMED OUT") and 1.x ("was cancelled because it took more than N seconds") say so. */
 const TIMED_OUT = /EXECUTION TIMED OUT|was cancelled because it took more than \d+(\.\d+)? seconds/;
+
+/**
+ * How the family's editors say an edit was not applied: a linter rejection (SWE-agent's `edit`, OpenHands'
+ * editor), a replacement that found nothing or too much, a create over an existing file, a bad path. Read
+ * from the observation's first lines only, so an applied edit whose new text mentions an error stays applied.
+ */
+const NOT_APPLIED =
+  /^\[?Your proposed edit has introduced new syntax error|Your changes have NOT been applied|^(ERROR:\s*)?No replacement was performed|^(ERROR:\s*)?Invalid `\w+` parameter|Cannot overwrite files using command `create`|^(ERROR:\s*)?The path \S+ does not exist/m;
+
+/** Whether `observation` of an edit says the edit was not applied. */
+function notApplied(observation: string): boolean {
+  return (
+    NOT_APPLIED.test(observation.split("\n").slice(0, 3).join("\n")) ||
+    /Your changes have NOT been applied/.test(observation)
+  );
+}
 
 /** Reads a parsed SWE-agent trajectory. */
 export function readSweAgent(data: unknown, source: string, fallbackId: string): LoggedRun {
@@ -174,20 +217,24 @@ export function readSweAgent(data: unknown, source: string, fallbackId: string):
       const call = { ...tool, tool_use_id: `step-${step}` };
       calls.push({ at: clock, input: { ...base(), hook_event_name: "PreToolUse", ...call } });
       const seen = str(s.observation) ?? "";
-      const input = TIMED_OUT.test(seen)
-        ? {
-            ...base(),
-            hook_event_name: "PostToolUseFailure",
-            ...call,
-            error: `Command timed out\n${seen}`,
-            is_interrupt: true,
-          }
-        : {
-            ...base(),
-            hook_event_name: "PostToolUse",
-            ...call,
-            tool_response: { stdout: seen, stderr: "", interrupted: false, isImage: false },
-          };
+      const rejected = tool.tool_name !== "Bash" && tool.tool_name !== "Read" && notApplied(seen);
+      const input = rejected
+        ? // An edit the editor refused wrote nothing: a failed call, as Claude Code reports a failed Edit.
+          { ...base(), hook_event_name: "PostToolUseFailure", ...call, error: seen, is_interrupt: false }
+        : TIMED_OUT.test(seen)
+          ? {
+              ...base(),
+              hook_event_name: "PostToolUseFailure",
+              ...call,
+              error: `Command timed out\n${seen}`,
+              is_interrupt: true,
+            }
+          : {
+              ...base(),
+              hook_event_name: "PostToolUse",
+              ...call,
+              tool_response: { stdout: seen, stderr: "", interrupted: false, isImage: false },
+            };
       calls.push({ at: clock + 1, input });
     }
     clock += Math.round(seconds * 1000);
