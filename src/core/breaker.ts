@@ -6,6 +6,7 @@ import type { Policy } from "./policy.js";
 export type TripReason =
   | "duplicate_calls"
   | "repeated_error"
+  | "ignored_denials"
   | "failed_verifications"
   | "probe_failed"
   /** No longer trips the breaker (a rule of thumb: denied or advised); kept for snapshots written before. */

@@ -11,7 +11,7 @@ import { gradeOf, heldGrade } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
 import { pipeline, type Pipeline } from "./pipeline.js";
 import type { Policy } from "./policy.js";
-import { applyEvent, writableMeter } from "./reduce.js";
+import { applyEvent, noteDenial, writableMeter } from "./reduce.js";
 import { tally } from "./tally.js";
 import { CAPS, LEVEL, initialState, type State } from "./state.js";
 
@@ -78,6 +78,7 @@ function settle(
           if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
           applyEffect(draft, state, effect, event.at);
         }
+  if (event.kind === "tool.requested") noteDenial(draft, state, event, decision.verdict === "block");
   const tripped = state.breaker.trips > tripsBefore ? state.breaker.reason : null;
   tally(state, event, decision, tripped, draft);
 }

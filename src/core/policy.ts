@@ -44,6 +44,7 @@ const DEFAULTS = {
     /** The seeds' 20 per 10 s denies Claude Code's parallel tool calls: three turns of eight reads. */
     rapidFireThreshold: 40,
     failedVerificationThreshold: 3,
+    deniedRetryThreshold: 2,
     cooldownMs: 60_000,
     autoHalfOpenMs: null,
   },
@@ -226,6 +227,8 @@ function buildSchema() {
           rapidFireWindowMs: positive.default(DEFAULTS.circuit.rapidFireWindowMs),
           rapidFireThreshold: z.number().int().min(2).max(1000).default(DEFAULTS.circuit.rapidFireThreshold),
           failedVerificationThreshold: positive.default(DEFAULTS.circuit.failedVerificationThreshold),
+          /** A call reins denied this many times in a row, made again with no change let through between. */
+          deniedRetryThreshold: positive.default(DEFAULTS.circuit.deniedRetryThreshold),
           /** Time without anomaly, after a good probe, before half-open closes. */
           cooldownMs: count.default(DEFAULTS.circuit.cooldownMs),
           /** Open turns half-open by itself after this long; `null`: only a human can. */

@@ -256,6 +256,22 @@ function applyRequest(d: Draft, state: State, event: ToolRequested, policy: Poli
   }
 }
 
+/**
+ * What reins answered a tool call, for the breaker: a denied call is counted per call (the latest few
+ * calls), until a write is let through: then a change was made, and the count starts again.
+ */
+export function noteDenial(d: Draft, state: State, event: ToolRequested, denied: boolean): void {
+  const list = state.calls.denied;
+  if (denied) {
+    const sig = callSignature(event);
+    const count = (list?.find((e) => e.sig === sig)?.count ?? 0) + 1;
+    const next = [...(list ?? []).filter((e) => e.sig !== sig), { sig, count }];
+    writable(d, state, "calls").denied = next.slice(-CAPS.deniedCalls);
+  } else if (list !== undefined && (event.writes?.length ?? 0) > 0) {
+    delete writable(d, state, "calls").denied;
+  }
+}
+
 function applyCompletion(d: Draft, state: State, event: ToolCompleted): void {
   const sig = callSignature(event);
   const out = event.outputHash === undefined ? null : clip(event.outputHash);
@@ -369,6 +385,21 @@ function applyVerification(d: Draft, state: State, event: VerificationRan): void
   edits.sinceVerification = 0;
   if (name === "tests") edits.sinceTests = 0;
   if (event.passed) edits.unverifiedLines = 0;
+  // A check failing with fewer failures than its last run is progress, not one more retry of a failing
+  // command: the retry cap of its command starts again (a suite fixed one test at a time).
+  const last = state.lastFailure ?? null;
+  if (
+    !event.passed &&
+    event.command !== undefined &&
+    last !== null &&
+    last.check === name &&
+    last.failing !== null &&
+    typeof event.failing === "number" &&
+    event.failing < last.failing
+  ) {
+    const cls = failureClass({ tool: "", command: event.command });
+    if ((state.failureClasses[cls] ?? 0) !== 0) writable(d, state, "failureClasses")[cls] = 0;
+  }
   countFailure(state, name, event);
 
   if (greener) state.files = owned(d, {});

@@ -22,6 +22,7 @@ export const CAPS = {
   recentCalls: 8,
   rateBuckets: 31,
   priced: 8,
+  deniedCalls: 8,
 } as const;
 
 /** What a meter has spent so far. Wall time is derived from `startedAt` and the event time. */
@@ -75,6 +76,11 @@ export interface Calls {
   /** The last failure's error hash and how many failures in a row had it. */
   errorHash: string;
   errorStreak: number;
+  /**
+   * The calls reins denied since the last write it let through (the latest `CAPS.deniedCalls`), each with
+   * how many times it was denied. Absent: none.
+   */
+  denied?: { sig: string; count: number }[];
 }
 
 export interface Check {

@@ -482,3 +482,46 @@ describe("circuit breaker", () => {
     });
   });
 });
+
+describe("circuit breaker: a call denied again and again", () => {
+  /** The same write, denied by the circular guard from its third time on, with the tests run between. */
+  function rewrites(n: number, input: PolicyInput = {}) {
+    const s = drive(input, pipeline(defaultGuards));
+    const decisions: Decision[] = [];
+    for (let i = 0; i < n; i++) {
+      decisions.push(
+        s.step((t) =>
+          t.call("Edit", { file_path: "src/a.ts", change: "same" }, { writes: ["src/a.ts"] }, null),
+        ),
+      );
+      s.npmTest("1 failed");
+    }
+    return { s, decisions };
+  }
+
+  it("stops an agent that makes a denied call a third time, nothing let through between", () => {
+    const { decisions } = rewrites(5);
+    expect(decisions.map((d) => d.verdict)).toEqual(["allow", "allow", "block", "block", "block"]);
+    expect(decisions[3]?.needsHuman).toBe(false);
+    expect(decisions[4]?.needsHuman).toBe(true);
+    expect(decisions[4]?.instructions.join(" ")).toMatch(
+      /^The same Edit call was denied 2 times and made again, with no change let through in between\. The circuit breaker is now open/,
+    );
+  });
+
+  it("starts counting again once a write is let through", () => {
+    const s = drive({}, pipeline(defaultGuards));
+    const same = () =>
+      s.step((t) =>
+        t.call("Edit", { file_path: "src/a.ts", change: "same" }, { writes: ["src/a.ts"] }, null),
+      );
+    for (let i = 0; i < 4; i++) same();
+    s.step((t) => t.edit("src/b.ts", "another file"));
+    expect(same().needsHuman).toBe(false);
+  });
+
+  it("follows circuit.deniedRetryThreshold", () => {
+    expect(rewrites(5, { circuit: { deniedRetryThreshold: 3 } }).decisions[4]?.needsHuman).toBe(false);
+    expect(rewrites(6, { circuit: { deniedRetryThreshold: 3 } }).decisions[5]?.needsHuman).toBe(true);
+  });
+});

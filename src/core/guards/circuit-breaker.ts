@@ -5,6 +5,7 @@ import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard
 import type { Policy } from "../policy.js";
 import type { TripReason } from "../breaker.js";
 import type { State } from "../state.js";
+import { callSignature } from "../keys.js";
 
 const name = "circuit-breaker";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
@@ -63,6 +64,22 @@ function repeatedError(state: State, event: ReinsEvent, policy: Policy): GuardRe
   return trip(
     "repeated_error",
     `The same error came back ${streak} times in a row (last from ${event.tool}), with nothing succeeding in between`,
+  );
+}
+
+/**
+ * A call reins denied `deniedRetryThreshold` times, made again with no write let through since: the agent
+ * is not heeding what it is told, and a person must look.
+ */
+function ignoredDenials(state: State, event: ToolRequested, policy: Policy): GuardResult | null {
+  const list = state.calls.denied;
+  if (list === undefined || own(policy.loops.tools, event.tool)?.exempt === true) return null;
+  const sig = callSignature(event);
+  const denied = list.find((e) => e.sig === sig);
+  if (denied === undefined || denied.count < policy.circuit.deniedRetryThreshold) return null;
+  return trip(
+    "ignored_denials",
+    `The same ${callLabel(event)} was denied ${denied.count} times and made again, with no change let through in between`,
   );
 }
 
@@ -167,6 +184,8 @@ export const circuitBreaker: Guard = {
         const failed = failedChecks(state, event, policy) ?? repeatedError(state, event, policy);
         if (failed !== null) return failed;
         if (event.kind !== "tool.requested") return passed;
+        const ignored = ignoredDenials(state, event, policy);
+        if (ignored !== null) return ignored;
         const found = repeated(state, event, policy);
         if (found?.verdict === "block") return found;
         return ruleOfThumb(state, event, policy) ?? found ?? passed;

@@ -151,3 +151,31 @@ describe("wip-limits: retries of the same failing command", () => {
     expect(decision?.instructions[0]).toContain("`npm test` has failed 8 times in a row");
   });
 });
+
+describe("wip-limits: a suite fixed one test at a time", () => {
+  /** `n` rounds of an edit, then `npm test` failing with one failure fewer each time. */
+  function fixing(n: number, from = n + 1): Timeline {
+    const t = timeline("session:w");
+    for (let i = 0; i < n; i++) {
+      t.edit("src/a.ts", `fix ${i}`);
+      t.bash("npm test", { ok: false, output: `${from - i} failed` });
+      t.verify("tests", false, { command: "npm test", failing: from - i, fingerprint: `f${i}` });
+    }
+    return t;
+  }
+
+  it("is progress, not retries: twelve runs, each with fewer failures, are never held back", () => {
+    const t = fixing(12).bash("npm test");
+    expect(verdicts(requests(t))).not.toContain("block");
+  });
+
+  it("still counts runs that fail as often as before as retries", () => {
+    const t = timeline("session:w");
+    for (let i = 0; i < 8; i++) {
+      t.bash("npm test", { ok: false, output: `3 failed (#${i})` });
+      t.verify("tests", false, { command: "npm test", failing: 3, fingerprint: `f${i}` });
+    }
+    t.bash("npm test");
+    expect(requests(t).at(-1)?.verdict).toBe("block");
+  });
+});
