@@ -4,7 +4,15 @@ import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
 import { evaluate, parseOutcomes, verdictOf, type Outcomes } from "../evaluate/evaluate.js";
-import { evaluationText, replaySummary, replayTimeline, sweepText } from "../evaluate/report.js";
+import {
+  evaluationText,
+  metamorphicSweepText,
+  metamorphicText,
+  replaySummary,
+  replayTimeline,
+  sweepText,
+} from "../evaluate/report.js";
+import { judgeMetamorphosis, METAMORPHOSES, type Metamorphosis } from "../evaluate/metamorphic.js";
 import { sweepPolicies } from "../evaluate/sweep.js";
 import { replayRun, traceOf } from "../evaluate/replay.js";
 import { logFiles, readLog } from "../logs/load.js";
@@ -79,38 +87,84 @@ export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): v
       "--sweep <field=values>",
       "evaluate each value of one policy field, e.g. verification.maxEditsWithoutVerification=10,20,30",
     )
-    .action((paths: string[], opts: { outcomes?: string; json?: boolean; sweep?: string }) => {
-      const outcomes = opts.outcomes !== undefined ? readOutcomes(opts.outcomes) : new Map<string, boolean>();
-      const runs: LoggedRun[] = [];
-      let unreadable = 0;
-      for (const file of paths.flatMap((p) => logFiles(p))) {
-        try {
-          runs.push(readLog(file));
-        } catch (error) {
-          if (!ReinsError.is(error)) throw error;
-          unreadable += 1;
-          io.stderr(`reins: skipped ${error.message}\n`);
+    .option(
+      "--transform <kind>",
+      "judge runs made from the logs instead: stuck (a real failing call repeated), cycle (an edit and its check repeated, nothing changing) or productive (tests after each edit, edits that change content)",
+    )
+    .option("--seed <n>", "with --transform: the seed of its choices", "1")
+    .action(
+      (
+        paths: string[],
+        opts: { outcomes?: string; json?: boolean; sweep?: string; transform?: string; seed: string },
+      ) => {
+        const kind = opts.transform;
+        if (kind !== undefined && !(METAMORPHOSES as readonly string[]).includes(kind))
+          throw new ReinsError("usage", `--transform is one of ${METAMORPHOSES.join(", ")}, not "${kind}"`);
+        const seed = Number(opts.seed);
+        if (!Number.isSafeInteger(seed) || seed < 0)
+          throw new ReinsError("usage", `--seed wants a whole number, not "${opts.seed}"`);
+        const outcomes =
+          opts.outcomes !== undefined ? readOutcomes(opts.outcomes) : new Map<string, boolean>();
+        const runs: LoggedRun[] = [];
+        let unreadable = 0;
+        for (const file of paths.flatMap((p) => logFiles(p))) {
+          try {
+            runs.push(readLog(file));
+          } catch (error) {
+            if (!ReinsError.is(error)) throw error;
+            unreadable += 1;
+            io.stderr(`reins: skipped ${error.message}\n`);
+          }
         }
-      }
-      if (runs.length === 0) throw new ReinsError("usage", `no logs reins reads under ${paths.join(", ")}`);
-      const judge = (p: Policy) =>
-        evaluate(runs.map((run) => verdictOf(replayRun(run, p), outcomes.get(run.id) ?? null)));
-      if (opts.sweep !== undefined) {
-        const points = sweepPolicies(policy(), opts.sweep).map(({ value, policy: p }) => ({
-          value,
-          evaluation: judge(p),
-        }));
-        io.stdout(
-          opts.json === true
-            ? `${JSON.stringify(points.map(({ value, evaluation: { runs: _runs, ...rest } }) => ({ value, ...rest })))}\n`
-            : sweepText(opts.sweep.split("=")[0] ?? "", points),
-        );
-        return;
-      }
-      const evaluation = judge(policy());
-      if (opts.json === true) io.stdout(`${JSON.stringify({ ...evaluation, unreadable })}\n`);
-      else io.stdout(evaluationText(evaluation));
-      if (unreadable > 0 && opts.json !== true)
-        io.stdout(`\n${unreadable} file(s) were not logs reins reads.\n`);
-    });
+        if (runs.length === 0) throw new ReinsError("usage", `no logs reins reads under ${paths.join(", ")}`);
+        if (kind !== undefined) {
+          transformed(runs, kind as Metamorphosis, seed, opts);
+          return;
+        }
+        const judge = (p: Policy) =>
+          evaluate(runs.map((run) => verdictOf(replayRun(run, p), outcomes.get(run.id) ?? null)));
+        if (opts.sweep !== undefined) {
+          const points = sweepPolicies(policy(), opts.sweep).map(({ value, policy: p }) => ({
+            value,
+            evaluation: judge(p),
+          }));
+          io.stdout(
+            opts.json === true
+              ? `${JSON.stringify(points.map(({ value, evaluation: { runs: _runs, ...rest } }) => ({ value, ...rest })))}\n`
+              : sweepText(opts.sweep.split("=")[0] ?? "", points),
+          );
+          return;
+        }
+        const evaluation = judge(policy());
+        if (opts.json === true) io.stdout(`${JSON.stringify({ ...evaluation, unreadable })}\n`);
+        else io.stdout(evaluationText(evaluation));
+        if (unreadable > 0 && opts.json !== true)
+          io.stdout(`\n${unreadable} file(s) were not logs reins reads.\n`);
+      },
+    );
+
+  /** `evaluate --transform`: the runaways (or productive twins) made from `runs`, per policy of a sweep. */
+  function transformed(
+    runs: LoggedRun[],
+    kind: Metamorphosis,
+    seed: number,
+    opts: { json?: boolean; sweep?: string },
+  ): void {
+    if (opts.sweep !== undefined) {
+      const points = sweepPolicies(policy(), opts.sweep).map(({ value, policy: p }) => ({
+        value,
+        summary: judgeMetamorphosis(runs, kind, seed, p),
+      }));
+      io.stdout(
+        opts.json === true
+          ? `${JSON.stringify(points)}\n`
+          : metamorphicSweepText(opts.sweep.split("=")[0] ?? "", points),
+      );
+      return;
+    }
+    const summary = judgeMetamorphosis(runs, kind, seed, policy());
+    io.stdout(
+      opts.json === true ? `${JSON.stringify({ ...summary, seed })}\n` : metamorphicText(summary, seed),
+    );
+  }
 }

@@ -2,6 +2,7 @@ import { formatCount, formatDuration } from "../core/format.js";
 import { table } from "../cli/table.js";
 import { isToolHook } from "../logs/run.js";
 import type { Evaluation, GroupCounts } from "./evaluate.js";
+import { STUCK_BOUND, type MetamorphicSummary } from "./metamorphic.js";
 import type { ReplayedRun } from "./replay.js";
 
 /** How `reins replay` and `reins evaluate` print what they found. */
@@ -96,5 +97,58 @@ export function sweepText(field: string, points: { value: unknown; evaluation: E
       pct(e.successful.refusedDone, e.successful.runs),
     ]),
     ["right", "right", "right", "right", "right", "right"],
+  );
+}
+
+const spreadText = (s: { median: number; max: number } | null) =>
+  s === null ? "-" : `${formatCount(s.median)} / ${formatCount(s.max)}`;
+
+/** One transformation's row: runs, stops, stops within the bound, what it took, denies. */
+function metamorphicRow(s: MetamorphicSummary): string[] {
+  const productive = s.kind === "productive";
+  return [
+    pct(s.stopped, s.runs),
+    productive ? `${formatCount(s.inherited)} as before` : pct(s.withinBound + s.stoppedEarlier, s.runs),
+    spreadText(s.calls),
+    spreadText(s.tokens),
+    pct(s.denied, s.runs),
+    formatCount(s.broken.length),
+  ];
+}
+
+const METAMORPHIC_HEADS = [
+  "stopped",
+  `in bound (≤${STUCK_BOUND.calls} calls, ≤${formatCount(STUCK_BOUND.tokens)} tokens)`,
+  "calls to stop (median / max)",
+  "tokens to stop (median / max)",
+  "any deny",
+  "broken",
+];
+
+/** `reins evaluate --transform` as text: the mutants, what reins did, and the runs that break the promise. */
+export function metamorphicText(s: MetamorphicSummary, seed: number): string {
+  const promise =
+    s.kind === "productive"
+      ? "no productive run is stopped (stops the unchanged run had too are counted apart)"
+      : `every runaway is stopped within ${STUCK_BOUND.calls} tool calls and ${formatCount(STUCK_BOUND.tokens)} tokens of its start`;
+  let text = `${s.kind} runs made from ${formatCount(s.runs + s.skipped)} logs (seed ${seed}): ${formatCount(s.runs)} made, ${formatCount(s.skipped)} with nothing to transform\n\n`;
+  text += table(
+    ["transform", ...METAMORPHIC_HEADS],
+    [[s.kind, ...metamorphicRow(s)]],
+    ["left", "right", "right", "right", "right", "right", "right"],
+  );
+  text += `\n${s.broken.length === 0 ? "kept" : "BROKEN"}: ${promise}${s.broken.length > 0 ? `; first: ${s.broken.slice(0, 5).join(", ")}` : ""}\n`;
+  return text;
+}
+
+/** The curve of a sweep over transformed runs. */
+export function metamorphicSweepText(
+  field: string,
+  points: { value: unknown; summary: MetamorphicSummary }[],
+): string {
+  return table(
+    [field, ...METAMORPHIC_HEADS],
+    points.map(({ value, summary }) => [JSON.stringify(value), ...metamorphicRow(summary)]),
+    ["right", "right", "right", "right", "right", "right", "right"],
   );
 }
