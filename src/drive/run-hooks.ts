@@ -12,13 +12,35 @@ import { hookSecret } from "../server/secret.js";
 import { claudeMcpEntry, codexMcpEntry, geminiMcpEntry, MCP_NAME } from "../mcp/install.js";
 import { reinsDir } from "../config/reins-dir.js";
 
-/** Whether a Claude Code settings file of the project already runs reins' hooks (then they apply as they are). */
-function hasReinsHooks(path: string): boolean {
+/**
+ * Whether an agent's hook settings file of the project already runs reins' hooks for `agent` (then they
+ * apply as they are, and the run adds none: each call would be judged twice).
+ */
+export function hasReinsHooks(path: string, agent: string): boolean {
   if (!existsSync(path)) return false;
   const hooks = readSettings(path).hooks ?? {};
   return Object.values(hooks).some((groups) =>
-    (groups ?? []).some((g) => (g.hooks ?? []).some((h) => isReinsHook(h, "claude"))),
+    (groups ?? []).some((g) => (g.hooks ?? []).some((h) => isReinsHook(h, agent))),
   );
+}
+
+/**
+ * How the hooks a run installs reach reins (see `initAgent`): command hooks through the client `reins init`
+ * compiled, when there is one, to the user's hook daemon (the first call starts it); otherwise the shell
+ * client, which answers in-process without curl. Makes sure the project's hook secret exists.
+ */
+export function runHookOptions(
+  root: string,
+  bin: string,
+): Omit<Parameters<typeof initAgent>[1], "settingsPath"> {
+  const compiled = join(root, ".reins", "bin", "reins-hook");
+  hookSecret(root);
+  return {
+    bin,
+    mode: "client",
+    daemon: daemonName(bin),
+    ...(existsSync(compiled) ? { client: compiled } : {}),
+  };
 }
 
 /**
@@ -34,19 +56,9 @@ export function claudeRunArgs(root: string, bin: string, plan?: string): string[
   writeFileSync(mcpPath, `${JSON.stringify({ mcpServers: { [MCP_NAME]: server } }, null, 2)}\n`);
   const mcp = ["--mcp-config", mcpPath];
   const own = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")];
-  if (own.some(hasReinsHooks)) return mcp;
+  if (own.some((path) => hasReinsHooks(path, "claude"))) return mcp;
   const settingsPath = join(dir, "claude-settings.json");
-  // The client `reins init` compiled, when there is one: the user's hook daemon answers each call (and the
-  // first call starts it); otherwise the shell client, which answers in-process without curl.
-  const compiled = join(root, ".reins", "bin", "reins-hook");
-  hookSecret(root);
-  initAgent("claude", {
-    settingsPath,
-    bin,
-    mode: "client",
-    daemon: daemonName(bin),
-    ...(existsSync(compiled) ? { client: compiled } : {}),
-  });
+  initAgent("claude", { settingsPath, ...runHookOptions(root, bin) });
   return ["--settings", settingsPath, ...mcp];
 }
 
