@@ -1,8 +1,9 @@
 /**
  * reins' own hooks and MCP tools for the agents a run drives, so every guard applies inside each iteration
  * and the agent can verify its work: Claude Code gets them through `--settings` and `--mcp-config`, Codex
- * its MCP server through `-c` overrides and Gemini CLI through a Gemini home of the run's own, without
- * touching the project's files or the user's.
+ * its hooks through a Codex home of the run's own (codex-home.ts) and its MCP server through `-c`
+ * overrides, and Gemini CLI both through a Gemini home of the run's own, without touching the project's
+ * files or the user's.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -76,11 +77,13 @@ export function codexRunArgs(bin: string, plan?: string): string[] {
 }
 
 /**
- * The environment that gives a driven Gemini CLI reins' MCP server on `plan`. Gemini reads MCP servers from
- * settings files only (a system settings file is refused under a folder others may write, such as /tmp), so
- * the run gets its own Gemini home, `GEMINI_CLI_HOME=.reins/run-hooks/gemini-home`: its `.gemini/settings.json`
- * is the user's with reins' server added, and every other entry of the user's `.gemini` folder (credentials,
- * trusted folders, chats) is a link to the user's own. The user's files are never written.
+ * The environment that gives a driven Gemini CLI reins' hooks and its MCP server on `plan`. Gemini reads
+ * both from settings files only (a system settings file is refused under a folder others may write, such as
+ * /tmp), so the run gets its own Gemini home, `GEMINI_CLI_HOME=.reins/run-hooks/gemini-home`: its
+ * `.gemini/settings.json` is the user's with reins' server added, and reins' hooks as `reins init gemini`
+ * writes them unless the project's own `.gemini/settings.json` has them; every other entry of the user's
+ * `.gemini` folder (credentials, trusted folders, chats) is a link to the user's own. The user's files are
+ * never written. The same home made again gives the same files.
  */
 export function geminiRunEnv(
   root: string,
@@ -99,7 +102,10 @@ export function geminiRunEnv(
   const servers = isRecord(settings.mcpServers) ? settings.mcpServers : {};
   const server = geminiMcpEntry(bin, plan !== undefined ? [plan] : []);
   const merged = { ...settings, mcpServers: { ...servers, [MCP_NAME]: server } };
-  writeFileSync(join(dir, "settings.json"), `${JSON.stringify(merged, null, 2)}\n`);
+  const settingsPath = join(dir, "settings.json");
+  writeFileSync(settingsPath, `${JSON.stringify(merged, null, 2)}\n`);
+  if (!hasReinsHooks(join(root, ".gemini", "settings.json"), "gemini"))
+    initAgent("gemini", { settingsPath, ...runHookOptions(root, bin) });
   return { GEMINI_CLI_HOME: home };
 }
 
