@@ -8,6 +8,8 @@ import { outcomeOf } from "../control/index.js";
 import { runnerFor } from "../drive/agents/index.js";
 import type { AgentRunner } from "../drive/agents/runner.js";
 import { claudeRunArgs, codexRunArgs, geminiRunEnv } from "../drive/run-hooks.js";
+import { codexRunEnv } from "../drive/codex-home.js";
+import { codexHome } from "../hooks/trust.js";
 import { binPath } from "./agent-commands.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
 import { progressWriter } from "../drive/progress.js";
@@ -72,10 +74,10 @@ export function findPlan(root: string, cwd: string, named: string | undefined): 
 }
 
 /**
- * The runner of an agent spec: a driven Claude Code or Gemini CLI gets reins' hooks and MCP tools (on
- * `plan`) for the run, and Claude Code `--max-turns`; a driven Codex gets the MCP tools. Iterations that run
- * reins' hooks (the run's, or the project's own) record the session's usage as it goes and so charge the
- * pools: `hooked`, so the run's own record of the spend charges them no second time.
+ * The runner of an agent spec: a driven Claude Code, Codex or Gemini CLI gets reins' hooks and MCP tools (on
+ * `plan`) for the run, and Claude Code `--max-turns`. Their iterations run reins' hooks (the run's, or the
+ * project's own), which record the session's usage as it goes and so charge the pools: `hooked`, so the
+ * run's own record of the spend charges them no second time.
  */
 function runnerOf(
   agent: string,
@@ -92,7 +94,13 @@ function runnerOf(
     });
     return { ...runner, hooked: true };
   }
-  if (agent === "codex") return runnerFor(agent, { args: codexRunArgs(binPath(), plan) });
+  if (agent === "codex") {
+    const runner = runnerFor(agent, {
+      args: codexRunArgs(binPath(), plan),
+      env: codexRunEnv(root, binPath(), codexHome(process.env, homedir())),
+    });
+    return { ...runner, hooked: true };
+  }
   if (agent === "gemini") {
     const userHome = process.env.GEMINI_CLI_HOME || homedir();
     return { ...runnerFor(agent, { env: geminiRunEnv(root, binPath(), plan, userHome) }), hooked: true };
