@@ -8,6 +8,8 @@ import { outcomeOf } from "../control/index.js";
 import { runnerFor } from "../drive/agents/index.js";
 import type { AgentRunner } from "../drive/agents/runner.js";
 import { claudeRunArgs, codexRunArgs, geminiRunEnv } from "../drive/run-hooks.js";
+import { codexRunEnv } from "../drive/codex-home.js";
+import { codexHome } from "../hooks/trust.js";
 import { binPath } from "./agent-commands.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
 import { progressWriter } from "../drive/progress.js";
@@ -72,8 +74,10 @@ export function findPlan(root: string, cwd: string, named: string | undefined): 
 }
 
 /**
- * The runner of an agent spec: a driven Claude Code gets reins' hooks and MCP tools (on `plan`) for the run,
- * and `--max-turns`; a driven Codex or Gemini CLI gets the MCP tools.
+ * The runner of an agent spec: a driven Claude Code, Codex or Gemini CLI gets reins' hooks and MCP tools (on
+ * `plan`) for the run, and Claude Code `--max-turns`. Their iterations run reins' hooks (the run's, or the
+ * project's own), which record the session's usage as it goes and so charge the pools: `hooked`, so the
+ * run's own record of the spend charges them no second time.
  */
 function runnerOf(
   agent: string,
@@ -81,22 +85,27 @@ function runnerOf(
   maxTurns: number | undefined,
   plan: string | undefined,
 ): AgentRunner {
-  if (agent !== "claude") {
-    if (maxTurns !== undefined)
-      throw new ReinsError("usage", `--max-turns applies to --agent claude only, not ${agent}`);
-    if (agent === "codex") return runnerFor(agent, { args: codexRunArgs(binPath(), plan) });
-    if (agent === "gemini") {
-      const userHome = process.env.GEMINI_CLI_HOME || homedir();
-      return runnerFor(agent, { env: geminiRunEnv(root, binPath(), plan, userHome) });
-    }
-    return runnerFor(agent);
+  if (agent !== "claude" && maxTurns !== undefined)
+    throw new ReinsError("usage", `--max-turns applies to --agent claude only, not ${agent}`);
+  if (agent === "claude") {
+    const runner = runnerFor(agent, {
+      args: claudeRunArgs(root, binPath(), plan),
+      ...(maxTurns !== undefined ? { maxTurns } : {}),
+    });
+    return { ...runner, hooked: true };
   }
-  // Its iterations run reins' hooks (the run's, or the project's own): their session charges the pools.
-  const runner = runnerFor(agent, {
-    args: claudeRunArgs(root, binPath(), plan),
-    ...(maxTurns !== undefined ? { maxTurns } : {}),
-  });
-  return { ...runner, hooked: true };
+  if (agent === "codex") {
+    const runner = runnerFor(agent, {
+      args: codexRunArgs(binPath(), plan),
+      env: codexRunEnv(root, binPath(), codexHome(process.env, homedir())),
+    });
+    return { ...runner, hooked: true };
+  }
+  if (agent === "gemini") {
+    const userHome = process.env.GEMINI_CLI_HOME || homedir();
+    return { ...runnerFor(agent, { env: geminiRunEnv(root, binPath(), plan, userHome) }), hooked: true };
+  }
+  return runnerFor(agent);
 }
 
 /** How long one agent iteration may take unless `--agent-timeout` says. */

@@ -1,8 +1,9 @@
 /**
  * reins' own hooks and MCP tools for the agents a run drives, so every guard applies inside each iteration
  * and the agent can verify its work: Claude Code gets them through `--settings` and `--mcp-config`, Codex
- * its MCP server through `-c` overrides and Gemini CLI through a Gemini home of the run's own, without
- * touching the project's files or the user's.
+ * its hooks through a Codex home of the run's own (codex-home.ts) and its MCP server through `-c`
+ * overrides, and Gemini CLI both through a Gemini home of the run's own, without touching the project's
+ * files or the user's.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,13 +13,35 @@ import { hookSecret } from "../server/secret.js";
 import { claudeMcpEntry, codexMcpEntry, geminiMcpEntry, MCP_NAME } from "../mcp/install.js";
 import { reinsDir } from "../config/reins-dir.js";
 
-/** Whether a Claude Code settings file of the project already runs reins' hooks (then they apply as they are). */
-function hasReinsHooks(path: string): boolean {
+/**
+ * Whether an agent's hook settings file of the project already runs reins' hooks for `agent` (then they
+ * apply as they are, and the run adds none: each call would be judged twice).
+ */
+export function hasReinsHooks(path: string, agent: string): boolean {
   if (!existsSync(path)) return false;
   const hooks = readSettings(path).hooks ?? {};
   return Object.values(hooks).some((groups) =>
-    (groups ?? []).some((g) => (g.hooks ?? []).some((h) => isReinsHook(h, "claude"))),
+    (groups ?? []).some((g) => (g.hooks ?? []).some((h) => isReinsHook(h, agent))),
   );
+}
+
+/**
+ * How the hooks a run installs reach reins (see `initAgent`): command hooks through the client `reins init`
+ * compiled, when there is one, to the user's hook daemon (the first call starts it); otherwise the shell
+ * client, which answers in-process without curl. Makes sure the project's hook secret exists.
+ */
+export function runHookOptions(
+  root: string,
+  bin: string,
+): Omit<Parameters<typeof initAgent>[1], "settingsPath"> {
+  const compiled = join(root, ".reins", "bin", "reins-hook");
+  hookSecret(root);
+  return {
+    bin,
+    mode: "client",
+    daemon: daemonName(bin),
+    ...(existsSync(compiled) ? { client: compiled } : {}),
+  };
 }
 
 /**
@@ -34,19 +57,9 @@ export function claudeRunArgs(root: string, bin: string, plan?: string): string[
   writeFileSync(mcpPath, `${JSON.stringify({ mcpServers: { [MCP_NAME]: server } }, null, 2)}\n`);
   const mcp = ["--mcp-config", mcpPath];
   const own = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")];
-  if (own.some(hasReinsHooks)) return mcp;
+  if (own.some((path) => hasReinsHooks(path, "claude"))) return mcp;
   const settingsPath = join(dir, "claude-settings.json");
-  // The client `reins init` compiled, when there is one: the user's hook daemon answers each call (and the
-  // first call starts it); otherwise the shell client, which answers in-process without curl.
-  const compiled = join(root, ".reins", "bin", "reins-hook");
-  hookSecret(root);
-  initAgent("claude", {
-    settingsPath,
-    bin,
-    mode: "client",
-    daemon: daemonName(bin),
-    ...(existsSync(compiled) ? { client: compiled } : {}),
-  });
+  initAgent("claude", { settingsPath, ...runHookOptions(root, bin) });
   return ["--settings", settingsPath, ...mcp];
 }
 
@@ -64,11 +77,13 @@ export function codexRunArgs(bin: string, plan?: string): string[] {
 }
 
 /**
- * The environment that gives a driven Gemini CLI reins' MCP server on `plan`. Gemini reads MCP servers from
- * settings files only (a system settings file is refused under a folder others may write, such as /tmp), so
- * the run gets its own Gemini home, `GEMINI_CLI_HOME=.reins/run-hooks/gemini-home`: its `.gemini/settings.json`
- * is the user's with reins' server added, and every other entry of the user's `.gemini` folder (credentials,
- * trusted folders, chats) is a link to the user's own. The user's files are never written.
+ * The environment that gives a driven Gemini CLI reins' hooks and its MCP server on `plan`. Gemini reads
+ * both from settings files only (a system settings file is refused under a folder others may write, such as
+ * /tmp), so the run gets its own Gemini home, `GEMINI_CLI_HOME=.reins/run-hooks/gemini-home`: its
+ * `.gemini/settings.json` is the user's with reins' server added, and reins' hooks as `reins init gemini`
+ * writes them unless the project's own `.gemini/settings.json` has them; every other entry of the user's
+ * `.gemini` folder (credentials, trusted folders, chats) is a link to the user's own. The user's files are
+ * never written. The same home made again gives the same files.
  */
 export function geminiRunEnv(
   root: string,
@@ -87,7 +102,10 @@ export function geminiRunEnv(
   const servers = isRecord(settings.mcpServers) ? settings.mcpServers : {};
   const server = geminiMcpEntry(bin, plan !== undefined ? [plan] : []);
   const merged = { ...settings, mcpServers: { ...servers, [MCP_NAME]: server } };
-  writeFileSync(join(dir, "settings.json"), `${JSON.stringify(merged, null, 2)}\n`);
+  const settingsPath = join(dir, "settings.json");
+  writeFileSync(settingsPath, `${JSON.stringify(merged, null, 2)}\n`);
+  if (!hasReinsHooks(join(root, ".gemini", "settings.json"), "gemini"))
+    initAgent("gemini", { settingsPath, ...runHookOptions(root, bin) });
   return { GEMINI_CLI_HOME: home };
 }
 
