@@ -8,6 +8,8 @@ import { defaultPolicy } from "../dist/core/policy.js";
 import { evaluate, parseOutcomes, verdictOf } from "../dist/evaluate/evaluate.js";
 import { replayRun } from "../dist/evaluate/replay.js";
 import { scenarios } from "../dist/evaluate/scenarios.js";
+import { judgeMetamorphosis, METAMORPHOSES, STUCK_BOUND } from "../dist/evaluate/metamorphic.js";
+import { sweepPolicies } from "../dist/evaluate/sweep.js";
 import { logFiles, readLog } from "../dist/logs/load.js";
 import { readFileSync } from "node:fs";
 
@@ -121,6 +123,55 @@ function compare(report, label, replayedRuns, outcomeOf) {
   return reins;
 }
 
+/** The threshold each transformation's curve is drawn over: the rule that stops (or must spare) it. */
+const CURVES = {
+  stuck: "circuit.duplicateThreshold=3,5,8",
+  cycle: "circuit.deniedRetryThreshold=1,2,3",
+  productive: "wip.maxRetriesPerFailureClass=4,8,16",
+};
+
+/**
+ * The metamorphic suite in full (see src/evaluate/metamorphic.ts): every real run made into a runaway two
+ * ways and into a productive twin, at seed 1, under the default policy, then each kind's curve over the
+ * threshold that decides it.
+ */
+function metamorphic(report, runs) {
+  const line = (s) => ({
+    made: `${s.runs} of ${s.runs + s.skipped} runs (${s.skipped} with nothing to transform)`,
+    stopped: pct(s.stopped, s.runs),
+    ...(s.kind === "productive"
+      ? { "stops their runs already had": `${s.inherited}` }
+      : {
+          [`in bound (<=${STUCK_BOUND.calls} calls, <=${STUCK_BOUND.tokens} tokens)`]: pct(
+            s.withinBound + s.stoppedEarlier,
+            s.runs,
+          ),
+        }),
+    "calls to stop (median/max)": s.calls === null ? "-" : `${s.calls.median}/${s.calls.max}`,
+    "tokens to stop (median/max)": s.tokens === null ? "-" : `${s.tokens.median}/${s.tokens.max}`,
+    "any deny": pct(s.denied, s.runs),
+    broken: s.broken.length === 0 ? "none" : s.broken.join(", "),
+  });
+  for (const kind of METAMORPHOSES) {
+    const t0 = performance.now();
+    const s = judgeMetamorphosis(runs, kind, 1, defaultPolicy);
+    const held = s.broken.length === 0 ? "kept" : `BROKEN on ${s.broken.length}`;
+    report(
+      `efficacy: metamorphic ${kind}`,
+      `${held} (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+      line(s),
+    );
+    for (const { value, policy } of sweepPolicies(defaultPolicy, CURVES[kind])) {
+      const point = judgeMetamorphosis(runs, kind, 1, policy);
+      report(
+        `efficacy: metamorphic ${kind} at ${CURVES[kind].split("=")[0]}=${value}`,
+        point.broken.length === 0 ? "kept" : `broken on ${point.broken.length}`,
+        line(point),
+      );
+    }
+  }
+}
+
 export async function efficacyBench(report, args = []) {
   const corpus = args.indexOf("--corpus");
   if (corpus >= 0) {
@@ -145,6 +196,10 @@ export async function efficacyBench(report, args = []) {
     report("efficacy: replay speed", `${runs.length} runs in ${(ms / 1000).toFixed(1)} s`, {
       "per run": `${(ms / runs.length).toFixed(1)} ms`,
     });
+    metamorphic(
+      report,
+      runs.map((r) => r.run),
+    );
     return;
   }
   const list = scenarios();
