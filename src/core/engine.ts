@@ -62,6 +62,21 @@ export function reapply(state: State, event: ReinsEvent, decision: Decision, pol
   settle(state, event, decision, tripsBefore, inPlace);
 }
 
+/**
+ * The guards whose deny is evidence of a loop (the same change written again, calls alternating or repeated
+ * with unchanged results), not a rule of thumb: only their denials count toward the breaker's
+ * `ignored_denials`, so a rule of thumb (calls per second, edits without a check, a cap) never stops alone.
+ */
+const LOOP_EVIDENCE: ReadonlySet<string> = new Set(["circular", "loop-patterns"]);
+
+/** Whether `decision` denied its call on evidence of a loop. */
+function loopDenied(decision: Decision): boolean {
+  return (
+    decision.verdict === "block" &&
+    decision.results.some((r) => r.verdict === "block" && LOOP_EVIDENCE.has(r.guard))
+  );
+}
+
 /** The decision's effects on the state, and its count in the tally: the part of `advance` after the guards. */
 function settle(
   state: State,
@@ -78,7 +93,7 @@ function settle(
           if (effect.kind === "circuit.probe" && decision.verdict === "block") continue;
           applyEffect(draft, state, effect, event.at);
         }
-  if (event.kind === "tool.requested") noteDenial(draft, state, event, decision.verdict === "block");
+  if (event.kind === "tool.requested") noteDenial(draft, state, event, loopDenied(decision));
   const tripped = state.breaker.trips > tripsBefore ? state.breaker.reason : null;
   tally(state, event, decision, tripped, draft);
 }

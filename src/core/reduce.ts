@@ -257,8 +257,8 @@ function applyRequest(d: Draft, state: State, event: ToolRequested, policy: Poli
 }
 
 /**
- * What reins answered a tool call, for the breaker: a denied call is counted per call (the latest few
- * calls), until a write is let through: then a change was made, and the count starts again.
+ * What reins answered a tool call, for the breaker: a call denied on evidence of a loop is counted per call
+ * (the latest few calls), until a write is let through: then a change was made, and the count starts again.
  */
 export function noteDenial(d: Draft, state: State, event: ToolRequested, denied: boolean): void {
   const list = state.calls.denied;

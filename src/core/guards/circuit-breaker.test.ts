@@ -520,6 +520,19 @@ describe("circuit breaker: a call denied again and again", () => {
     expect(same().needsHuman).toBe(false);
   });
 
+  it("never stops on a rule of thumb's denials: the same read retried after rapid-fire denials", () => {
+    const s = drive(
+      { circuit: { rapidFireThreshold: 2, rapidFireWindowMs: 60_000 } },
+      pipeline(defaultGuards),
+    );
+    const read = () =>
+      s.step((t) => t.call("Read", { file_path: "src/a.ts" }, { reads: ["src/a.ts"] }, null));
+    s.step((t) => t.read("src/b.ts"));
+    const answers = [read(), read(), read(), read()];
+    expect(answers.map((d) => d.verdict)).toContain("block");
+    expect(answers.some((d) => d.needsHuman)).toBe(false);
+  });
+
   it("follows circuit.deniedRetryThreshold", () => {
     expect(rewrites(5, { circuit: { deniedRetryThreshold: 3 } }).decisions[4]?.needsHuman).toBe(false);
     expect(rewrites(6, { circuit: { deniedRetryThreshold: 3 } }).decisions[5]?.needsHuman).toBe(true);

@@ -68,8 +68,9 @@ function repeatedError(state: State, event: ReinsEvent, policy: Policy): GuardRe
 }
 
 /**
- * A call reins denied `deniedRetryThreshold` times, made again with no write let through since: the agent
- * is not heeding what it is told, and a person must look.
+ * A call reins denied on evidence of a loop (circular, loop-patterns) `deniedRetryThreshold` times, made
+ * again with no write let through since: the agent is not heeding what it is told, and a person must look.
+ * A rule of thumb's denials (calls per second, edits without a check, caps) do not count: they never stop.
  */
 function ignoredDenials(state: State, event: ToolRequested, policy: Policy): GuardResult | null {
   const list = state.calls.denied;
