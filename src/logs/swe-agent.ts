@@ -174,6 +174,14 @@ function notApplied(observation: string): boolean {
   );
 }
 
+/** Moves `where` to a step's state: its working directory and open file ("n/a": none). */
+function follow(where: Where, state: Row): void {
+  const dir = str(state.working_dir);
+  if (dir !== undefined && dir !== "") where.cwd = dir;
+  const open = str(state.open_file);
+  if (open !== undefined) where.open = open === "n/a" || open === "" ? undefined : open;
+}
+
 /** Reads a parsed SWE-agent trajectory. */
 export function readSweAgent(data: unknown, source: string, fallbackId: string): LoggedRun {
   const d = rec(data);
@@ -197,6 +205,9 @@ export function readSweAgent(data: unknown, source: string, fallbackId: string):
   for (const s of steps) {
     const action = (str(s.action) ?? "").trim();
     const state = objectOf(s.state);
+    // 0.x writes the state a step started from (as JSON text), 1.x the state after it (an object).
+    const before = typeof s.state === "string";
+    if (before) follow(where, state);
     const seconds = typeof s.execution_time === "number" && s.execution_time >= 0 ? s.execution_time : 1;
     if (action === "" || NOT_RUN.test(action)) continue;
     clock += 1000;
@@ -238,13 +249,11 @@ export function readSweAgent(data: unknown, source: string, fallbackId: string):
       calls.push({ at: clock + 1, input });
     }
     clock += Math.round(seconds * 1000);
-    // The state is read after the step: the directory and open file the next command starts from.
-    const dir = str(state.working_dir);
-    if (dir !== undefined && dir !== "") where.cwd = dir;
-    const open = str(state.open_file);
-    if (open !== undefined) where.open = open === "n/a" || open === "" ? undefined : open;
-    else if (tool?.tool_name === "Read" && /^open\b/.test(action))
-      where.open = str(tool.tool_input.file_path);
+    // After the step: a 1.x state says where the next command starts from; an `open` or `create` opens its
+    // file (a 0.x state says so only on the next step, and a 1.x state may not say).
+    if (!before) follow(where, state);
+    const opened = tool !== null && tool.tool_name !== "Bash" && /^(open|create)\b/.test(action);
+    if (opened && (before || str(state.open_file) === undefined)) where.open = str(tool.tool_input.file_path);
   }
 
   const stats = rec(rec(d.info).model_stats);
