@@ -115,7 +115,7 @@ function snapshotOf(states: State[], policy: Policy, now: number): Snapshot {
  * keeps a bounded tally), so they are right after a restart and count the work of every process that
  * shares the store; only the decision latency histogram is this process's own.
  */
-export function createMetrics(scan: StateScan, policy: Policy, store?: Pick<Store, "usage">) {
+export function createMetrics(scan: StateScan, policy: Policy, store?: Pick<Store, "kind" | "usage">) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   let snapshot: Snapshot = snapshotOf([], policy, 0);
@@ -201,9 +201,17 @@ export function createMetrics(scan: StateScan, policy: Policy, store?: Pick<Stor
         if (value !== null) this.set(value);
       },
     });
-  held("reins_store_scopes", "Scopes the store holds.", (u) => u.scopes);
-  held("reins_store_events", "Log records (events with their decisions) the store holds.", (u) => u.records);
-  held("reins_store_bytes", "Size of the store's file (SQLite: page_count * page_size).", (u) => u.bytes);
+  // Only where the store can say: a gauge left unset would read 0.
+  if (store?.usage !== undefined) {
+    held("reins_store_scopes", "Scopes the store holds.", (u) => u.scopes);
+    held(
+      "reins_store_events",
+      "Log records (events with their decisions) the store holds.",
+      (u) => u.records,
+    );
+  }
+  if (store?.kind === "sqlite")
+    held("reins_store_bytes", "Size of the store's file (page_count * page_size).", (u) => u.bytes);
   const duration = new Histogram({
     name: "reins_decision_duration_seconds",
     help: "Time to record a batch of events and decide on it through the store, in this process.",
