@@ -6,7 +6,7 @@ import { hooksBench } from "./hooks.js";
 import { projectsBench } from "./projects.js";
 import { witnessBench } from "./witness.js";
 import { serverBench } from "./server.js";
-import { redisBench, sqliteBench } from "./stores.js";
+import { redisBench, sqliteBench, sqliteGcBench } from "./stores.js";
 import { machine } from "./stats.js";
 
 const rows = [];
@@ -22,6 +22,7 @@ function report(name, value, extra = {}) {
 const parts = {
   engine: engineBench,
   sqlite: sqliteBench,
+  "sqlite-gc": sqliteGcBench,
   redis: redisBench,
   hooks: hooksBench,
   projects: projectsBench,

@@ -226,3 +226,31 @@ export async function redisBench(report) {
     },
   );
 }
+
+/** Bytes of one scope's SQLite file after `count` decisions dated today, before and after a gc keeping `keep` records. */
+async function scopeBytes(dir, count, keep) {
+  const store = new SqliteStore(join(dir, `gc-${count}.db`));
+  const list = events("session:gc", count);
+  const shift = Date.now() - list.at(-1).at;
+  for (const e of list) await store.append(e.scope, [{ ...e, at: e.at + shift }], policy);
+  const grown = (await store.usage()).bytes;
+  const gc = await store.collect({ before: Date.now() - 30 * 86_400_000, records: keep, dryRun: false });
+  await store.close();
+  return { grown, kept: gc.after.bytes, records: gc.after.records, vacuumed: gc.vacuumed };
+}
+
+export async function sqliteGcBench(report) {
+  const dir = mkdtempSync(join(tmpdir(), "reins-bench-gc-"));
+  const keep = 1_000;
+  const small = await scopeBytes(dir, 1_000, keep);
+  const large = await scopeBytes(dir, 10_000, keep);
+  const kb = (n) => `${Math.round(n / 1024).toLocaleString("en")} KiB`;
+  report(
+    "SQLite bytes per scope (file size, page_count * page_size)",
+    `${kb(small.grown)} after 1,000 events, ${kb(large.grown)} after 10,000, without gc`,
+    {
+      growth: `${Math.round((large.grown - small.grown) / 9_000).toLocaleString("en")} bytes per event (log record with its decision, indexes, page slack)`,
+      "after reins gc": `${kb(small.kept)} and ${kb(large.kept)} with retention.records ${keep.toLocaleString("en")} (${small.records.toLocaleString("en")} and ${large.records.toLocaleString("en")} records kept${large.vacuumed ? ", VACUUM" : ""})`,
+    },
+  );
+}

@@ -11,6 +11,7 @@ import { demoPlanRun } from "../demo/plan-run.js";
 import { demo } from "./demo.js";
 import { registerAgentCommands } from "./agent-commands.js";
 import { registerEvaluateCommands } from "./evaluate-commands.js";
+import { registerGcCommands } from "./gc-commands.js";
 import { registerMcpCommands } from "./mcp-commands.js";
 import { registerRunCommands } from "./run-commands.js";
 import { registerStoreCommands } from "./store-commands.js";
@@ -150,6 +151,7 @@ function program(io: Io, result: { code: number }): Command {
 
   registerAgentCommands(root, { io, loaded: policyOf, result });
   registerStoreCommands(root, { io, loaded: policyOf });
+  registerGcCommands(root, { io, loaded: policyOf });
   registerEvaluateCommands(root, { io, loaded: policyOf });
   registerRunCommands(root, { io, loaded: policyOf, result });
   registerMcpCommands(root, { io, loaded: policyOf });

@@ -19,6 +19,7 @@ import { table } from "./table.js";
 import { REINS_BIN } from "../config/package-info.js";
 import { listDaemons } from "../daemon/list.js";
 import { formatDaemons } from "./daemon-commands.js";
+import { formatUsage } from "./gc-commands.js";
 
 /** What the store commands need from the program: the policy (with `--store` applied) and the output. */
 export interface StoreContext {
@@ -92,6 +93,12 @@ export function actor(by: string | undefined): string {
   }
 }
 
+/** `store: sqlite .reins/reins.db holds 12 scopes, 3,456 events, 1.2 MB`, or "" for a store that cannot say. */
+async function heldLine(store: Store): Promise<string> {
+  if (store.usage === undefined) return "";
+  return `store: ${store.kind} ${store.location} holds ${formatUsage(await store.usage())} (\`reins gc\` trims it)\n`;
+}
+
 /** Records one human action and reports its effect. */
 async function act(ctx: StoreContext, scope: string, event: HumanAction, done: string): Promise<void> {
   await withStore(ctx, async (store, policy, loaded) => {
@@ -155,12 +162,13 @@ export function registerStoreCommands(root: Command, ctx: StoreContext): void {
           return json(
             summaries.map((s) => ({ ...s, openAlerts: alerts.filter((a) => a.scope === s.scope).length })),
           );
+        const held = await heldLine(store);
         if (summaries.length === 0)
-          return io.stdout("no sessions yet: run an agent with reins hooks, or `reins demo`\n");
+          return io.stdout(`no sessions yet: run an agent with reins hooks, or \`reins demo\`\n${held}`);
         io.stdout(
           summaries
             .map((s) => renderSummary(s, io, alerts.filter((a) => a.scope === s.scope).length))
-            .join("\n"),
+            .join("\n") + `\n${held}`,
         );
       });
     });

@@ -89,6 +89,11 @@ const DEFAULTS = {
     "gemini-2.5-flash": { input: 0.3, output: 2.5, cacheRead: 0.075, cacheWrite: 0 },
   },
   wip: { maxInFlightTasks: 3, maxUnverifiedLines: 1_000, maxRetriesPerFailureClass: 8 },
+  /**
+   * What `reins gc` keeps: a month covers the dashboard's charts (a day to a week), a billing cycle and a
+   * paused run's wait for a person; 10,000 records is a long agent session (about 3,000 tool calls) whole.
+   */
+  retention: { days: 30, records: 10_000 },
   /** Deny an agent's changes to reins' own files and its acting as a person (README, "Security"). */
   protection: { enabled: true },
   /** The reviewer model of `verify_*_completion` (README, "Oracle"): off unless enabled. */
@@ -381,6 +386,16 @@ function buildSchema() {
           maxInFlightTasks: positive.default(DEFAULTS.wip.maxInFlightTasks),
           maxUnverifiedLines: positive.default(DEFAULTS.wip.maxUnverifiedLines),
           maxRetriesPerFailureClass: positive.default(DEFAULTS.wip.maxRetriesPerFailureClass),
+        })
+        .strict()
+        .prefault({}),
+      /** What `reins gc` keeps of the store and of `.reins/runs/` (README, "Store size and reins gc"). */
+      retention: z
+        .object({
+          /** Scopes idle this many days, and log records and finished runs older, may go. */
+          days: positive.max(36_500).default(DEFAULTS.retention.days),
+          /** A scope keeps at most its last this many log records (and always those after its snapshot). */
+          records: positive.max(1_000_000_000).default(DEFAULTS.retention.records),
         })
         .strict()
         .prefault({}),

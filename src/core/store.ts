@@ -18,6 +18,13 @@ export interface StoredRun {
   checkpoint: unknown;
 }
 
+/** How much a store holds: scopes, log records (events with their decisions) and bytes (null: not known cheaply). */
+export interface StoreUsage {
+  scopes: number;
+  records: number;
+  bytes: number | null;
+}
+
 /**
  * The port every store implements (memory, SQLite, Redis) and one contract suite checks. The core
  * declares it; the shell's adapters in `src/store/` carry it out.
@@ -54,6 +61,8 @@ export interface Store {
   run(id: string): Promise<StoredRun | null>;
   /** Every run, most recently updated first, without checkpoints. */
   runs(): Promise<Omit<StoredRun, "checkpoint">[]>;
+  /** How much the store holds, counted when asked (never on the hot path); absent where it cannot say. */
+  usage?(): Promise<StoreUsage>;
   /** Releases connections and file handles. */
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
+import type { Store, StoreUsage } from "../core/store.js";
 import type { StateScan } from "./scan.js";
 import { tallyOf } from "../core/tally.js";
 import { SDK_AGENT_NAMES } from "../adapters/names.js";
@@ -114,10 +115,11 @@ function snapshotOf(states: State[], policy: Policy, now: number): Snapshot {
  * keeps a bounded tally), so they are right after a restart and count the work of every process that
  * shares the store; only the decision latency histogram is this process's own.
  */
-export function createMetrics(scan: StateScan, policy: Policy) {
+export function createMetrics(scan: StateScan, policy: Policy, store?: Pick<Store, "kind" | "usage">) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   let snapshot: Snapshot = snapshotOf([], policy, 0);
+  let usage: StoreUsage | null = null;
 
   const fill = (metric: Counter<string> | Gauge<string>, sums: Sums) => {
     metric.reset();
@@ -187,6 +189,29 @@ export function createMetrics(scan: StateScan, policy: Policy) {
     ["verdict", "guard"],
     (s) => s.decisions,
   );
+  // How much the store holds, counted at scrape time only (a count of two tables on SQLite).
+  const held = (name: string, help: string, pick: (u: StoreUsage) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        const value = usage === null ? null : pick(usage);
+        if (value !== null) this.set(value);
+      },
+    });
+  // Only where the store can say: a gauge left unset would read 0.
+  if (store?.usage !== undefined) {
+    held("reins_store_scopes", "Scopes the store holds.", (u) => u.scopes);
+    held(
+      "reins_store_events",
+      "Log records (events with their decisions) the store holds.",
+      (u) => u.records,
+    );
+  }
+  if (store?.kind === "sqlite")
+    held("reins_store_bytes", "Size of the store's file (page_count * page_size).", (u) => u.bytes);
   const duration = new Histogram({
     name: "reins_decision_duration_seconds",
     help: "Time to record a batch of events and decide on it through the store, in this process.",
@@ -201,6 +226,7 @@ export function createMetrics(scan: StateScan, policy: Policy) {
     /** The exposition text, after reading every scope's state from the store. */
     async text(now: number): Promise<string> {
       snapshot = snapshotOf(await scan.states(), policy, now);
+      usage = store?.usage === undefined ? null : await store.usage();
       return registry.metrics();
     },
   };

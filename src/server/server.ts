@@ -64,7 +64,7 @@ const VERSION = "0.1.0";
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
   const hub = new EventHub();
   const scan = new StateScan(options.services.store);
-  const metrics = createMetrics(scan, options.services.policy);
+  const metrics = createMetrics(scan, options.services.policy, options.services.store);
   const store = observedStore(options.services.store, (records, seconds) => {
     metrics.observe(seconds);
     scan.invalidate();

@@ -6,6 +6,7 @@ import type {} from "@fastify/swagger"; // its `schema.hide`, which keeps these 
 import type { FastifyInstance, FastifyReply } from "fastify";
 import * as z from "zod";
 import type { Policy } from "../core/policy.js";
+import type { ReinsEvent } from "../core/events.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import { runIdSchema } from "../core/stored-run.js";
@@ -94,32 +95,72 @@ function thin<T>(points: T[], max: number): T[] {
   return out;
 }
 
+/** Tokens of one usage event as the budget counts them. */
+function usageTokens(e: Extract<ReinsEvent, { kind: "usage.recorded" }>, policy: Policy): number {
+  return (
+    (e.inputTokens ?? 0) +
+    (e.outputTokens ?? 0) +
+    (e.cacheWriteTokens ?? 0) +
+    (policy.budget.countCacheReads ? (e.cacheReadTokens ?? 0) : 0)
+  );
+}
+
+/** A scope's spend series as far as it has been read: the next seq to read and the totals there. */
+interface SpendEntry {
+  next: number;
+  tokens: number;
+  usd: number;
+  points: [number, number, number][];
+}
+
 /** Cumulative spend per scope, read from the log once and then only from where it left off. */
 class SpendCache {
-  readonly #series = new Map<
-    string,
-    { next: number; tokens: number; usd: number; points: [number, number, number][] }
-  >();
+  readonly #series = new Map<string, SpendEntry>();
 
   constructor(
     private readonly store: Store,
     private readonly policy: Policy,
   ) {}
 
+  /**
+   * Where a scope's series starts: at zero, or, when `reins gc` removed the start of its log, at the spend
+   * before its first kept record (the state's tally less what the kept records add), so the points of the
+   * kept period are the ones they were.
+   */
+  async #start(scope: string): Promise<SpendEntry> {
+    const entry: SpendEntry = { next: 0, tokens: 0, usd: 0, points: [] };
+    const first = (await this.store.events(scope, { limit: 1 }))[0]?.seq ?? 0;
+    const state = first === 0 ? null : await this.store.state(scope);
+    if (state === null) return entry;
+    let tokens = tallyTokens(state, this.policy);
+    let usd = state.tally?.usd ?? 0;
+    for (let from = first; from < state.seq;) {
+      const page = await this.store.events(scope, { from, limit: Math.min(SPEND_READ, state.seq - from) });
+      if (page.length === 0) break;
+      for (const r of page)
+        if (r.event.kind === "usage.recorded") {
+          tokens -= usageTokens(r.event, this.policy);
+          usd -= r.event.costUsd ?? 0;
+        }
+      from = page[page.length - 1]!.seq + 1;
+    }
+    return {
+      ...entry,
+      next: first,
+      tokens: Math.max(0, tokens),
+      usd: Math.max(0, Math.round(usd * 1e9) / 1e9),
+    };
+  }
+
   async series(scope: string): Promise<SpendSeries> {
-    let entry = this.#series.get(scope);
-    if (entry === undefined) entry = { next: 0, tokens: 0, usd: 0, points: [] };
+    const entry = this.#series.get(scope) ?? (await this.#start(scope));
     this.#series.delete(scope); // re-inserted below: the map's order is least recently used first
     const records = await this.store.events(scope, { from: entry.next, limit: SPEND_READ });
     for (const r of records) {
       entry.next = r.seq + 1;
       const e = r.event;
       if (e.kind !== "usage.recorded") continue;
-      entry.tokens +=
-        (e.inputTokens ?? 0) +
-        (e.outputTokens ?? 0) +
-        (e.cacheWriteTokens ?? 0) +
-        (this.policy.budget.countCacheReads ? (e.cacheReadTokens ?? 0) : 0);
+      entry.tokens += usageTokens(e, this.policy);
       entry.usd = Math.round((entry.usd + (e.costUsd ?? 0)) * 1e9) / 1e9;
       entry.points.push([e.at, entry.tokens, entry.usd]);
     }

@@ -17,7 +17,7 @@ import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
 import { rebuild, snapshotDue } from "../core/snapshot.js";
 import { cloneState, type State } from "../core/state.js";
-import type { Store, StoredRun } from "../core/store.js";
+import type { Store, StoredRun, StoreUsage } from "../core/store.js";
 import { byRecency, checkRunId, decodeListedRun, decodeRun, encodeRun } from "../core/stored-run.js";
 import { acknowledged, acknowledgementsOf, alertScope, filterAlerts } from "./alerts.js";
 import { ACKNOWLEDGE, APPEND, PRUNE, READ, SCOPE_KEYS } from "./redis-scripts.js";
@@ -621,6 +621,17 @@ export class RedisStore implements Store {
           return structuredClone(cached.state);
       }
       return (await this.#read(scope, null, [])).cached?.state ?? null;
+    } catch (error) {
+      throw this.#error(error);
+    }
+  }
+
+  /** Scopes and log records, counted when asked: one LLEN per scope. Bytes are not counted (MEMORY USAGE samples every key). */
+  async usage(): Promise<StoreUsage> {
+    const scopes = await this.scopes();
+    try {
+      const lengths = await Promise.all(scopes.map((scope) => this.#redis.llen(this.#key(scope, "log"))));
+      return { scopes: scopes.length, records: lengths.reduce((a, b) => a + b, 0), bytes: null };
     } catch (error) {
       throw this.#error(error);
     }

@@ -10,9 +10,10 @@ import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
 import { rebuild, snapshotDue } from "../core/snapshot.js";
 import type { State } from "../core/state.js";
-import type { Store, StoredRun } from "../core/store.js";
+import type { Store, StoredRun, StoreUsage } from "../core/store.js";
 import { checkRunId, decodeListedRun, decodeRun, encodeRun, type EncodedRun } from "../core/stored-run.js";
 import { acknowledgementsOf } from "./alerts.js";
+import { collectSqlite, sqliteUsage, type GcOptions, type GcResult } from "./sqlite-gc.js";
 import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
 
 // better-sqlite3 is CommonJS: require() loads it about 6 ms faster than import (no export scan), which the
@@ -525,6 +526,18 @@ export class SqliteStore implements Store {
 
   runs(): Promise<Omit<StoredRun, "checkpoint">[]> {
     return this.#read(() => this.#stmt.runs.all().map(decodeListedRun));
+  }
+
+  usage(): Promise<StoreUsage> {
+    return this.#read(() => sqliteUsage(this.#db));
+  }
+
+  /** Removes what a retention setting lets go (see sqlite-gc.ts); `reins gc`. */
+  collect(options: GcOptions): Promise<GcResult> {
+    this.#flush();
+    // States kept in memory may be of scopes gc removes.
+    this.#cache.clear();
+    return this.#read(() => collectSqlite(this.#db, options));
   }
 
   close(): Promise<void> {
