@@ -181,6 +181,8 @@ describe("finding and reading log files", () => {
     expect(() => readLog(join(dir, "e.traj"))).toThrow(
       /not a log reins reads \(.*\): as a SWE-agent trajectory, trajectory\[0\] has no `action` or `observation`$/,
     );
+    writeFileSync(join(dir, "g.traj"), '{"history": [{"role": "user", "content": "fix it"}]}');
+    expect(() => readLog(join(dir, "g.traj"))).toThrow(/: as a SWE-agent trajectory, no `trajectory` list$/);
     writeFileSync(join(dir, "f.json"), '{"messages": [], "info": {}}');
     expect(() => readLog(join(dir, "f.json"))).toThrow(/no `trajectory_format` or `info.mini_version`/);
     expect(() => readLog(join(dir, "missing.jsonl"))).toThrow(/^cannot read .*missing\.jsonl: ENOENT$/);

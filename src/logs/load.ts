@@ -94,7 +94,8 @@ export function readLog(path: string): LoggedRun {
 function mismatchOf(whole: unknown): string | null {
   if (whole === null || typeof whole !== "object" || Array.isArray(whole)) return null;
   const d = whole as Record<string, unknown>;
-  if ("trajectory" in d) return `as a SWE-agent trajectory, ${sweAgentMismatch(d) ?? "unread"}`;
+  if ("trajectory" in d || Array.isArray(d.history))
+    return `as a SWE-agent trajectory, ${sweAgentMismatch(d) ?? "unread"}`;
   if (Array.isArray(d.messages))
     return "as a mini-swe-agent trajectory, no `trajectory_format` or `info.mini_version`; as a Gemini CLI chat, no `sessionId`";
   return null;
