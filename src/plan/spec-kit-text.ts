@@ -24,7 +24,7 @@ export function parseTaskText(text: string): {
   }
   const deps: string[] = [];
   for (const match of rest.matchAll(
-    /\b(?:depends on|blocked by|requires|after)\s+((?:T\d+[A-Za-z]?(?:\.\d+)*\b(?:\s*(?:,|and|&)\s*)?)+)/gi,
+    /\b(?:depends on|blocked by|requires|after):?\s+((?:T\d+[A-Za-z]?(?:\.\d+)*\b(?:\s*(?:,|and|&)\s*)?)+)/gi,
   ))
     deps.push(...(match[1]!.match(/T\d+[A-Za-z]?(?:\.\d+)*\b/g) ?? []));
   return { id, parallel, title: rest.trim(), deps: [...new Set(deps)].filter((dep) => dep !== id) };

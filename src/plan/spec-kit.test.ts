@@ -201,6 +201,28 @@ describe("importSpecKit on small files", () => {
     expect(plan.notes).toContain("tasks.md:4: task id T001 is written twice; this one is read as T001-2");
   });
 
+  it("leaves out a section that only repeats tasks written earlier (parallel execution examples)", () => {
+    const plan = importSpecKit(
+      md(
+        "## Phase 1: Setup",
+        "- [X] T001 Create the app",
+        "- [X] T002 [P] Create the page",
+        "## Phase 2: Polish",
+        "- [ ] T003 Tidy up (depends on: T001)",
+        "## Parallel Execution Examples",
+        "- [ ] T001 Create the app first",
+        "- [ ] T002 Create the page",
+      ),
+      "tasks.md",
+    );
+    expect(plan.nodes.filter((n) => n.kind === "task").map((n) => n.id)).toEqual(["T001", "T002", "T003"]);
+    expect(plan.nodes.map((n) => n.id)).not.toContain("parallel-execution-examples");
+    expect(plan.notes.join("\n")).toMatch(
+      /tasks\.md:6: "Parallel Execution Examples" only repeats tasks written earlier \(T001, T002\): left out/,
+    );
+    expect(plan.nodes.find((n) => n.id === "T003")?.deps).toContain("T001");
+  });
+
   it("tells phases with a letter apart (Phase 4a, Phase 4b), and made-up ids from written ones", () => {
     const plan = importSpecKit(
       md(

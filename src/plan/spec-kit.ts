@@ -199,11 +199,25 @@ export function readSpecKit(text: string, file: string): SpecKitDraft {
     loose.splice(0, loose.length, ...keep(loose, ""));
     for (const group of groups) group.items = keep(group.items, `under "${group.title}" `);
   }
+  const all = (items: Item[]): Item[] => items.flatMap((item) => [item, ...all(item.subtasks)]);
+  // A section whose every task repeats one written before ("Parallel Execution Examples" listing T003,
+  // T006, T009 again) shows tasks, it holds none: it is left out.
+  const seen = new Set<string>();
+  for (const group of [...groups]) {
+    const ids = group.items.filter((item) => item.named).map((item) => item.id);
+    if (ids.length > 0 && ids.length === group.items.length && ids.every((id) => seen.has(id))) {
+      notes.push(
+        `${file}:${group.line}: "${shorten(group.title)}" only repeats tasks written earlier (${ids.join(", ")}): left out`,
+      );
+      groups.splice(groups.indexOf(group), 1);
+      continue;
+    }
+    for (const item of all(group.items)) if (item.named) seen.add(item.id);
+  }
   // Ids are unique in a plan: a task id written twice (a slip in a long file) keeps both tasks, the second
   // under a suffixed id with a note; a dependency on it means the first. Ids made up from a place give way
   // to written ones.
   const taken = new Set(groups.map((g) => g.id));
-  const all = (items: Item[]): Item[] => items.flatMap((item) => [item, ...all(item.subtasks)]);
   const every = [...all(loose), ...groups.flatMap((g) => all(g.items))];
   for (const item of every.filter((i) => i.named)) {
     if (!taken.has(item.id)) {

@@ -127,6 +127,28 @@ describe("importTaskMaster on other shapes", () => {
     ]);
   });
 
+  it("reads a tag written beside `tags`, and names it when the tag picked is empty", () => {
+    // Seen in the wild: an empty master under `tags`, the work in a tag at the top level.
+    const beside = JSON.stringify({
+      version: "1",
+      name: "app",
+      tags: { master: { tasks: [] } },
+      desenvolvimento: { tasks: [{ id: 1, title: "Login" }], metadata: {} },
+    });
+    expect(errorOf(beside)).toBe(
+      'tasks.json:1: tag "master" holds no tasks; tags with tasks: desenvolvimento (pick one with --tag)',
+    );
+    const plan = importTaskMaster(beside, "tasks.json", { tag: "desenvolvimento" });
+    expect(plan.nodes.map((n) => [n.id, n.title])).toEqual([["1", "Login"]]);
+  });
+
+  it("says so when a tag holds its tasks as a bare list", () => {
+    const bare = JSON.stringify({ master: [{ id: 1, title: "A", status: "pending", dependencies: [] }] });
+    expect(errorOf(bare)).toBe(
+      'tasks.json:1: tag "master" holds a list; task-master writes its tasks as { "master": { "tasks": [...] } }',
+    );
+  });
+
   it("reads string ids (92.1, 42-1), a subtask written whole, and a subtask id written twice, as task-master does", () => {
     const plan = importTaskMaster(
       legacy(

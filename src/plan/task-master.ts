@@ -70,7 +70,10 @@ export function isTaskMasterShape(value: unknown): boolean {
   if ("version" in value || "$schema" in value) return false;
   if (Array.isArray(value.tasks)) return true;
   const tags = Object.values(value);
-  return tags.length > 0 && tags.every((tag) => isObject(tag) && Array.isArray(tag.tasks));
+  // A tag that holds its tasks as a bare list is task-master's too, written wrong: its reader says so.
+  const list = (tag: unknown) =>
+    Array.isArray(tag) && tag.length > 0 && tag.every((t) => isObject(t) && "id" in t && "title" in t);
+  return tags.length > 0 && tags.every((tag) => (isObject(tag) && Array.isArray(tag.tasks)) || list(tag));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -86,16 +89,36 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
   });
   const top = source.value;
   if (!isObject(top)) throw planError(file, 1, "(top level): expected task-master's { tasks: [...] }");
-  // Tags at the top level, or under `tags`.
+  // Tags at the top level, under `tags`, or both (a tag written beside `tags`): each with where it is.
   const wrapped = !Array.isArray(top.tasks) && isObject(top.tags);
-  const root: Record<string, unknown> = wrapped ? (top.tags as Record<string, unknown>) : top;
+  const tagPaths = new Map<string, PathSegment[]>();
+  const root: Record<string, unknown> = {};
+  if (!Array.isArray(top.tasks)) {
+    const holders: [Record<string, unknown>, PathSegment[]][] = [
+      ...(wrapped
+        ? [[top.tags as Record<string, unknown>, ["tags"]] as [Record<string, unknown>, PathSegment[]]]
+        : []),
+      [top, []],
+    ];
+    for (const [holder, at] of holders)
+      for (const key of Object.keys(holder)) {
+        const value = holder[key];
+        if (tagPaths.has(key) || (holder === top && key === "tags" && wrapped)) continue;
+        if (isObject(value) && Array.isArray(value.tasks)) {
+          tagPaths.set(key, [...at, key]);
+          root[key] = value;
+        } else if (Array.isArray(value) && value.length > 0 && value.every((t) => isObject(t) && "id" in t))
+          throw planError(
+            file,
+            source.lineOf([...at, key], true),
+            `tag "${key}" holds a list; task-master writes its tasks as { "${key}": { "tasks": [...] } }`,
+          );
+      }
+  }
   let base: PathSegment[] = [];
   let tagName: string | null = null;
-  if (!Array.isArray(root.tasks)) {
-    const tags = Object.keys(root).filter((key) => {
-      const value = root[key];
-      return isObject(value) && Array.isArray(value.tasks);
-    });
+  if (!Array.isArray(top.tasks)) {
+    const tags = [...tagPaths.keys()];
     const picked = tag ?? (tags.includes("master") ? "master" : tags.length === 1 ? tags[0] : undefined);
     if (picked === undefined || !tags.includes(picked))
       throw planError(
@@ -112,10 +135,10 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
         `tag "${picked}" holds no tasks${others.length > 0 ? `; tags with tasks: ${others.join(", ")} (pick one with --tag)` : ""}`,
       );
     }
-    base = wrapped ? ["tags", picked] : [picked];
+    base = tagPaths.get(picked) ?? [picked];
     tagName = picked;
   }
-  const parsed = tasksSchema.safeParse(base.length > 0 ? root[tagName!] : root, {
+  const parsed = tasksSchema.safeParse(base.length > 0 ? root[tagName!] : top, {
     reportInput: true,
     jitless: true,
   });
