@@ -80,9 +80,13 @@ export function collectSqlite(db: Database.Database, options: GcOptions): GcResu
   const count = db.prepare<unknown[], { n: number; bytes: number | null }>(
     "SELECT count(*) AS n, sum(length(event) + length(decision)) AS bytes FROM events WHERE scope = ? AND seq < ? AND (at < ? OR seq < ?)",
   );
-  const trim = db.prepare(
-    "DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE scope = ? AND seq < ? AND (at < ? OR seq < ?) LIMIT ?)",
+  const doomed =
+    "SELECT rowid FROM events WHERE scope = ? AND seq < ? AND (at < ? OR seq < ?) ORDER BY rowid LIMIT ?";
+  // The ids of the records about to go, kept so a redelivery of their events is still applied once.
+  const keepIds = db.prepare(
+    `INSERT OR IGNORE INTO event_ids (scope, event_id, at) SELECT scope, event_id, at FROM events WHERE rowid IN (${doomed}) AND event_id IS NOT NULL`,
   );
+  const trim = db.prepare(`DELETE FROM events WHERE rowid IN (${doomed})`);
   const heads = db
     .prepare<[], { scope: string; seq: number; last_at: number; snapshot: number | null }>(
       "SELECT h.scope, h.seq, h.last_at, s.seq AS snapshot FROM scopes h LEFT JOIN snapshots s USING (scope)",
@@ -94,7 +98,7 @@ export function collectSqlite(db: Database.Database, options: GcOptions): GcResu
   const removeScope = db.transaction((scope: string): boolean => {
     // Written to since it was listed: no longer idle.
     if (idle.get(scope, options.before) === undefined) return false;
-    for (const table of ["events", "snapshots", "scopes", "alerts"])
+    for (const table of ["events", "event_ids", "snapshots", "scopes", "alerts"])
       db.prepare(`DELETE FROM ${table} WHERE scope = ?`).run(scope);
     return true;
   });
@@ -104,6 +108,7 @@ export function collectSqlite(db: Database.Database, options: GcOptions): GcResu
       .prepare<[string], { seq: number }>("SELECT seq FROM snapshots WHERE scope = ?")
       .get(scope)?.seq;
     if (snapshot === undefined) return 0;
+    keepIds.run(scope, snapshot, options.before, cutoff, BATCH);
     return trim.run(scope, snapshot, options.before, cutoff, BATCH).changes;
   });
 
@@ -135,6 +140,8 @@ export function collectSqlite(db: Database.Database, options: GcOptions): GcResu
 
   result.runs = collectRuns(db, options);
   if (options.dryRun) return result;
+  // Ids of removed records are kept as long as records are: a redelivery older than that is a new event.
+  db.prepare("DELETE FROM event_ids WHERE at < ?").run(options.before);
   const free =
     (db.pragma("freelist_count", { simple: true }) as number) *
     (db.pragma("page_size", { simple: true }) as number);

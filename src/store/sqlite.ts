@@ -77,6 +77,9 @@ const MIGRATIONS = [
    ALTER TABLE events_by_rowid RENAME TO events;
    CREATE UNIQUE INDEX events_seq ON events (scope, seq);
    CREATE UNIQUE INDEX events_id ON events (scope, event_id) WHERE event_id IS NOT NULL;`,
+  // The ids of records `reins gc` removed, kept for the retention's age: a redelivery of their events (the
+  // spool's) is still recognised and applied once.
+  `CREATE TABLE event_ids (scope TEXT NOT NULL, event_id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (scope, event_id)) WITHOUT ROWID;`,
 ];
 
 interface AlertRow {
@@ -228,8 +231,8 @@ export class SqliteStore implements Store {
       tail: db.prepare<[string, number], { event: string; decision: string }>(
         "SELECT event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq",
       ),
-      seen: db.prepare<[string, string], { one: number }>(
-        "SELECT 1 AS one FROM events WHERE scope = ? AND event_id = ?",
+      seen: db.prepare<[string, string, string, string], { one: number }>(
+        "SELECT 1 AS one FROM events WHERE scope = ? AND event_id = ? UNION ALL SELECT 1 FROM event_ids WHERE scope = ? AND event_id = ? LIMIT 1",
       ),
       // The policy's JSON is bound only when it changed; null keeps the stored one.
       saveSnapshot: db.prepare(
@@ -277,7 +280,7 @@ export class SqliteStore implements Store {
             loaded.set(s, known);
             return known?.state ?? null;
           },
-          (s, id) => this.#stmt.seen.get(s, id) !== undefined,
+          (s, id) => this.#stmt.seen.get(s, id, s, id) !== undefined,
           guards,
         );
         let bytes = 0;
