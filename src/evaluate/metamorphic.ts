@@ -118,7 +118,10 @@ function repeatPairs(run: LoggedRun, pairs: readonly Pair[], k: number, at: numb
   return { calls: out, at: clock + 1 };
 }
 
-/** The run up to and including `last` (an index into its calls), then `pairs` repeated to the run's end. */
+/**
+ * The run up to and including the last of `chosen` (its real calls), then `chosen` repeated as they were, to
+ * the run's end and at least MIN_REPEATS times.
+ */
 function repeated(
   run: LoggedRun,
   all: readonly Pair[],
@@ -143,7 +146,7 @@ function repeated(
   return { kind, run: { ...run, id: `${run.id}~${kind}`, calls }, from: end.step + 1 };
 }
 
-/** The made-up test output of the `k`th interleaved run: `failing` failures, or green. */
+/** The made-up output of an interleaved test run: `failing` failures (pytest's summary), or green. */
 function testOutput(failing: number, passed: number): { failed: boolean; text: string } {
   return failing > 0
     ? {
@@ -153,7 +156,10 @@ function testOutput(failing: number, passed: number): { failed: boolean; text: s
     : { failed: false, text: `${passed} passed in 0.49s` };
 }
 
-/** The productive twin of `run`: its own tests after each real edit, and each edit followed by another. */
+/**
+ * The productive twin of `run`: its own tests after each real edit, and each edit followed by another. The
+ * calls it adds speak Claude Code's hooks, as every log reins reads but Gemini CLI's does.
+ */
 function productive(run: LoggedRun, all: readonly Pair[]): Mutant | null {
   const edits = all.filter((p) => p.writes.length > 0 && !p.failed && !p.test && p.post !== null);
   if (edits.length === 0) return null;
@@ -169,7 +175,7 @@ function productive(run: LoggedRun, all: readonly Pair[]): Mutant | null {
     if (i === undefined) return;
     const base = call.input;
     const at = call.at + shift;
-    const made_ = (input: Record<string, unknown>, ok: boolean, text: string, dt: number) => {
+    const add = (input: Record<string, unknown>, ok: boolean, text: string, dt: number) => {
       made += 1;
       const id = `reins-made-${made}`;
       const tool = { tool_name: "Bash", tool_input: input, tool_use_id: id };
@@ -196,11 +202,11 @@ function productive(run: LoggedRun, all: readonly Pair[]): Mutant | null {
     // Another edit of the same file that changes its content: a value the agent tunes, new each time.
     const path = all.find((p) => p.post === index)?.writes[0] ?? "";
     const quoted = `'${path.replace(/'/g, "'\\''")}'`;
-    made_({ command: `sed -i 's/reins_value = ${i}$/reins_value = ${i + 1}/' ${quoted}` }, true, "", 1_000);
+    add({ command: `sed -i 's/reins_value = ${i}$/reins_value = ${i + 1}/' ${quoted}` }, true, "", 1_000);
     shift += 1_000;
     if (testCall !== undefined && testCall.input.tool_input !== undefined) {
       const out = testOutput(edits.length - 1 - i, 10 + i);
-      made_(testCall.input.tool_input as Record<string, unknown>, !out.failed, out.text, 2_000);
+      add(testCall.input.tool_input as Record<string, unknown>, !out.failed, out.text, 2_000);
       shift += 1_000;
     }
     shift += 1_000;
