@@ -14,6 +14,7 @@ import { resolveSettings } from "./settings.js";
 import { begin, step, type StepResult } from "./step.js";
 import { canReopen, canTransition, isTerminal } from "./task-state.js";
 import type { CheckDef, PlanNode, RunAction, RunEvent, RunState } from "./types.js";
+import { seeded } from "../core/seeded.js";
 
 const SEED = Number(process.env.REINS_SEED ?? 20261123);
 
@@ -80,18 +81,6 @@ const worldArb: fc.Arbitrary<World> = fc
     return { nodes, wip, seed };
   });
 
-/** A seeded stream of numbers in [0, 1). */
-function stream(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 interface Outcome {
   events: RunEvent[];
   steps: StepResult[];
@@ -103,7 +92,7 @@ interface Outcome {
 
 /** Drives a run of `world` to its end (or 2,000 steps): green answers, random drift, now and then a crash. */
 function simulate(world: World): Outcome {
-  const next = stream(world.seed);
+  const next = seeded(world.seed);
   const first = begin({
     kind: "run.started",
     at: 0,

@@ -10,6 +10,7 @@ import { MAX_TEXT, clip } from "./capped.js";
 import { advance } from "./engine.js";
 import type { BudgetResource, ReinsEvent, ToolTouch } from "./events.js";
 import { defaultPolicy } from "./policy.js";
+import { seeded } from "./seeded.js";
 import { CAPS, STATE_BOUND_BYTES, initialState, type State } from "./state.js";
 
 const SEED = Number(process.env.REINS_SEED ?? 20261101);
@@ -17,18 +18,6 @@ const SEED = Number(process.env.REINS_SEED ?? 20261101);
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event without its time and scope. */
 type Body = DistributiveOmit<ReinsEvent, "at" | "scope">;
-
-/** A small, fast, seeded PRNG (mulberry32): numbers in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Bytes of the state as JSON text, UTF-8: what a store writes. */
 const jsonBytes = (state: State) => Buffer.byteLength(JSON.stringify(state), "utf8");
@@ -40,7 +29,7 @@ const LONG = Array.from(
 
 /** A deterministic stream of realistic and not so realistic events for one session. */
 function stream(seed: number, scope: string) {
-  const random = mulberry32(seed);
+  const random = seeded(seed);
   const int = (n: number) => Math.floor(random() * n);
   const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
   let serial = 0;

@@ -14,6 +14,7 @@
 import type { UsageRecord } from "../hooks/usage.js";
 import { isToolHook, type LoggedCall, type LoggedRun } from "../logs/run.js";
 import type { Policy } from "../core/policy.js";
+import { seeded } from "../core/seeded.js";
 import { replayRun, type ReplayedRun } from "./replay.js";
 
 /** The transformations. */
@@ -75,18 +76,6 @@ function pairsOf(run: LoggedRun, replayed: ReplayedRun): Pair[] {
     open.test = events.some((e) => e.kind === "verification.ran" && e.name === "tests");
   });
   return pairs;
-}
-
-/** A small seeded generator (mulberry32): the same seed gives the same choices, on every machine. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 /** A run's own seed: the suite's seed mixed with its id, so each run's choice is its own and stable. */
