@@ -12,9 +12,10 @@ import { ReinsError } from "../src/core/errors.js";
 import { resolvePolicy, timeline, type ReinsEvent } from "../src/core/index.js";
 import type { Store } from "../src/core/store.js";
 import { openStore } from "../src/store/open.js";
-import { RedisStore } from "../src/store/redis.js";
+import { RedisStore, type RedisOptions } from "../src/store/redis.js";
 import { clusterUnavailableReason, startCluster, type RedisCluster } from "./support/redis-cluster.js";
 import { storeContract } from "./support/store-contract.js";
+import { FILL_TOKENS, fillPolicy, fillPool } from "./support/pool-fill.js";
 
 const skipReason = clusterUnavailableReason();
 if (skipReason !== null) console.warn(`Skipping the Redis Cluster store tests: ${skipReason}`);
@@ -127,13 +128,19 @@ describe.skipIf(skipReason !== null)(
     const prefixes = new WeakMap<Store, string>();
     let stores = 0;
     /** A store on the cluster, under a key prefix of its own unless one is given. */
-    const open = async (keyPrefix = `t${++stores}:`) => {
+    const open = async (keyPrefix = `t${++stores}:`, options: RedisOptions = {}) => {
       // A Cluster client learns the slots from the seeds before it is ready: more than a hook's 500 ms.
-      const store = await RedisStore.connect(cluster.url, { keyPrefix, connectTimeoutMs: 10_000 });
+      const store = await RedisStore.connect(cluster.url, {
+        ...options,
+        keyPrefix,
+        connectTimeoutMs: 10_000,
+      });
       prefixes.set(store, keyPrefix);
       opened.push(store);
       return store;
     };
+    /** A store that keeps every record (no trimming): for tests that read the whole log to find what was lost or doubled. */
+    const openWhole = (keyPrefix: string) => open(keyPrefix, { trim: false });
     /** A plain connection to one node. */
     const node = (port: number) => {
       const redis = new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: 0 });
@@ -188,6 +195,41 @@ describe.skipIf(skipReason !== null)(
       expect(await store.scopes()).toContain("session:spec");
     });
 
+    it("keeps one pool under a stated bound while 8 writers send it 100,000 events, each token counted once", async () => {
+      const prefix = "fill:";
+      // Each round of appends is a second of the stores' clock; ids are kept 5 of them at least.
+      let clock = Date.UTC(2026, 10, 1);
+      const options = { idsWindowSeconds: 5, now: () => clock };
+      const poolNode = node(await cluster.masterFor("{pool:team}"));
+      const filled = await fillPool({
+        open: () => open(prefix, options),
+        memory: async (key) => Number((await poolNode.call("MEMORY", "USAGE", key)) ?? 0),
+        prefix,
+        writers: 8,
+        events: 100_000,
+        batch: 25,
+        checkpoints: [1_000, 10_000, 100_000],
+        onRound: () => (clock += 1_000),
+      });
+      const bytes = [...filled.bytes.values()];
+      console.log(`Cluster: pool memory after 1k/10k/100k events: ${bytes.join(" / ")} bytes`);
+      // The bound of the one-server test (test/redis.test.ts): snapshot, two periods of records, two windows of ids.
+      expect(Math.max(...bytes)).toBeLessThanOrEqual(512 * 1024);
+      expect(filled.bytes.get(100_000)!).toBeLessThanOrEqual(filled.bytes.get(10_000)! * 1.25);
+      const store = await open(prefix, options);
+      expect((await store.state("pool:team"))?.budget.session.spent.tokens).toBe(100_000 * FILL_TOKENS);
+      for (let w = 0; w < 8; w++) {
+        expect((await store.state(`session:fill-${w}`))?.budget.session.spent.tokens).toBe(
+          filled.perWriter * FILL_TOKENS,
+        );
+        // Redelivered within the window: known to the session and to the pool, counted once.
+        const again = Array.from({ length: 75 }, (_, j) => filled.event(w, filled.perWriter - 1 - j));
+        const { answers } = await store.append(`session:fill-${w}`, again, fillPolicy);
+        expect(answers.every((a) => a === null)).toBe(true);
+      }
+      expect((await store.state("pool:team"))?.budget.session.spent.tokens).toBe(100_000 * FILL_TOKENS);
+    }, 240_000);
+
     it("keeps each scope's keys in one slot, under its hash tag, and spreads scopes over the masters", async () => {
       const prefix = "slots:";
       const store = await open(prefix);
@@ -212,7 +254,7 @@ describe.skipIf(skipReason !== null)(
 
     it("counts every event exactly once with 3 stores × 3 writers on one session and one pool", async () => {
       const prefix = "race:";
-      const writers = [await open(prefix), await open(prefix), await open(prefix)];
+      const writers = [await openWhole(prefix), await openWhole(prefix), await openWhole(prefix)];
       const hot = startWriters(writers, 3, "session:hot", "hot");
       const other = startWriters(writers.slice(0, 2), 2, "session:other", "other");
       await Promise.all([hot.more(600, 20_000), other.more(200, 20_000)]);
@@ -220,7 +262,7 @@ describe.skipIf(skipReason !== null)(
       expect(hot.errors).toEqual([]);
       expect(other.errors).toEqual([]);
 
-      const reader = await open(prefix);
+      const reader = await openWhole(prefix);
       await expectExactly(reader, "session:hot", hot.acked);
       await expectExactly(reader, "session:other", other.acked);
       const total = (hot.acked.length + other.acked.length) * TOKENS;
@@ -242,8 +284,8 @@ describe.skipIf(skipReason !== null)(
     it("loses and double-counts nothing while the session's slot migrates under its writers (ASK, then MOVED)", async () => {
       const prefix = "migrate:";
       const scope = "session:moving";
-      const writers = [await open(prefix), await open(prefix)];
-      const reader = await open(prefix);
+      const writers = [await openWhole(prefix), await openWhole(prefix)];
+      const reader = await openWhole(prefix);
       const run = startWriters(writers, 2, scope, "mig");
       await run.more(100);
       const slot = await cluster.slotOf(`{${scope}}`);
@@ -285,7 +327,7 @@ describe.skipIf(skipReason !== null)(
     it("after a SIGKILL of the session's master keeps deciding, keeps every append replicated before it, and counts none twice", async () => {
       const prefix = "failover:";
       const scope = "session:failover";
-      const writers = [await open(prefix), await open(prefix)];
+      const writers = [await openWhole(prefix), await openWhole(prefix)];
       const run = startWriters(writers, 2, scope, "fo");
       await run.more(150);
       const master = await cluster.masterFor(`{${scope}}`);
@@ -302,7 +344,7 @@ describe.skipIf(skipReason !== null)(
       await run.more(100, 30_000);
       await run.stop();
 
-      const reader = await open(prefix);
+      const reader = await openWhole(prefix);
       // While the master was down its appends failed as an unavailable store: the governor fails open and spools.
       expect([...run.codes]).toEqual(run.errors.length === 0 ? [] : ["store_unavailable"]);
       const logged = new Set((await reader.events(scope)).map((r) => r.event.id ?? ""));

@@ -11,6 +11,7 @@ import {
   type Policy,
   type ReinsEvent,
 } from "../src/core/index.js";
+import type { LogRecord } from "../src/core/batch.js";
 import { ReinsError } from "../src/core/errors.js";
 import { SNAPSHOT_EVERY } from "../src/core/snapshot.js";
 import type { Store } from "../src/core/store.js";
@@ -19,6 +20,7 @@ import { openStore } from "../src/store/open.js";
 import { RedisStore } from "../src/store/redis.js";
 import { storeContract } from "./support/store-contract.js";
 import { workload } from "./support/workload.js";
+import { FILL_TOKENS, fillPolicy, fillPool } from "./support/pool-fill.js";
 import {
   freePort,
   redisServerInstalled,
@@ -35,6 +37,14 @@ if (skipReason !== null) console.warn(`Skipping the Redis tests: ${skipReason}`)
 const runPrefix = `reins-test:${randomBytes(4).toString("hex")}:`;
 let stores = 0;
 const nextPrefix = () => `${runPrefix}${++stores}:`;
+
+/**
+ * The bound on one pool's memory in Redis, whatever the events it was charged with: its snapshot (a pool's
+ * state is a few KB), at most two SNAPSHOT_EVERY periods of records and a batch (~500 bytes each), and the
+ * ids of two windows (here 2 x 5 rounds of 8 x 25 charges, ~100 bytes each): about 320 KB, and 512 KiB
+ * leaves room for Redis's own overhead.
+ */
+const POOL_BOUND_BYTES = 512 * 1024;
 
 /** The names of the commands every ioredis client of this process sends while `run` runs, in order. */
 async function commandsSent(run: () => Promise<unknown>): Promise<string[]> {
@@ -59,6 +69,17 @@ async function oneByOne(store: Store, events: readonly ReinsEvent[], policy: Pol
   const answers: Answer[] = [];
   for (const e of events) answers.push(...(await store.append(e.scope, [e], policy)).answers);
   return answers;
+}
+
+/**
+ * Checks a trimmed log of `total` events: the last records, in order and without a gap, from the snapshot
+ * before the last one on (at most two SNAPSHOT_EVERY periods, plus the batch that made a snapshot due).
+ */
+function expectTail(log: readonly LogRecord[], total: number, batch = 1): void {
+  const first = log[0]?.seq ?? total;
+  expect(log.map((r) => r.seq)).toEqual(Array.from({ length: total - first }, (_, i) => first + i));
+  expect(log.length).toBeGreaterThan(0);
+  expect(log.length).toBeLessThanOrEqual(2 * SNAPSHOT_EVERY + batch);
 }
 
 /** The rejection of `promise`, which must reject with a ReinsError. */
@@ -171,7 +192,7 @@ describe.skipIf(skipReason !== null)(
       expect((await store.events("session:x")).map((r) => r.seq)).toEqual([0]);
     });
 
-    it("keeps a run under {run:<id>} with the runs index, and refreshes both TTLs on each save", async () => {
+    it("keeps a run under {run:<id>} with the runs index: without a TTL while it can be resumed, with one once ended", async () => {
       const prefix = nextPrefix();
       const store = await RedisStore.connect(server.url, { keyPrefix: prefix, ttlSeconds: 600 });
       opened.push(store);
@@ -185,12 +206,17 @@ describe.skipIf(skipReason !== null)(
       await store.saveRun(run);
       const keys = (await raw.keys(`${prefix}*`)).sort();
       expect(keys).toEqual([`${prefix}runs`, `${prefix}{run:run-ttl}:run`]);
-      for (const key of keys) await raw.expire(key, 5);
-      await store.saveRun({ ...run, updatedAt: 2_000, checkpoint: { step: 2 } });
-      for (const key of keys) {
-        expect(await raw.ttl(key), key).toBeGreaterThan(500);
-        expect(await raw.ttl(key), key).toBeLessThanOrEqual(600);
-      }
+      // Running, then paused: it outlives any TTL, and so does the index that lists it.
+      for (const key of keys) expect(await raw.ttl(key), key).toBe(-1);
+      await store.saveRun({ ...run, status: "paused", updatedAt: 1_500 });
+      for (const key of keys) expect(await raw.ttl(key), key).toBe(-1);
+      // Ended: the record gets the TTL, refreshed on each save; the index still has none.
+      await store.saveRun({ ...run, status: "proven", updatedAt: 2_000, checkpoint: { step: 2 } });
+      await raw.expire(`${prefix}{run:run-ttl}:run`, 5);
+      await store.saveRun({ ...run, status: "failed", updatedAt: 2_000, checkpoint: { step: 2 } });
+      expect(await raw.ttl(`${prefix}{run:run-ttl}:run`)).toBeGreaterThan(500);
+      expect(await raw.ttl(`${prefix}{run:run-ttl}:run`)).toBeLessThanOrEqual(600);
+      expect(await raw.ttl(`${prefix}runs`)).toBe(-1);
       expect(await raw.zscore(`${prefix}runs`, "run-ttl")).toBe("2000");
     });
 
@@ -229,15 +255,129 @@ describe.skipIf(skipReason !== null)(
 
       expect((await a.state("session:race"))?.budget.session.spent.tokens).toBe(4_000);
       expect((await b.state("pool:team"))?.budget.session.spent.tokens).toBe(4_000);
-      const log = await a.events("session:race");
-      expect(log.map((r) => r.seq)).toEqual(Array.from({ length: 400 }, (_, i) => i));
-      expect(new Set(log.map((r) => r.event.id)).size).toBe(400);
+      // The log keeps its last records only (trimmed); the ids keep every event, once.
+      expectTail(await a.events("session:race"), 400);
       expect(await raw.hlen(`${prefix}{session:race}:ids`)).toBe(400);
 
       // Redelivered, at the same time and by both: nothing counts twice.
       const again = await Promise.all([run(b, "a"), run(a, "b")]);
       expect(again.flat().every((r) => r.answers[0] === null)).toBe(true);
       expect((await b.state("session:race"))?.budget.session.spent.tokens).toBe(4_000);
+    });
+
+    describe("bounded memory", () => {
+      it("keeps one pool under a stated bound while 8 writers send it 100,000 events, each token counted once", async () => {
+        const prefix = nextPrefix();
+        // Each round of appends is a second of the stores' clock; ids are kept 5 of them at least.
+        let clock = Date.UTC(2026, 10, 1);
+        const filled = await fillPool({
+          open: () => open({ keyPrefix: prefix, idsWindowSeconds: 5, now: () => clock }),
+          memory: async (key) => Number((await raw.call("MEMORY", "USAGE", key)) ?? 0),
+          prefix,
+          writers: 8,
+          events: 100_000,
+          batch: 25,
+          checkpoints: [1_000, 10_000, 100_000],
+          onRound: () => (clock += 1_000),
+        });
+        const bytes = [...filled.bytes.values()];
+        console.log(`pool memory after 1k/10k/100k events: ${bytes.join(" / ")} bytes`);
+        expect(Math.max(...bytes)).toBeLessThanOrEqual(POOL_BOUND_BYTES);
+        // Flat: what 90,000 more events add is noise, not growth.
+        expect(filled.bytes.get(100_000)!).toBeLessThanOrEqual(filled.bytes.get(10_000)! * 1.25);
+
+        const store = await open({ keyPrefix: prefix, idsWindowSeconds: 5, now: () => clock });
+        expect((await store.state("pool:team"))?.budget.session.spent.tokens).toBe(100_000 * FILL_TOKENS);
+        for (let w = 0; w < 8; w++)
+          expect((await store.state(`session:fill-${w}`))?.budget.session.spent.tokens).toBe(
+            filled.perWriter * FILL_TOKENS,
+          );
+        // Redelivered within the window (the last rounds): every one is known, nothing counts twice.
+        for (let w = 0; w < 8; w++) {
+          const again = Array.from({ length: 75 }, (_, j) => filled.event(w, filled.perWriter - 1 - j));
+          const { answers } = await store.append(`session:fill-${w}`, again, fillPolicy);
+          expect(answers.every((a) => a === null)).toBe(true);
+        }
+        expect((await store.state("pool:team"))?.budget.session.spent.tokens).toBe(100_000 * FILL_TOKENS);
+        // A session's log keeps its tail; its ids, two windows of them.
+        expectTail(await store.events("session:fill-0"), filled.perWriter, 25);
+        const ids =
+          (await raw.hlen(`${prefix}{session:fill-0}:ids`)) +
+          (await raw.hlen(`${prefix}{session:fill-0}:ids0`));
+        expect(ids).toBeLessThanOrEqual(2 * 6 * 25);
+      }, 180_000);
+
+      it("remembers an event id for one window at least and two at most, and says how long", async () => {
+        const prefix = nextPrefix();
+        let clock = 1_000_000;
+        const store = await open({ keyPrefix: prefix, idsWindowSeconds: 60, now: () => clock });
+        expect(store.exactlyOnceMs).toBe(60_000);
+        const usage = (id: string): ReinsEvent => ({
+          kind: "usage.recorded",
+          at: 1,
+          scope: "session:window",
+          id,
+          inputTokens: 10,
+        });
+        const policy = resolvePolicy({});
+        await store.append("session:window", [usage("a")], policy);
+        clock += 59_000;
+        await store.append("session:window", [usage("b")], policy);
+        // 61 s after "a": its generation is now the previous one, and still rejects it.
+        clock += 2_000;
+        expect(
+          (await store.append("session:window", [usage("a"), usage("c")], policy)).answers[0],
+        ).toBeNull();
+        expect(await raw.hkeys(`${prefix}{session:window}:ids0`)).toEqual(["a", "b"]);
+        expect(await raw.hkeys(`${prefix}{session:window}:ids`)).toEqual(["c"]);
+        // A window on, the next write lets "a" and "b" go; "c" (a window old) is still known.
+        clock += 60_000;
+        const last = await store.append("session:window", [usage("c"), usage("d")], policy);
+        expect(last.answers[0]).toBeNull();
+        expect(await raw.hkeys(`${prefix}{session:window}:ids0`)).toEqual(["c"]);
+        expect(await raw.hkeys(`${prefix}{session:window}:ids`)).toEqual(["d"]);
+        expect((await store.state("session:window"))?.budget.session.spent.tokens).toBe(40);
+      });
+
+      it("trims a log under a writer that read it before: the writer conflicts, reads again and loses nothing", async () => {
+        const prefix = nextPrefix();
+        const policy = resolvePolicy({ budget: { session: { tokens: 10_000_000 } } });
+        const events = workload(200, "session:trim-race");
+        const a = await open({ keyPrefix: prefix });
+        const b = await open({ keyPrefix: prefix });
+        const mine = new MemoryStore();
+        const expected = await oneByOne(mine, events, policy);
+        // a writes 30, b the next 40 (two snapshots: the log is trimmed), then a again on its old copy.
+        const answers = [
+          ...(await oneByOne(a, events.slice(0, 30), policy)),
+          ...(await oneByOne(b, events.slice(30, 100), policy)),
+          ...(await oneByOne(a, events.slice(100), policy)),
+        ];
+        expect(answers).toEqual(expected);
+        expect(await a.state("session:trim-race")).toEqual(await mine.state("session:trim-race"));
+        expect(Number(await raw.hget(`${prefix}{session:trim-race}:snap`, "base"))).toBeGreaterThan(0);
+        expectTail(await b.events("session:trim-race"), 200);
+        // A page from before the first record kept starts at the first record kept.
+        const [first] = await b.events("session:trim-race", { from: 0, limit: 1 });
+        expect(first?.seq).toBe(Number(await raw.hget(`${prefix}{session:trim-race}:snap`, "base")));
+      });
+
+      it("keeps every record of a run's or a spec's scope, and of every scope with trim off", async () => {
+        const policy = resolvePolicy({});
+        const trimmed = await open();
+        const whole = await open({ trim: false });
+        for (const [store, scope, kept] of [
+          [trimmed, "run:r1", 100],
+          [trimmed, "session:t", 64],
+          [whole, "session:t", 100],
+        ] as const) {
+          await oneByOne(store, workload(100, scope), policy);
+          const log = await store.events(scope);
+          expect(log.length, `${scope}`).toBeLessThanOrEqual(kept);
+          expect(log.at(-1)?.seq).toBe(99);
+          if (kept === 100) expect(log).toHaveLength(100);
+        }
+      });
     });
 
     it("acknowledges an alert of a scope whose name contains #", async () => {
@@ -283,7 +423,8 @@ describe.skipIf(skipReason !== null)(
       });
 
       it("writes per decision its record and a SNAPSHOT_EVERY-th of a state, within the stated bound", async () => {
-        const store = await open();
+        // Every record kept, to weigh what was written against them.
+        const store = await open({ trim: false });
         const policy = resolvePolicy({});
         const n = 320;
         const before = await counters();
@@ -341,7 +482,7 @@ describe.skipIf(skipReason !== null)(
           expect(await s.state("session:two")).toEqual(await mine.state("session:two"));
           expect(await s.state("pool:team")).toEqual(await mine.state("pool:team"));
         }
-        expect((await a.events("session:two")).map((r) => r.seq)).toEqual(events.map((_e, i) => i));
+        expectTail(await a.events("session:two"), events.length);
         // After b wrote, a's next append finds the log longer: it reads and writes again.
         expect(sentByA[4]).toEqual(["evalsha", "evalsha", "evalsha", "evalsha"]);
         expect(sentByA[5]).toEqual(["evalsha"]);
@@ -411,7 +552,7 @@ describe.skipIf(skipReason !== null)(
         expect(await raw.hget(key("snap"), "seq")).not.toBeNull();
         const cold = await open({ keyPrefix: prefix });
         expect(await cold.state(scope)).toEqual(await mine.state(scope));
-        expect((await cold.events(scope)).map((r) => r.seq)).toEqual(events.map((_e, i) => i));
+        expectTail(await cold.events(scope), events.length);
       });
     });
 

@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { exits, reinsBin } from "./support/processes.js";
 import { git, reinsIn, runProject } from "./support/run-project.js";
@@ -279,6 +280,24 @@ describe("reins run with a scripted agent", () => {
     expect(err.trim().split("\n")).toHaveLength(1);
     expect(err).toContain("uncommitted changes (reins.plan.yaml)");
   });
+
+  it("says plainly that a run whose record left the store can no longer be resumed, and where its trace is", async () => {
+    const { dir, agent } = runProject(
+      { "reins.plan.yaml": plan(twoTasks("")) },
+      'echo ok > "$REINS_TASK.txt"',
+    );
+    const first = await reinsIn(dir, ["run", "--agent", agent]);
+    const id = runId(first.out);
+    // As a Redis TTL or `reins gc` would let an ended run's record go.
+    const db = new Database(join(dir, ".reins", "reins.db"));
+    db.prepare("DELETE FROM runs WHERE id = ?").run(id);
+    db.close();
+    const resumed = await reinsIn(dir, ["run", "--resume", id]);
+    expect(resumed.code).not.toBe(0);
+    expect(resumed.err.trim().split("\n")).toHaveLength(1);
+    expect(resumed.err).toContain(`run ${id} can no longer be resumed: its record has expired from`);
+    expect(resumed.err).toContain(join(".reins", "runs", id, "trace.jsonl"));
+  }, 60_000);
 
   it("goes on after SIGKILL with --resume and never redoes a task whose commit exists", async () => {
     // Task a finishes; task b's agent hangs on its first attempt until the run is killed.

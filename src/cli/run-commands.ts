@@ -24,6 +24,7 @@ import {
   resumeRun,
   runGovernor,
   startRun,
+  storedRun,
   type RunOutcome,
 } from "../drive/run.js";
 import { cannotStart } from "../drive/agents/preflight.js";
@@ -299,8 +300,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
           if (resume !== undefined) {
             // The run goes on as it was started: its agent and options, whatever this command line says.
             const id = typeof resume === "string" ? resume : await newestUnfinished(store, loaded.root);
-            const stored = await store.run(id);
-            if (stored === null) throw new ReinsError("usage", `no run ${id} in ${store.location}`);
+            const stored = await storedRun(store, loaded.root, id);
             const meta = checkpointFrom(stored).meta;
             const kept = meta.options ?? {};
             const differs = [

@@ -38,3 +38,15 @@ export function rebuild(
   for (const record of records) reapply(state, record.event, record.decision, policy);
   return state;
 }
+
+/**
+ * Scopes whose records before their snapshot may be let go (by `reins gc` on SQLite, by trimming on
+ * Redis): sessions, tasks and pools are read from their snapshot. Others (`run:`, `spec:`, ...) are read
+ * from their first record (approvals, the MCP ledger) and stay whole.
+ */
+const TRIMMED = ["session:", "task:", "pool:"];
+
+/** Whether `scope`'s log may lose the records before its snapshot (see TRIMMED). */
+export function trimmable(scope: string): boolean {
+  return TRIMMED.some((prefix) => scope.startsWith(prefix));
+}

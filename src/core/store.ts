@@ -61,6 +61,11 @@ export interface Store {
   run(id: string): Promise<StoredRun | null>;
   /** Every run, most recently updated first, without checkpoints. */
   runs(): Promise<Omit<StoredRun, "checkpoint">[]>;
+  /**
+   * How long, ms, the store remembers an event id (absent: as long as it keeps the scope). A redelivery
+   * older than this could be counted twice, so the spool does not make one.
+   */
+  readonly exactlyOnceMs?: number;
   /** How much the store holds, counted when asked (never on the hot path); absent where it cannot say. */
   usage?(): Promise<StoreUsage>;
   /** Releases connections and file handles. */

@@ -9,7 +9,7 @@ import { ReinsError } from "../core/errors.js";
 import { MAX_RUN_CHECKPOINT } from "../core/stored-run.js";
 import { dirtyTreeLine } from "../install/local-files.js";
 import type { Policy } from "../core/policy.js";
-import type { Store } from "../core/store.js";
+import type { Store, StoredRun } from "../core/store.js";
 import { createGovernor, type Governor } from "../governor.js";
 import { reinsDir } from "../config/reins-dir.js";
 import { Spool } from "../store/spool.js";
@@ -285,11 +285,26 @@ export async function newestUnfinished(store: Store, root: string): Promise<stri
   return open.id;
 }
 
+/**
+ * The stored record of run `id`, to resume: a usage error when there is none, saying so plainly when the
+ * run's trace is here but its record is gone (a store with a TTL, such as Redis, let an ended run go).
+ */
+export async function storedRun(store: Store, root: string, id: string): Promise<StoredRun> {
+  const stored = await store.run(id);
+  if (stored !== null) return stored;
+  const trace = join(runDir(root, id), "trace.jsonl");
+  if (existsSync(trace))
+    throw new ReinsError(
+      "usage",
+      `run ${id} can no longer be resumed: its record has expired from ${store.location} (its trace is still at ${trace})`,
+    );
+  throw new ReinsError("usage", `no run ${id} in ${store.location}`);
+}
+
 /** Resumes a run from its last checkpoint in the store (the newest unfinished run when `run` is omitted). */
 export async function resumeRun(options: RunOptions & { run?: string }): Promise<RunOutcome> {
   const id = options.run ?? (await newestUnfinished(options.store, options.root));
-  const stored = await options.store.run(id);
-  if (stored === null) throw new ReinsError("usage", `no run ${id} in ${options.store.location}`);
+  const stored = await storedRun(options.store, options.root, id);
   const checkpoint = checkpointFrom(stored);
   if (stored.status === "proven")
     throw new ReinsError(

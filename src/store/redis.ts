@@ -15,12 +15,13 @@ import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/events.js";
 import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
-import { rebuild, snapshotDue } from "../core/snapshot.js";
+import { rebuild, snapshotDue, trimmable } from "../core/snapshot.js";
 import { cloneState, type State } from "../core/state.js";
 import type { Store, StoredRun, StoreUsage } from "../core/store.js";
 import { byRecency, checkRunId, decodeListedRun, decodeRun, encodeRun } from "../core/stored-run.js";
 import { acknowledged, acknowledgementsOf, alertScope, filterAlerts } from "./alerts.js";
-import { ACKNOWLEDGE, APPEND, PRUNE, READ, SCOPE_KEYS } from "./redis-scripts.js";
+import { decisionOf } from "../core/decision.js";
+import { ACKNOWLEDGE, APPEND, PRUNE, RANGE, READ, SCOPE_KEYS } from "./redis-scripts.js";
 import { parseRedisUrl, safeUrl } from "./redis-url.js";
 import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
 
@@ -39,6 +40,21 @@ export interface RedisOptions {
    * @default true
    */
   requireConnection?: boolean;
+  /**
+   * Whether a session's, task's or pool's log lets go of the records before its snapshot's predecessor: a
+   * new snapshot trims the log to the one it replaces, so a scope holds one snapshot and the last one to
+   * two SNAPSHOT_EVERY periods of records (for the dashboard, and to answer a redelivered pool charge),
+   * however long it is written. `false` keeps every record while the scope lives. @default true
+   */
+  trim?: boolean;
+  /**
+   * How long, at least, an event id is remembered so a redelivery is counted once, in seconds: ids are kept
+   * in two generations, each this long, so an id lives between one and two of them. A spool does not
+   * deliver a batch older than this (it sets it aside). @default ttlSeconds
+   */
+  idsWindowSeconds?: number;
+  /** The clock that ages the generations of ids, epoch ms (for tests). @default Date.now */
+  now?: () => number;
 }
 
 /** How long one command may wait for its answer, ms. */
@@ -62,6 +78,7 @@ interface Scripts {
   reinsRead(keys: number, ...args: (string | number)[]): Promise<ReadReply>;
   reinsAcknowledge(keys: number, ...args: (string | number)[]): Promise<number>;
   reinsPrune(keys: number, ...args: (string | number)[]): Promise<number>;
+  reinsRange(keys: number, ...args: (string | number)[]): Promise<string[]>;
 }
 
 /** What `READ` answers; see redis-scripts.ts. */
@@ -103,6 +120,9 @@ function noteCharge(
   charged.set(pool, decisions.set(event, decision));
 }
 
+/** Whether a run with this status can still be resumed (see `newestUnfinished`). */
+const resumable = (status: string) => status === "running" || status === "paused";
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -112,20 +132,25 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Keys, all under the prefix (default `reins:`), with the scope as hash tag so one scope's keys share a
  * Redis Cluster slot (the prefix stays outside the tag, as it always was, so old keys share it too):
  * - `<prefix>{<scope>}:snap`   a hash: the state as of every SNAPSHOT_EVERY-th event (`state`, `seq`),
- *   and the policy the records after it were decided under (`pid` fingerprint, `policy` JSON);
- * - `<prefix>{<scope>}:log`    the log, a list of JSON LogRecords; a record's seq is its index, so the
- *   log's length is the scope's version;
+ *   the policy the records after it were decided under (`pid` fingerprint, `policy` JSON), how many
+ *   records were trimmed from the log's head (`base`), and when the current ids began (`idsAt`, ms);
+ * - `<prefix>{<scope>}:log`    the log, a list of JSON LogRecords; a record's seq is `base` plus its
+ *   index, so `base` plus the log's length is the scope's version. A session's, task's or pool's log
+ *   keeps only the records after the snapshot before its last one (`trim`); runs and specs keep all;
  * - `<prefix>{<scope>}:ids`    a hash event id → seq, so a redelivered event is applied once; a pool's
- *   holds `<session>\n<id>` for each session event it was charged with;
+ *   holds `<session>\n<id>` for each session event it was charged with. Once it is `idsWindowSeconds`
+ *   old it becomes `:ids0`, replacing the generation before, so an id is kept one to two windows;
  * - `<prefix>{<scope>}:alerts` a hash alert id → JSON StoredAlert;
  * - `<prefix>{<scope>}:state`  the old layout (the whole state, rewritten by every decision): still read,
  *   and replaced by a snapshot on the scope's next write;
  * - `<prefix>scopes`           a sorted set scope → lastAt, to list scopes. Not in its scopes' slot: it is
  *   only an index, pruned of expired scopes when listed.
  * - `<prefix>{run:<id>}:run`   a run of `reins run`: a hash of status, updatedAt, summary and checkpoint
- *   (JSON), rewritten whole by each save (one HSET);
- * - `<prefix>runs`             a sorted set run id → updatedAt, to list runs; pruned like `scopes`.
- * Every key written gets its TTL (default 24 h) refreshed, and a scope's keys are always refreshed
+ *   (JSON), rewritten whole by each save (one HSET). It has no TTL while the run is `running` or
+ *   `paused` (it can be resumed), and the TTL once it has ended;
+ * - `<prefix>runs`             a sorted set run id → updatedAt, to list runs; no TTL (it lists runs
+ *   that have none), pruned of expired runs when listed.
+ * Every other key written gets its TTL (default 24 h) refreshed, and a scope's keys are always refreshed
  * together, so they expire together; a scope that is written again after expiring starts afresh.
  *
  * An append keeps each scope's state in memory with its version (the log's length). In the common case
@@ -156,6 +181,10 @@ export class RedisStore implements Store {
   readonly #prefix: string;
   readonly #ttl: number;
   readonly #password: string;
+  readonly #trim: boolean;
+  /** How long an event id is kept at least, ms. */
+  readonly #idsWindowMs: number;
+  readonly #now: () => number;
   /** Why the connection last failed, for messages while it is down. */
   #lastError: string | null = null;
   /** The states of the scopes this store last wrote or read, by scope; see Cached. */
@@ -173,6 +202,7 @@ export class RedisStore implements Store {
     prefix: string,
     ttl: number,
     password: string,
+    options: RedisOptions,
   ) {
     this.#redis = redis;
     this.#cluster = cluster;
@@ -180,10 +210,14 @@ export class RedisStore implements Store {
     this.#prefix = prefix;
     this.#ttl = ttl;
     this.#password = password;
+    this.#trim = options.trim ?? true;
+    this.#idsWindowMs = (options.idsWindowSeconds ?? ttl) * 1000;
+    this.#now = options.now ?? Date.now;
     redis.defineCommand("reinsAppend", { lua: APPEND });
     redis.defineCommand("reinsRead", { lua: READ });
     redis.defineCommand("reinsAcknowledge", { lua: ACKNOWLEDGE });
     redis.defineCommand("reinsPrune", { lua: PRUNE });
+    redis.defineCommand("reinsRange", { lua: RANGE });
     this.#scripts = redis as unknown as Scripts;
     redis.on("error", (error: unknown) => {
       const reason = reasonOf(error);
@@ -211,6 +245,9 @@ export class RedisStore implements Store {
       throw new ReinsError("usage", `Redis key prefix "${prefix}" must not contain "{" or "}"`);
     if (!Number.isInteger(ttl) || ttl < 1)
       throw new ReinsError("usage", `Redis TTL must be a whole number of seconds ≥ 1, not ${ttl}`);
+    const window = options.idsWindowSeconds ?? ttl;
+    if (!Number.isInteger(window) || window < 1)
+      throw new ReinsError("usage", `Redis ids window must be a whole number of seconds ≥ 1, not ${window}`);
     if (!Number.isFinite(connectTimeout) || connectTimeout <= 0) {
       throw new ReinsError(
         "usage",
@@ -256,7 +293,7 @@ export class RedisStore implements Store {
           enableOfflineQueue: false,
           retryStrategy: () => RECONNECT_EVERY_MS,
         });
-    const store = new RedisStore(redis, target.cluster, safeUrl(url), prefix, ttl, target.password);
+    const store = new RedisStore(redis, target.cluster, safeUrl(url), prefix, ttl, target.password, options);
     const connecting = redis.connect();
     connecting.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
@@ -336,6 +373,11 @@ export class RedisStore implements Store {
     return run;
   }
 
+  /** How long, ms, this store remembers an event id: a redelivery older than this could count twice. */
+  get exactlyOnceMs(): number {
+    return this.#idsWindowMs;
+  }
+
   /** What this store has written since it opened (log records, snapshots and their bytes as sent). */
   get writes(): Readonly<WriteCounts> {
     return { ...this.#writes };
@@ -369,7 +411,13 @@ export class RedisStore implements Store {
   async #read(scope: string, policy: Policy | null, fields: readonly string[], copy?: Cached): Promise<Head> {
     const id = policy === null ? "" : storedPolicy(scope, policy).id;
     const known = copy?.state.seq ?? -1;
-    const reply = await this.#scripts.reinsRead(5, ...this.#keys(scope), known, id, ...fields);
+    const reply = await this.#scripts.reinsRead(
+      SCOPE_KEYS.length,
+      ...this.#keys(scope),
+      known,
+      id,
+      ...fields,
+    );
     if (reply[0] === 0) return { cached: null, found: fields.map(() => null) };
     const found = reply[2];
     if (copy !== undefined && policy !== null && (reply[0] === 1 || reply[0] === 4)) {
@@ -442,8 +490,9 @@ export class RedisStore implements Store {
             if (record === null) return;
             if (s === scope) return seen.add(ids[j]!);
             const event = byId.get(ids[j]!);
-            if (event !== undefined)
-              noteCharge(charged, s, event, (JSON.parse(record) as LogRecord).decision);
+            // "": charged, its record trimmed since; its decision, no longer known, adds nothing to the answer.
+            const decision = record === "" ? decisionOf(-1, []) : (JSON.parse(record) as LogRecord).decision;
+            if (event !== undefined) noteCharge(charged, s, event, decision);
           });
         });
       }
@@ -549,6 +598,8 @@ export class RedisStore implements Store {
         ids: [],
         alerts: new Map(),
         snapshot: snapshot === null ? null : [snapshot, String(state.seq), stored.id, policyJson],
+        // The records before the snapshot replaced go: the scope keeps the period before its snapshot too.
+        trimTo: due && this.#trim && trimmable(s) && before !== null ? before.snapshotSeq : -1,
         cached: due ? { state, snapshotSeq: state.seq, policyId: stored.id } : { ...before, state },
         sources: [],
         bytes: (snapshot?.length ?? 0) + policyJson.length,
@@ -581,7 +632,7 @@ export class RedisStore implements Store {
   /** Writes `step` with one APPEND call (and, on Cluster, the index beside it); false on a conflict. */
   async #write(step: readonly ScopeWrite[]): Promise<boolean> {
     const keys = step.flatMap((w) => this.#keys(w.scope));
-    const args: (string | number)[] = [this.#ttl, this.#cluster ? "0" : "1"];
+    const args: (string | number)[] = [this.#ttl, this.#cluster ? "0" : "1", this.#now(), this.#idsWindowMs];
     for (const w of step) {
       args.push(
         w.expected,
@@ -591,6 +642,7 @@ export class RedisStore implements Store {
         w.ids.length / 2,
         w.alerts.size,
         w.snapshot === null ? "0" : "1",
+        w.trimTo,
         ...w.records,
         ...w.ids,
         ...[...w.alerts].flat(),
@@ -615,7 +667,7 @@ export class RedisStore implements Store {
       const cached = this.#cache.get(scope);
       if (cached !== undefined) {
         const known = cached.state.seq;
-        const reply = await this.#scripts.reinsRead(5, ...this.#keys(scope), known, "");
+        const reply = await this.#scripts.reinsRead(SCOPE_KEYS.length, ...this.#keys(scope), known, "");
         // Still current (and not taken by an append meanwhile): a copy of this store's own.
         if (reply[0] === 1 && this.#cache.get(scope) === cached && cached.state.seq === known)
           return structuredClone(cached.state);
@@ -642,7 +694,8 @@ export class RedisStore implements Store {
     const limit = options.limit ?? -1;
     if (limit === 0) return [];
     try {
-      const rows = await this.#redis.lrange(this.#key(scope, "log"), from, limit < 0 ? -1 : from + limit - 1);
+      const keys = [this.#key(scope, "snap"), this.#key(scope, "log")];
+      const rows = await this.#scripts.reinsRange(2, ...keys, from, limit < 0 ? -1 : limit);
       return rows.map((row) => JSON.parse(row) as LogRecord);
     } catch (error) {
       throw this.#error(error);
@@ -698,7 +751,7 @@ export class RedisStore implements Store {
         const alert = acknowledged(JSON.parse(stored) as StoredAlert, by);
         const keys = this.#keys(scope);
         const written = await this.#scripts.reinsAcknowledge(
-          5,
+          keys.length,
           ...keys,
           this.#ttl,
           id,
@@ -722,11 +775,12 @@ export class RedisStore implements Store {
     const key = this.#runKey(id);
     try {
       // One HSET of every field: a reader sees the old run or the new one, whole. The index is another slot.
+      // A run that can be resumed outlives the TTL: its record is what `--resume` goes on from.
       await Promise.all([
         this.#redis.hset(key, { status, updatedAt: String(updatedAt), summary, checkpoint }),
-        this.#redis.expire(key, this.#ttl),
+        resumable(status) ? this.#redis.persist(key) : this.#redis.expire(key, this.#ttl),
         this.#redis.zadd(this.#runIndex, updatedAt, id),
-        this.#redis.expire(this.#runIndex, this.#ttl),
+        this.#redis.persist(this.#runIndex),
       ]);
     } catch (error) {
       throw this.#error(error);
@@ -797,6 +851,8 @@ interface ScopeWrite {
   alerts: Map<string, string>;
   /** State JSON, seq, policy id, policy JSON ("" when unchanged); null when no snapshot is due. */
   snapshot: [string, string, string, string] | null;
+  /** The records before this seq are trimmed (the snapshot's, when one is written); -1: none. */
+  trimTo: number;
   /** What to keep in memory once written. */
   cached: Cached;
   /** Pool records and the session events they charge. */

@@ -30,7 +30,8 @@ interface Delivery {
   files: string[];
 }
 
-type Drained = { delivered: number; rejected: number };
+/** What a drain did: events delivered, files set aside (damaged, refused or expired), of them expired. */
+type Drained = { delivered: number; rejected: number; expired: number };
 
 /** Most events one append of a drain carries (a reins server takes up to 1,000 in one decide). */
 const MAX_DELIVERY = 500;
@@ -60,6 +61,9 @@ let spooled = 0;
 
 /** The part of a spool file's name that says its scope, so one scope's files are found without reading any. */
 const scopeKey = (scope: string) => createHash("sha256").update(scope).digest("hex").slice(0, 12);
+
+/** When a spool file was written, epoch ms: its name starts with the time (see `add`). */
+const spooledAt = (file: string) => Number(file.slice(0, 15)) || 0;
 
 /** A spooled batch, or null when the text is not one (torn, damaged, or not written by a spool). */
 function parseBatch(text: string): SpoolFile | null {
@@ -173,7 +177,7 @@ export class Spool {
   }
 
   async #drain(store: Store, policy: Policy, options: DrainOptions): Promise<Drained> {
-    const drained = { delivered: 0, rejected: 0 };
+    const drained = { delivered: 0, rejected: 0, expired: 0 };
     const files = this.files();
     if (files.length === 0) return drained;
     const key = options.scope === undefined ? null : `-${scopeKey(options.scope)}-`;
@@ -194,7 +198,7 @@ export class Spool {
     drained: Drained,
   ): Promise<void> {
     for (let at = 0; at < files.length && Date.now() < deadline;) {
-      const { deliveries, next } = this.#read(files, at, drained);
+      const { deliveries, next } = this.#read(files, at, drained, store.exactlyOnceMs);
       at = next;
       for (const delivery of deliveries) {
         if (Date.now() >= deadline) return;
@@ -215,14 +219,21 @@ export class Spool {
 
   /**
    * Reads spooled files from `files[at]` on, at most MAX_READ of them, into deliveries: the batches of each
-   * scope in order, joined up to MAX_DELIVERY events. Damaged files are set aside on the way.
+   * scope in order, joined up to MAX_DELIVERY events. Damaged files are set aside on the way, and so are
+   * batches spooled longer ago than the store remembers event ids (`window`, ms): their events may have
+   * reached it before they were spooled, and delivered now they could be counted twice.
    */
-  #read(files: readonly string[], at: number, drained: Drained) {
+  #read(files: readonly string[], at: number, drained: Drained, window: number | undefined) {
     const lastOf = new Map<string, Delivery>();
     const deliveries: Delivery[] = [];
     const end = Math.min(files.length, at + MAX_READ);
     for (let i = at; i < end; i++) {
       const file = files[i] ?? "";
+      if (window !== undefined && Date.now() - spooledAt(file) > window) {
+        drained.expired += 1;
+        this.#reject([file], drained);
+        continue;
+      }
       let text: string;
       try {
         text = readFileSync(join(this.dir, file), "utf8");

@@ -4,6 +4,7 @@
  * at the same time wait a moment and lose nothing.
  */
 import type Database from "better-sqlite3";
+import { trimmable } from "../core/snapshot.js";
 import type { StoreUsage } from "../core/store.js";
 
 /** What a gc may remove: the retention setting, the time it is measured from, and what it must keep. */
@@ -39,11 +40,9 @@ const VACUUM_SHARE = 0.25;
 const VACUUM_BYTES = 64 * 1024 * 1024;
 
 /**
- * Scopes whose log gc may trim. Others (`run:`, `spec:`, ...) are read from their first record (approvals,
- * the MCP ledger) and stay whole; pools are trimmed but never removed (a pool without a period is a budget
- * for all time).
+ * Scopes gc may remove whole once idle: sessions and tasks (see `trimmable` for those it may trim). Pools
+ * are trimmed but never removed: a pool without a period is a budget for all time.
  */
-const TRIMMED = ["session:", "task:", "pool:"];
 const REMOVABLE = ["session:", "task:"];
 
 const startsWithAny = (scope: string, prefixes: readonly string[]) =>
@@ -113,7 +112,7 @@ export function collectSqlite(db: Database.Database, options: GcOptions): GcResu
   });
 
   for (const head of heads) {
-    if (!startsWithAny(head.scope, TRIMMED)) continue;
+    if (!trimmable(head.scope)) continue;
     if (head.last_at < options.before && startsWithAny(head.scope, REMOVABLE)) {
       const all = count.get(head.scope, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 0)!;
       if (options.dryRun || removeScope.immediate(head.scope)) {

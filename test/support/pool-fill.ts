@@ -1,0 +1,77 @@
+/**
+ * Fills one pool from many writers, as a fleet does, for the bounded-memory tests of the Redis store (one
+ * server and Cluster): each writer is a session of its own, all charging the pool `team`.
+ */
+import { resolvePolicy, type ReinsEvent } from "../../src/core/index.js";
+import type { RedisStore } from "../../src/store/redis.js";
+
+/** Tokens of every usage event. */
+export const FILL_TOKENS = 7;
+/** The pool's keys, by kind, under a store's prefix. */
+export const POOL_KEYS = ["snap", "log", "ids", "alerts", "ids0"] as const;
+
+/** What a fill measured. */
+export interface Filled {
+  /** The pool's memory (MEMORY USAGE of its keys, summed) after each of `checkpoints` events. */
+  bytes: Map<number, number>;
+  /** Events sent, per writer. */
+  perWriter: number;
+  /** A usage event of writer `w`, number `i`: the same one every time it is asked for. */
+  event(w: number, i: number): ReinsEvent;
+}
+
+export interface FillOptions {
+  /** Opens one writer's store (each its own connection, as each process of a fleet has). */
+  open(): Promise<RedisStore>;
+  /** MEMORY USAGE of one key, in bytes (0 when it does not exist). */
+  memory(key: string): Promise<number>;
+  /** The key prefix the stores write under. */
+  prefix: string;
+  writers: number;
+  events: number;
+  /** Events per append. */
+  batch: number;
+  /** Totals after which the pool's memory is measured. */
+  checkpoints: readonly number[];
+  /** Called after each round (one batch from every writer): to move a test's clock on. */
+  onRound?(): void;
+}
+
+/** The policy of the fill: a pool too large to run out. */
+export const fillPolicy = resolvePolicy({ pools: { team: { tokens: 1_000_000_000_000 } } });
+
+/** Sends `events` usage events from `writers` writers, in batches, and measures the pool on the way. */
+export async function fillPool(options: FillOptions): Promise<Filled> {
+  const { writers, batch } = options;
+  const perWriter = options.events / writers;
+  const stores = await Promise.all(Array.from({ length: writers }, () => options.open()));
+  const event = (w: number, i: number): ReinsEvent => ({
+    kind: "usage.recorded",
+    at: 1_000_000 + i,
+    scope: `session:fill-${w}`,
+    id: `w${w}-${i}`,
+    inputTokens: FILL_TOKENS,
+  });
+  const bytes = new Map<number, number>();
+  const measure = async () => {
+    let sum = 0;
+    for (const kind of POOL_KEYS) sum += await options.memory(`${options.prefix}{pool:team}:${kind}`);
+    return sum;
+  };
+  // Rounds of one batch per writer, all at once: the writers contend for the pool on every round.
+  const rounds = perWriter / batch;
+  let sent = 0;
+  for (let round = 0; round < rounds; round++) {
+    await Promise.all(
+      stores.map((store, w) => {
+        const events = Array.from({ length: batch }, (_, j) => event(w, round * batch + j));
+        return store.append(`session:fill-${w}`, events, fillPolicy);
+      }),
+    );
+    sent += writers * batch;
+    options.onRound?.();
+    if (options.checkpoints.includes(sent)) bytes.set(sent, await measure());
+  }
+  await Promise.all(stores.map((s) => s.close()));
+  return { bytes, perWriter, event };
+}
