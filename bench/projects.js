@@ -25,7 +25,7 @@ const CALLS = 40;
 const THINK = 500;
 
 /** A hook input of `agent` for a Bash call (before or after it ran). */
-function input(agent, project, session, i) {
+export function input(agent, project, session, i) {
   const command = `cat src/file${i % 7}.ts`;
   if (agent === "gemini")
     return i % 2 === 0
@@ -101,7 +101,7 @@ function clientCall(client, agent, cwd, env, body, name) {
 }
 
 /** One hook call straight to the daemon's socket (no client process); its wall time in ns. */
-function socketCall(socket, agent, project, secret, body) {
+export function socketCall(socket, agent, project, secret, body) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
     const req = request(
@@ -131,11 +131,27 @@ function socketCall(socket, agent, project, secret, body) {
   });
 }
 
-const rssOf = (pid) => {
+/** A process's resident memory now and at its peak, bytes. */
+export const rssOf = (pid) => {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
   return { rss: kb("VmRSS") * 1024, peak: kb("VmHWM") * 1024 };
 };
+
+/** The hook daemon as the clients start it: its own process, so its memory is measured alone. */
+export async function startDaemon(env, name, socket) {
+  const daemon = spawn(process.execPath, [REINS_BIN, "daemon", "run", "--name", name], {
+    env,
+    stdio: "ignore",
+  });
+  let status = null;
+  for (let i = 0; i < 200 && status === null; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    status = await probeDaemon(socket, 500);
+  }
+  if (status === null) throw new Error("the hook daemon did not start");
+  return daemon;
+}
 
 export async function projectsBench(report) {
   const base = realpathSync(mkdtempSync(join(tmpdir(), "reins-bench-projects-")));
@@ -155,17 +171,7 @@ export async function projectsBench(report) {
     writeFileSync(join(dir, "reins.config.json"), "{}");
     projects.push({ dir, secret: hookSecret(dir) });
   }
-  // The daemon as the clients start it: its own process, started here so its memory is measured alone.
-  const daemon = spawn(process.execPath, [REINS_BIN, "daemon", "run", "--name", name], {
-    env,
-    stdio: "ignore",
-  });
-  let status = null;
-  for (let i = 0; i < 200 && status === null; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    status = await probeDaemon(socket, 500);
-  }
-  if (status === null) throw new Error("the hook daemon did not start");
+  const daemon = await startDaemon(env, name, socket);
   const idleRss = rssOf(daemon.pid).rss;
 
   // Warm up: every project opened once, through the client.

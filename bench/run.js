@@ -4,6 +4,7 @@ import { efficacyBench } from "./efficacy.js";
 import { engineBench } from "./engine.js";
 import { hooksBench } from "./hooks.js";
 import { projectsBench } from "./projects.js";
+import { daemonSessionsBench, redisRetentionBench } from "./retention.js";
 import { witnessBench } from "./witness.js";
 import { serverBench } from "./server.js";
 import { redisBench, sqliteBench, sqliteGcBench } from "./stores.js";
@@ -24,8 +25,10 @@ const parts = {
   sqlite: sqliteBench,
   "sqlite-gc": sqliteGcBench,
   redis: redisBench,
+  "redis-retention": redisRetentionBench,
   hooks: hooksBench,
   projects: projectsBench,
+  sessions: daemonSessionsBench,
   witness: witnessBench,
   server: serverBench,
   dashboard: dashboardBench,

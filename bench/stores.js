@@ -115,7 +115,7 @@ function freePort() {
   });
 }
 
-async function startRedis() {
+export async function startRedis() {
   if (process.env.REINS_TEST_REDIS_URL)
     return { url: process.env.REINS_TEST_REDIS_URL, stop: async () => {} };
   if (spawnSync("redis-server", ["--version"]).error) return null;
@@ -242,15 +242,17 @@ async function scopeBytes(dir, count, keep) {
 export async function sqliteGcBench(report) {
   const dir = mkdtempSync(join(tmpdir(), "reins-bench-gc-"));
   const keep = 1_000;
-  const small = await scopeBytes(dir, 1_000, keep);
-  const large = await scopeBytes(dir, 10_000, keep);
+  const sizes = [1_000, 10_000, 100_000];
+  const runs = [];
+  for (const n of sizes) runs.push(await scopeBytes(dir, n, keep));
   const kb = (n) => `${Math.round(n / 1024).toLocaleString("en")} KiB`;
+  const [, ten, hundred] = runs;
   report(
     "SQLite bytes per scope (file size, page_count * page_size)",
-    `${kb(small.grown)} after 1,000 events, ${kb(large.grown)} after 10,000, without gc`,
+    `${runs.map((r) => kb(r.grown)).join(" / ")} after ${sizes.map((n) => n.toLocaleString("en")).join(" / ")} events, without gc`,
     {
-      growth: `${Math.round((large.grown - small.grown) / 9_000).toLocaleString("en")} bytes per event (log record with its decision, indexes, page slack)`,
-      "after reins gc": `${kb(small.kept)} and ${kb(large.kept)} with retention.records ${keep.toLocaleString("en")} (${small.records.toLocaleString("en")} and ${large.records.toLocaleString("en")} records kept${large.vacuumed ? ", VACUUM" : ""})`,
+      growth: `${Math.round((hundred.grown - ten.grown) / 90_000).toLocaleString("en")} bytes per event (log record with its decision, indexes, page slack)`,
+      "after reins gc": `${runs.map((r) => kb(r.kept)).join(" / ")} with retention.records ${keep.toLocaleString("en")} (${runs.map((r) => r.records.toLocaleString("en")).join(" / ")} records kept${hundred.vacuumed ? ", VACUUM" : ""})`,
     },
   );
 }

@@ -1,0 +1,140 @@
+// Retention: how much a scope holds as it is written, on each store, with trimming (Redis) or gc (SQLite)
+// against without, the decision rate with Redis trimming on against off, and the hook daemon's memory as
+// sessions come and go.
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Redis from "ioredis";
+import { resolvePolicy } from "../dist/core/index.js";
+import { socketRequest } from "../dist/daemon/probe.js";
+import { socketPath } from "../dist/daemon/paths.js";
+import { RedisStore } from "../dist/store/redis.js";
+import { hookSecret } from "../dist/server/secret.js";
+import { input, rssOf, socketCall, startDaemon } from "./projects.js";
+import { median } from "./stats.js";
+import { startRedis } from "./stores.js";
+
+const CHECKPOINTS = [1_000, 10_000, 100_000];
+const WRITERS = 8;
+const KEYS = ["snap", "log", "ids", "ids0", "alerts"];
+const policy = resolvePolicy({
+  budget: { session: { tokens: null }, task: { tokens: null }, taskTypes: {} },
+  pools: { team: { tokens: 1e15 } },
+});
+const kib = (n) => `${(n / 1024).toFixed(0)} KiB`;
+
+/** A usage event of writer `w`, number `i`, in its own session: every one charges the pool. */
+const usage = (w, i) => ({
+  kind: "usage.recorded",
+  at: Date.UTC(2026, 10, 1) + i * 1_000,
+  scope: `session:keep-${w}`,
+  id: `k${w}-${i}`,
+  inputTokens: 900,
+  outputTokens: 200,
+});
+
+/** Sends 100,000 events from WRITERS writers, one event per append as hooks do; the pool's and a session's bytes on the way. */
+async function fillRedis(url, tag, options, checkpoints = CHECKPOINTS) {
+  const prefix = `keep-${tag}:`;
+  // The stores' clock for the ids' generations: 10 ms an append, so 100,000 events take 1,000 s of it.
+  let appends = 0;
+  const now = () => Date.UTC(2026, 10, 1) + appends * 10;
+  const stores = await Promise.all(
+    Array.from({ length: WRITERS }, () => RedisStore.connect(url, { keyPrefix: prefix, now, ...options })),
+  );
+  const raw = new Redis(url);
+  const ids = new Map();
+  const bytesOf = async (scope, kinds = KEYS) => {
+    let sum = 0;
+    for (const kind of kinds)
+      sum += Number((await raw.call("MEMORY", "USAGE", `${prefix}{${scope}}:${kind}`)) ?? 0);
+    return sum;
+  };
+  const pool = new Map();
+  const session = new Map();
+  let elapsed = 0;
+  let sent = 0;
+  for (const until of checkpoints) {
+    const each = (until - sent) / WRITERS;
+    const t0 = process.hrtime.bigint();
+    await Promise.all(
+      stores.map(async (store, w) => {
+        for (let i = sent / WRITERS; i < sent / WRITERS + each; i++)
+          await store.append(`session:keep-${w}`, [usage(w, i)], policy).then(() => (appends += 1));
+      }),
+    );
+    elapsed += Number(process.hrtime.bigint() - t0) / 1e9;
+    sent = until;
+    pool.set(until, await bytesOf("pool:team"));
+    session.set(until, await bytesOf("session:keep-0"));
+    ids.set(until, await bytesOf("pool:team", ["ids", "ids0"]));
+  }
+  await Promise.all(stores.map((s) => s.close()));
+  raw.disconnect();
+  return { pool, session, ids, rate: sent / elapsed };
+}
+
+export async function redisRetentionBench(report) {
+  const server = await startRedis();
+  if (server === null) {
+    report("Redis bytes per scope", "skipped: redis-server is not installed");
+    return;
+  }
+  const on = await fillRedis(server.url, "on", {});
+  const off = await fillRedis(server.url, "off", { trim: false });
+  const windowed = await fillRedis(server.url, "window", { idsWindowSeconds: 60 });
+  // The decision rate, on and off in turn, five times over 20,000 events each: medians, and the median ratio.
+  const rates = { on: [], off: [], ratio: [] };
+  for (let r = 0; r < 5; r++) {
+    const a = (await fillRedis(server.url, `rate-on-${r}`, {}, [20_000])).rate;
+    const b = (await fillRedis(server.url, `rate-off-${r}`, { trim: false }, [20_000])).rate;
+    rates.on.push(a);
+    rates.off.push(b);
+    rates.ratio.push(a / b);
+  }
+  await server.stop();
+  const row = (m) => CHECKPOINTS.map((n) => kib(m.get(n))).join(" / ");
+  report(
+    `Redis bytes per scope (MEMORY USAGE of its keys) after ${CHECKPOINTS.map((n) => n.toLocaleString("en")).join(" / ")} events, ${WRITERS} writers charging one pool`,
+    `pool ${row(on.pool)} with trimming, of which ids ${row(on.ids)}; a session (1/${WRITERS} of the events) ${row(on.session)}`,
+    {
+      baseline: `trimming off: pool ${row(off.pool)}; session ${row(off.session)}`,
+      "ids window 60 s (events at 100/s)": `pool ${row(windowed.pool)}, of which ids ${row(windowed.ids)}`,
+      growth: `with trimming the pool holds its snapshot, up to 2 x 32 records, and the ids of one to two windows (${Math.round((on.ids.get(100_000) - on.ids.get(10_000)) / 90_000)} bytes per event of the window; 24 h by default); without, ${Math.round((off.pool.get(100_000) - off.pool.get(10_000)) / 90_000)} bytes per event for as long as it is written`,
+      rate: `median of 5 alternating runs of 20,000 events: ${Math.round(median(rates.on)).toLocaleString("en")} decisions/s with trimming, ${Math.round(median(rates.off)).toLocaleString("en")}/s without; median ratio ${median(rates.ratio).toFixed(2)}x (range ${Math.min(...rates.ratio).toFixed(2)}-${Math.max(...rates.ratio).toFixed(2)})`,
+    },
+  );
+}
+
+/** The hook daemon's RSS as 1,000 sessions of one project each make 5 tool calls over its socket. */
+export async function daemonSessionsBench(report) {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), "reins-bench-sessions-")));
+  const env = { PATH: process.env.PATH, HOME: join(base, "home"), REINS_RUNTIME_DIR: join(base, "run") };
+  const name = "d-sessions";
+  const socket = socketPath(env, name);
+  const dir = join(base, "project");
+  mkdirSync(dir);
+  writeFileSync(join(dir, "reins.config.json"), "{}");
+  const secret = hookSecret(dir);
+  const daemon = await startDaemon(env, name, socket);
+  const rss = new Map([[0, rssOf(daemon.pid).rss]]);
+  const marks = [10, 100, 1_000, 3_000];
+  for (let s = 1; s <= marks.at(-1); s++) {
+    for (let i = 0; i < 10; i++)
+      await socketCall(socket, "claude", dir, secret, input("claude", dir, `s-${s}`, i));
+    if (marks.includes(s)) rss.set(s, rssOf(daemon.pid).rss);
+  }
+  const peak = rssOf(daemon.pid).peak;
+  await socketRequest(socket, "POST", "/stop", 5_000);
+  await new Promise((resolve) => daemon.on("close", resolve));
+  rmSync(base, { recursive: true, force: true });
+  const mb = (n) => `${(n / 1048576).toFixed(0)} MB`;
+  report(
+    "memory: the hook daemon after 10 / 100 / 1,000 / 3,000 sessions of one project (5 tool calls each)",
+    marks.map((m) => mb(rss.get(m))).join(" / "),
+    {
+      baseline: `${mb(rss.get(0))} when it started; peak ${mb(peak)}`,
+      growth: `${Math.round((rss.get(1_000) - rss.get(100)) / 900 / 1024)} KiB per session from 100 to 1,000, ${Math.round((rss.get(3_000) - rss.get(1_000)) / 2_000 / 1024)} KiB from 1,000 to 3,000 (a store keeps at most 1,024 scopes' states in memory; a project idle 10 min is closed)`,
+    },
+  );
+}
