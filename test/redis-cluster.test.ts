@@ -228,6 +228,12 @@ describe.skipIf(skipReason !== null)(
         expect(answers.every((a) => a === null)).toBe(true);
       }
       expect((await store.state("pool:team"))?.budget.session.spent.tokens).toBe(100_000 * FILL_TOKENS);
+      // What `reins status` says of the store: its scopes (8 sessions and the pool), their records and bytes.
+      const usage = await store.usage();
+      expect(usage.scopes).toBe(9);
+      expect(usage.records).toBeLessThanOrEqual(9 * (2 * 32 + 25));
+      expect(usage.bytes).toBeGreaterThan(filled.bytes.get(100_000)!);
+      expect(usage.bytes).toBeLessThan(9 * 512 * 1024);
     }, 240_000);
 
     it("keeps each scope's keys in one slot, under its hash tag, and spreads scopes over the masters", async () => {

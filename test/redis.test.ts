@@ -305,6 +305,12 @@ describe.skipIf(skipReason !== null)(
           (await raw.hlen(`${prefix}{session:fill-0}:ids`)) +
           (await raw.hlen(`${prefix}{session:fill-0}:ids0`));
         expect(ids).toBeLessThanOrEqual(2 * 6 * 25);
+        // What `reins status` says of the store: its scopes (8 sessions and the pool), their records and bytes.
+        const usage = await store.usage();
+        expect(usage.scopes).toBe(9);
+        expect(usage.records).toBeLessThanOrEqual(9 * (2 * 32 + 25));
+        expect(usage.bytes).toBeGreaterThan(filled.bytes.get(100_000)!);
+        expect(usage.bytes).toBeLessThan(9 * 512 * 1024);
       }, 180_000);
 
       it("remembers an event id for one window at least and two at most, and says how long", async () => {

@@ -96,7 +96,9 @@ export function actor(by: string | undefined): string {
 /** `store: sqlite .reins/reins.db holds 12 scopes, 3,456 events, 1.2 MB`, or "" for a store that cannot say. */
 async function heldLine(store: Store): Promise<string> {
   if (store.usage === undefined) return "";
-  return `store: ${store.kind} ${store.location} holds ${formatUsage(await store.usage())} (\`reins gc\` trims it)\n`;
+  // SQLite keeps every record until `reins gc`; Redis trims as it writes and lets idle keys expire.
+  const how = store.kind === "redis" ? "trimmed as it is written" : "`reins gc` trims it";
+  return `store: ${store.kind} ${store.location} holds ${formatUsage(await store.usage())} (${how})\n`;
 }
 
 /** Records one human action and reports its effect. */

@@ -678,12 +678,27 @@ export class RedisStore implements Store {
     }
   }
 
-  /** Scopes and log records, counted when asked: one LLEN per scope. Bytes are not counted (MEMORY USAGE samples every key). */
+  /**
+   * Scopes, the log records they keep, and their bytes (MEMORY USAGE of each scope's keys, Redis's own
+   * estimate), counted when asked: one command per key, so `reins status` on a large fleet takes a moment.
+   */
   async usage(): Promise<StoreUsage> {
     const scopes = await this.scopes();
     try {
-      const lengths = await Promise.all(scopes.map((scope) => this.#redis.llen(this.#key(scope, "log"))));
-      return { scopes: scopes.length, records: lengths.reduce((a, b) => a + b, 0), bytes: null };
+      const counted = await Promise.all(
+        scopes.map(async (scope) => {
+          const [records, ...bytes] = await Promise.all([
+            this.#redis.llen(this.#key(scope, "log")),
+            ...this.#keys(scope).map((key) => this.#redis.call("MEMORY", "USAGE", key)),
+          ]);
+          return { records, bytes: bytes.reduce<number>((a, b) => a + Number(b ?? 0), 0) };
+        }),
+      );
+      return {
+        scopes: scopes.length,
+        records: counted.reduce((a, c) => a + c.records, 0),
+        bytes: counted.reduce((a, c) => a + c.bytes, 0),
+      };
     } catch (error) {
       throw this.#error(error);
     }
