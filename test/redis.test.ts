@@ -368,6 +368,29 @@ describe.skipIf(skipReason !== null)(
         expect(first?.seq).toBe(Number(await raw.hget(`${prefix}{session:trim-race}:snap`, "base")));
       });
 
+      it("charges a pool once for an event whose pool record was trimmed since (a Cluster redelivery)", async () => {
+        const prefix = nextPrefix();
+        const store = await open({ keyPrefix: prefix });
+        const policy = resolvePolicy({ pools: { team: { tokens: 1_000_000 } } });
+        const usage = (i: number): ReinsEvent => ({
+          kind: "usage.recorded",
+          at: 1_000 + i,
+          scope: "session:late",
+          id: `late-${i}`,
+          inputTokens: 10,
+        });
+        for (let i = 0; i < 100; i++) await store.append("session:late", [usage(i)], policy);
+        expect(Number(await raw.hget(`${prefix}{pool:team}:snap`, "base"))).toBeGreaterThan(0);
+        // As on Cluster when a process died between the pool's step and the session's: the pool has the
+        // charge (its record long trimmed), the session does not.
+        await raw.hdel(`${prefix}{session:late}:ids`, "late-0");
+        const cold = await open({ keyPrefix: prefix });
+        const { answers } = await cold.append("session:late", [usage(0)], policy);
+        expect(answers[0]?.verdict).toBe("allow");
+        expect((await cold.state("session:late"))?.budget.session.spent.tokens).toBe(1_010);
+        expect((await cold.state("pool:team"))?.budget.session.spent.tokens).toBe(1_000);
+      });
+
       it("keeps every record of a run's or a spec's scope, and of every scope with trim off", async () => {
         const policy = resolvePolicy({});
         const trimmed = await open();
