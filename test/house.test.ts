@@ -82,6 +82,12 @@ describe("the floors of src/ (scripts/floors.json)", () => {
     expect(units.length).toBe(new Set(units).size);
   });
 
+  it("are each described in docs/architecture.md", () => {
+    const doc = readFileSync(join(root, "docs", "architecture.md"), "utf8");
+    const missing = FLOORS.flatMap((floor) => floor.units).filter((unit) => !doc.includes(`| \`${unit}\``));
+    expect(missing, `units with no row in docs/architecture.md: ${missing.join(", ")}`).toEqual([]);
+  });
+
   it("hold every file of src/", { timeout: 60_000 }, async () => {
     const graph = await importGraph();
     const homeless = Object.keys(graph).filter((file) => !floorOfUnit.has(unitOf(file)));
