@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import madge from "madge";
 import { describe, expect, it } from "vitest";
@@ -113,4 +113,25 @@ describe("the floors of src/ (scripts/floors.json)", () => {
       expect(gone, `arrows no longer there, to strike from KNOWN_ARROWS_UP: ${gone.join(", ")}`).toEqual([]);
     },
   );
+});
+
+/** Every source file of src/ (tests aside), relative to src/. */
+function sourceFiles(): string[] {
+  return readdirSync(join(root, "src"), { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts"))
+    .map((file) => file.split("\\").join("/"))
+    .sort();
+}
+
+describe("every source file of src/", () => {
+  it("opens with its line: a doc comment saying what the file is for", () => {
+    const files = sourceFiles();
+    expect(files.length).toBeGreaterThan(150);
+    // A one-line `/** ... */`, or the first line of a longer `/**` block that describes the file.
+    const opens = (first: string) => /^\/\*\*\s+\S.*\*\/$/.test(first) || first === "/**";
+    const without = files.filter(
+      (file) => !opens(readFileSync(join(root, "src", file), "utf8").split("\n")[0] ?? ""),
+    );
+    expect(without, `files without their opening line: ${without.join(", ")}`).toEqual([]);
+  });
 });
