@@ -31,7 +31,8 @@ export default tseslint.config(
     },
   },
   {
-    // The pure cores (guard engine, run control): no Node built-ins, no I/O libraries, no clock, no randomness (DESIGN.md).
+    // The pure cores (guard engine, run control): no Node built-ins, no I/O libraries, no clock, no
+    // randomness (docs/architecture.md, "The pure cores and the shell").
     files: ["src/core/**/*.ts", "src/control/**/*.ts"],
     ignores: ["src/core/**/*.test.ts", "src/control/**/*.test.ts"],
     rules: {

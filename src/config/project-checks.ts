@@ -1,3 +1,4 @@
+/** A project's own check commands (test, lint, build, typecheck), read from its files. */
 import type { CheckKind } from "../core/check-patterns.js";
 
 /**

@@ -1,5 +1,6 @@
 /**
- * Property tests of the engine (DESIGN.md, "Architecture": the core is pure and deterministic).
+ * Property tests of the engine (docs/architecture.md, "The pure cores and the shell": the core is pure and
+ * deterministic).
  *
  * Every property runs with a fixed seed, so a run is reproducible bit for bit. When one fails, fast-check
  * prints the seed, the path of the shrunk counterexample and the counterexample itself, e.g.

@@ -1,7 +1,8 @@
 /** The grades of an answer (allow, advise, deny, stop) and how decisions and guards' answers map to them. */
 
 /**
- * The three grades of an answer (DESIGN.md, "Guards"), from the least to the most the agent is held back:
+ * The three grades of an answer (docs/architecture.md, "Guards"), from the least to the most the agent is
+ * held back:
  * - `advise`: context for the model; the call goes ahead.
  * - `deny`: this call does not run, with an instruction; the agent goes on (a person's confirmation asked
  *   for one call counts here too: an agent running without a person is refused it).

@@ -51,8 +51,9 @@ export interface GuardResult {
 }
 
 /**
- * A pure check of one event against the state after it (see DESIGN.md, "Guards"). Guards run in `order`;
- * a block from a guard with `shortCircuit` stops the pipeline. A guard that throws becomes a warning.
+ * A pure check of one event against the state after it (see docs/architecture.md, "Guards"). Guards run in
+ * `order`; a block from a guard with `shortCircuit` stops the pipeline. A guard that throws becomes a
+ * warning.
  */
 export interface Guard {
   name: string;

@@ -1,6 +1,7 @@
 /**
- * reins' pure engine: events in, decisions out. No I/O, no clock, no randomness; see DESIGN.md.
- * The shell (stores, hooks, CLI, server) lives in other entry points.
+ * reins' pure engine: events in, decisions out. No I/O, no clock, no randomness (see
+ * docs/architecture.md, "The pure cores and the shell"). The shell (stores, hooks, CLI, server) lives in
+ * other entry points.
  */
 export type * from "./events.js";
 export { isHumanEvent } from "./events.js";

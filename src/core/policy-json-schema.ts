@@ -1,3 +1,4 @@
+/** The JSON Schema of reins.config.json, generated from the policy's zod schema. */
 import * as z from "zod";
 import { policySchema } from "./policy.js";
 

@@ -13,7 +13,7 @@ function rejection(input: unknown, source?: string): ReinsError {
   throw new Error(`resolvePolicy accepted ${JSON.stringify(input)}`);
 }
 
-describe("policy defaults (DESIGN.md, 'Guards and their default policy')", () => {
+describe("policy defaults (docs/architecture.md, 'Guards and their default policy')", () => {
   it("budgets 500,000 tokens a session and 100,000 a task, with the per-type task budgets", () => {
     expect(defaultPolicy.budget).toMatchObject({
       mode: "hard",

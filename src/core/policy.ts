@@ -4,8 +4,9 @@ import { DEFAULT_CHECK_PATTERNS } from "./check-patterns.js";
 import { invalidPolicy } from "./invalid-policy.js";
 
 /**
- * The default policy (DESIGN.md, "Guards and their default policy"), written out once: the schema below
- * fills in these values, and `defaultPolicy` is this object, so loading the module does no zod work.
+ * The default policy (docs/architecture.md, "Guards and their default policy"), written out once: the
+ * schema below fills in these values, and `defaultPolicy` is this object, so loading the module does no zod
+ * work.
  */
 const DEFAULTS = {
   failClosed: false,

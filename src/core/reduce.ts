@@ -418,10 +418,10 @@ function applyVerification(d: Draft, state: State, event: VerificationRan): void
 }
 
 /**
- * Failed checks count toward the breaker only while nothing improves (DESIGN.md: a stop needs evidence):
- * the same check failing the same way, with no fewer failing tests and no edit in between. Anything else
- * (a new failure, fewer failures, a fix attempted) starts the count again: a test written to fail before
- * its fix, then fixed step by step, is progress.
+ * Failed checks count toward the breaker only while nothing improves (docs/architecture.md, "Guards": a
+ * stop needs evidence): the same check failing the same way, with no fewer failing tests and no edit in
+ * between. Anything else (a new failure, fewer failures, a fix attempted) starts the count again: a test
+ * written to fail before its fix, then fixed step by step, is progress.
  */
 function countFailure(state: State, name: string, event: VerificationRan): void {
   if (event.passed) {

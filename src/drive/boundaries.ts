@@ -1,3 +1,4 @@
+/** Boundary globs: the paths whose change makes an iteration run the medium checks too. */
 import picomatch from "picomatch";
 
 /**

@@ -1,3 +1,4 @@
+/** Reads a check run's evidence (exit code, output, JUnit XML or vitest JSON report) into a result. */
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import type { CheckDef, CheckResult } from "../control/types.js";
 import { failingTestNames, testSummary } from "../hooks/test-summary.js";

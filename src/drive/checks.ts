@@ -1,3 +1,4 @@
+/** The checks of `reins run`: each run in the task's working tree, one at a time, its evidence read. */
 import { open, rm } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import type { CheckDef, CheckResult } from "../control/types.js";

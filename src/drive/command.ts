@@ -1,3 +1,4 @@
+/** Runs one shell command for the loop (a check, a setup step) in its own process group. */
 import { performance } from "node:perf_hooks";
 import { TailBuffer } from "./capture.js";
 import { runProcessGroup } from "./process-group.js";

@@ -1,3 +1,4 @@
+/** The git port of `reins run`, over the git CLI: branches, diffs, commits, worktrees, set-aside changes. */
 import { execFile } from "node:child_process";
 import { createReadStream } from "node:fs";
 import { lstat, rm } from "node:fs/promises";

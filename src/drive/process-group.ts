@@ -1,3 +1,4 @@
+/** A program run in its own process group: bounded in time, killable as a group, nothing left behind. */
 import { spawn } from "node:child_process";
 
 /**

@@ -1,3 +1,4 @@
+/** Judges reins' judgement on runs whose outcome is known: false stops, and calls saved on failed runs. */
 import { ReinsError } from "../core/errors.js";
 import { isToolHook } from "../logs/run.js";
 import type { ReplayedCall, ReplayedRun } from "./replay.js";

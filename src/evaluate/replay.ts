@@ -1,3 +1,4 @@
+/** Replays a logged run through the hooks' own path: the adapter's plan, `applyBatch`, the reply. */
 import { applyBatch, type Answer, type LogRecord } from "../core/batch.js";
 import type { Decision } from "../core/decision.js";
 import type { EventInput, ReinsEvent } from "../core/events.js";

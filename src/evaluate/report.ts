@@ -1,3 +1,4 @@
+/** The text of `reins replay` and `reins evaluate`: timelines, summaries, precision, sweep curves. */
 import { formatCount, formatDuration } from "../core/format.js";
 import { table } from "../cli/table.js";
 import { isToolHook } from "../logs/run.js";

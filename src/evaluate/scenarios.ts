@@ -1,3 +1,4 @@
+/** The efficacy benchmark's scripted sessions: stuck agents to stop, productive ones to leave alone. */
 import type { LoggedRun } from "../logs/run.js";
 import { SessionScript } from "./script.js";
 

@@ -1,3 +1,4 @@
+/** A policy sweep: one field set to several values, for `reins evaluate --sweep`. */
 import { ReinsError } from "../core/errors.js";
 import { resolvePolicy, type Policy } from "../core/policy.js";
 

@@ -1,3 +1,4 @@
+/** Which shell commands are checks (tests, lint, build, typecheck), and whether one passed. */
 import type { Policy } from "../core/policy.js";
 import { pipelineOfLast, stripWrappers, type Pipeline } from "./shell.js";
 import { testSummary } from "./test-summary.js";

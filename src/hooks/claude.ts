@@ -71,7 +71,7 @@ function claudeOutcome(input: ClaudeInput): ToolOutcome {
 
 /**
  * Turns one Claude Code hook call into reins events and a reply in Claude Code's protocol
- * (DESIGN.md, "Agent CLI integration").
+ * (docs/architecture.md, "Agent CLI integration").
  */
 export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
   const scope = `session:${input.session_id}`;

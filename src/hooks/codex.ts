@@ -1,3 +1,4 @@
+/** Codex CLI's hook protocol: its input, usage and exit codes read from its rollout, its replies. */
 import * as z from "zod";
 import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
 import {

@@ -1,3 +1,4 @@
+/** What every agent adapter shares: hashes, input shapes, what a call touches, checks, prices, replies. */
 import { createHash } from "node:crypto";
 import type { Answer } from "../core/batch.js";
 import { oneLineText } from "../core/one-line.js";

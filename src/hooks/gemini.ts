@@ -1,3 +1,4 @@
+/** Gemini CLI's hook protocol: its input, its model usage, and the replies in its forms. */
 import * as z from "zod";
 import type { EventInput } from "../core/events.js";
 import type { Policy } from "../core/policy.js";

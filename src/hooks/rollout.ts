@@ -1,3 +1,4 @@
+/** What reins reads from a Codex CLI rollout line: a response's token usage, a command's exit code. */
 import type { UsageRecord } from "./usage.js";
 
 /**

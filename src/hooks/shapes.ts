@@ -1,3 +1,4 @@
+/** Text with its noise removed (times, ids, temporary paths), so that repeated commands and outputs show. */
 import { isAssignment, splitShell, type ShellCommand } from "./shell.js";
 
 /**

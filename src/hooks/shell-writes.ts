@@ -1,3 +1,4 @@
+/** The files a shell command writes or removes, as far as its words tell. */
 import { innerScript, splitShell, stripWrappers, type Redirect, type ShellCommand } from "./shell.js";
 
 /**

@@ -1,3 +1,4 @@
+/** Reads a test run's output across test runners: how many tests failed and passed, and which failure. */
 import { outputShape, plainText } from "./shapes.js";
 
 /**

@@ -1,3 +1,4 @@
+/** Reads a Codex CLI rollout back as the hook calls Codex made. */
 import { openAiUsage, rolloutExit, rolloutModel, rolloutUsage } from "../hooks/rollout.js";
 import type { UsageRecord } from "../hooks/usage.js";
 import { addLeftoverUsage, timeOf, type LoggedCall, type LoggedRun } from "./run.js";

@@ -1,3 +1,4 @@
+/** Loads agents' own logs from a file or a folder, each format told from its content. */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { gunzipSync } from "node:zlib";

@@ -1,3 +1,4 @@
+/** An agent run read back from its own log: the hook calls its agent CLI would have made. */
 import type { UsageRecord } from "../hooks/usage.js";
 
 /**

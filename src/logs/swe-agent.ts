@@ -1,3 +1,4 @@
+/** Reads a SWE-agent trajectory as the hook calls Claude Code would have made for the same work. */
 import { posix } from "node:path";
 import type { UsageRecord } from "../hooks/usage.js";
 import { addLeftoverUsage, type LoggedCall, type LoggedRun } from "./run.js";

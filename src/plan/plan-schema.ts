@@ -1,3 +1,4 @@
+/** The native plan format, reins.plan.yaml, as a strict zod schema (and so its published JSON Schema). */
 import * as z from "zod";
 import { duration } from "../config/duration.js";
 

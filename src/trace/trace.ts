@@ -1,3 +1,4 @@
+/** Trace files: JSON Lines of events and decisions, which `reins check` replays and `reins export` writes. */
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { poolPipeline } from "../core/batch.js";

@@ -85,9 +85,9 @@ function ignoredDenials(state: State, event: ToolRequested, policy: Policy): Gua
 }
 
 /**
- * Rules of thumb, which never stop an agent alone (DESIGN.md, "Guards"): a burst of calls is denied (the
- * agent goes on after its results), and a task with very many calls gets advice at each further
- * `maxCallsPerTask` calls.
+ * Rules of thumb, which never stop an agent alone (docs/architecture.md, "Guards"): a burst of calls is
+ * denied (the agent goes on after its results), and a task with very many calls gets advice at each
+ * further `maxCallsPerTask` calls.
  */
 function ruleOfThumb(state: State, event: ToolRequested, policy: Policy): GuardResult | null {
   const rules = policy.circuit;

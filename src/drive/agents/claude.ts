@@ -1,3 +1,4 @@
+/** Claude Code as a driven agent: its print-mode command line and the parse of its stream-json output. */
 import {
   clip,
   classifyError,

@@ -1,3 +1,4 @@
+/** Codex CLI as a driven agent: its `codex exec --json` command line and the parse of its events. */
 import {
   clip,
   classifyError,

@@ -1,3 +1,4 @@
+/** Any program as the agent (`cmd:<command>`): the prompt on stdin, the outcome by its exit code. */
 import { clip, isRecord, jsonLines, num, stderrTail, stoppedByReins } from "./output.js";
 import type { AgentOutcome, AgentParse, AgentRunner, CliAgentOptions } from "./runner.js";
 import { agentRunner } from "./runner.js";

@@ -1,3 +1,4 @@
+/** Gemini CLI as a driven agent: its headless command line and the parse of its stream-json output. */
 import {
   clip,
   classifyError,

@@ -1,3 +1,4 @@
+/** What the agents' parsers share: JSONL, summaries, turn estimates, passing and lasting errors. */
 import type { AgentOutcome, AgentParse } from "./runner.js";
 
 /** Pure helpers the adapters' `parse` share: reading JSONL, telling a passing error from a lasting one. */

@@ -1,3 +1,4 @@
+/** The agent port of `reins run`: what one iteration asks of an agent program and what it answers. */
 import { spawnAgent } from "./spawn-agent.js";
 
 /**

@@ -1,3 +1,4 @@
+/** Runs one agent program for one iteration, its output kept within bounds. */
 import { HeadTailBuffer, TailBuffer } from "../capture.js";
 import { runProcessGroup } from "../process-group.js";
 
