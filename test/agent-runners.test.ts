@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { claudeRunner } from "../src/drive/agents/claude.js";
 import { codexRunner } from "../src/drive/agents/codex.js";
-import { codexRunArgs, geminiRunEnv } from "../src/drive/run-hooks.js";
+import { codexRunArgs, geminiRunEnv } from "../src/install/run-hooks.js";
 import { geminiRunner } from "../src/drive/agents/gemini.js";
 import type { AgentRequest, AgentResult } from "../src/drive/agents/runner.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";

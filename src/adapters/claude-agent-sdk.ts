@@ -22,7 +22,7 @@ import { claude, type ClaudeInput } from "../hooks/claude.js";
 import { reasonOf, verdictOf, worstAnswer } from "../hooks/common.js";
 import type { UsageReader } from "../hooks/transcript.js";
 import { reinsStop, ReinsStopped } from "./stop.js";
-import { hookEventsOf } from "../hooks/init.js";
+import { hookEventsOf } from "../hooks/hook-events.js";
 import type { SdkAgentName } from "./names.js";
 
 /** How reins names the agent in a session's `session.started`. */

@@ -6,7 +6,7 @@ import { REINS_BIN } from "../config/package-info.js";
 import { startDaemonFor } from "../daemon/start.js";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
-import { ENSURE_DAEMON } from "../hooks/init.js";
+import { ENSURE_DAEMON } from "../install/agent-hooks.js";
 import { AGENTS } from "../hooks/adapters.js";
 import { openServices, runHook } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt, ensureDaemon, serveStartLock } from "../server/daemon.js";
