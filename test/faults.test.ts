@@ -8,7 +8,7 @@ import type { ReinsEvent } from "../src/core/events.js";
 import { resolvePolicy } from "../src/core/policy.js";
 import type { Store } from "../src/core/store.js";
 import { createGovernor } from "../src/governor.js";
-import { hashOf } from "../src/hooks/common.js";
+import { hashOf } from "../src/vocabulary/hash.js";
 import { daemonAt } from "../src/server/daemon.js";
 import { hookSecret } from "../src/server/secret.js";
 import { MemoryStore } from "../src/store/memory.js";

@@ -5,9 +5,9 @@ import { gradeOf, type Grade } from "../core/grade.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { ADAPTERS } from "../hooks/adapters.js";
-import { worstAnswer } from "../hooks/common.js";
+import { worstAnswer } from "../vocabulary/replies.js";
 import type { RolloutNews, UsageReader } from "../hooks/transcript.js";
-import { usageEvent } from "../hooks/usage.js";
+import { usageEvent } from "../vocabulary/usage.js";
 import { isToolHook, toolCallCount, type LoggedCall, type LoggedRun } from "../logs/run.js";
 import { traceHeader, traceLine } from "../trace/trace.js";
 

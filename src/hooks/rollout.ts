@@ -1,4 +1,4 @@
-import type { UsageRecord } from "./usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 
 /**
  * What reins reads from a Codex CLI rollout line (`~/.codex/sessions/.../rollout-*.jsonl`): the token usage

@@ -15,7 +15,7 @@ import { Spool } from "../store/spool.js";
 import { ADAPTERS, AGENTS } from "./adapters.js";
 import type { AgentAdapter } from "./agent-adapter.js";
 import { TranscriptReader } from "./transcript.js";
-import { eventsAt } from "./common.js";
+import { eventsAt } from "../vocabulary/event-builders.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import { entryUsage, type TranscriptEntry } from "../hooks/transcript.js";
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { addLeftoverUsage, timeOf, type LoggedCall, type LoggedRun } from "./run.js";
 
 /**

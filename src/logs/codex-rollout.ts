@@ -1,5 +1,5 @@
 import { openAiUsage, rolloutExit, rolloutModel, rolloutUsage } from "../hooks/rollout.js";
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { addLeftoverUsage, timeOf, type LoggedCall, type LoggedRun } from "./run.js";
 import { num, rec, str, type Row } from "./values.js";
 

@@ -1,5 +1,5 @@
 import { geminiTokens } from "../hooks/gemini.js";
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { addLeftoverUsage, timeOf, type LoggedCall, type LoggedRun } from "./run.js";
 import { rec, str, type Row } from "./values.js";
 

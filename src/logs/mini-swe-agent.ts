@@ -1,4 +1,4 @@
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { addLeftoverUsage, type LoggedCall, type LoggedRun } from "./run.js";
 import { num } from "./values.js";
 

@@ -1,5 +1,5 @@
 import { posix } from "node:path";
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { addLeftoverUsage, type LoggedCall, type LoggedRun } from "./run.js";
 import { num, rec, str, type Row } from "./values.js";
 
