@@ -5,8 +5,8 @@ import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { outcomeOf } from "../control/index.js";
-import { runnerFor } from "../drive/agents/index.js";
-import type { AgentRunner } from "../drive/agents/runner.js";
+import { runnerFor } from "../agents/index.js";
+import type { AgentRunner } from "../agents/runner.js";
 import { claudeRunArgs, codexRunArgs, geminiRunEnv } from "../install/run-hooks.js";
 import { codexRunEnv } from "../install/codex-home.js";
 import { codexHome } from "../install/trust.js";
@@ -26,7 +26,7 @@ import {
   startRun,
   type RunOutcome,
 } from "../drive/run.js";
-import { cannotStart } from "../drive/agents/preflight.js";
+import { cannotStart } from "../agents/preflight.js";
 import { checkPlan, loadPlan, planCheckText, uncheckedLeaves } from "../plan/index.js";
 import { specFileKey } from "../spec/snapshot.js";
 import { advanceSpec } from "../workflow/run-spec.js";

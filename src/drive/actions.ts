@@ -5,10 +5,10 @@ import type { CheckDef, CheckResult, RunAction, RunDecision, RunEvent, RunState 
 import { PLAN_CHECKS_ENV } from "../config/load-policy.js";
 import { ReinsError, assertNever } from "../core/errors.js";
 import type { Store } from "../core/store.js";
-import type { AgentRunner } from "./agents/runner.js";
+import type { AgentRunner } from "../agents/runner.js";
 import { touchesBoundary } from "./boundaries.js";
-import { runChecks } from "./checks.js";
-import { Git } from "./git.js";
+import { runChecks } from "../checks/checks.js";
+import { Git } from "../git/git.js";
 import { judgesOf, restoreJudges } from "./judges.js";
 import type { Guard } from "./guard.js";
 import { buildPrompt } from "./prompt.js";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_CHECK_PATTERNS } from "../core/check-patterns.js";
 import { checkOf, checkResult } from "./check-commands.js";
 import { detectProjectChecks, type ProjectFiles } from "../config/project-checks.js";
-import { failureFingerprint, testSummary } from "../hooks/test-summary.js";
+import { failureFingerprint, testSummary } from "./test-summary.js";
 
 const PATTERNS = DEFAULT_CHECK_PATTERNS.map((c) => [new RegExp(c.pattern), c.name] as const);
 const check = (command: string) => checkOf(command, PATTERNS);

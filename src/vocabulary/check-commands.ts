@@ -1,6 +1,6 @@
 import type { Policy } from "../core/policy.js";
 import { pipelineOfLast, stripWrappers, type Pipeline } from "./shell.js";
-import { testSummary } from "../hooks/test-summary.js";
+import { testSummary } from "./test-summary.js";
 
 /**
  * Verification commands across ecosystems: which command line runs a check (tests, lint, build, typecheck)

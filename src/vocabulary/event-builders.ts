@@ -5,7 +5,7 @@ import type { State } from "../core/state.js";
 import { checkOf, checkPatterns, checkResult } from "./check-commands.js";
 import { outputShape } from "./shapes.js";
 import { pipelineOfLast } from "./shell.js";
-import { failureFingerprint } from "../hooks/test-summary.js";
+import { failureFingerprint } from "./test-summary.js";
 import { canonical, hashOf } from "./hash.js";
 import { shapeOf } from "./tool-touch.js";
 

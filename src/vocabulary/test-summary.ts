@@ -1,4 +1,4 @@
-import { outputShape, plainText } from "../vocabulary/shapes.js";
+import { outputShape, plainText } from "./shapes.js";
 
 /**
  * What a test run's output says: how many tests failed and passed, and which failure it shows, across test
