@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LogRecord } from "../src/core/batch.js";
-import type { ReinsEvent } from "../src/core/events.js";
+import type { ReinsEvent } from "../src/core/reins-event.js";
 import { resolvePolicy } from "../src/core/policy.js";
 import type { Store } from "../src/core/store.js";
 import { createGovernor } from "../src/governor.js";

@@ -7,7 +7,7 @@ import { startDaemonFor } from "../daemon/start.js";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { ENSURE_DAEMON } from "../install/agent-hooks.js";
-import { AGENTS } from "../hooks/adapters.js";
+import { AGENTS } from "../hooks/hook-agents.js";
 import { openServices, runHook } from "../hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt, ensureDaemon, serveStartLock } from "../server/daemon.js";
 import { agentToken, agentTokenPath, apiToken, hookSecret, tokenPath } from "../server/secret.js";

@@ -1,7 +1,7 @@
 /** `reins demo`: scripted agents run through the engine, shown as timelines and a summary table. */
 import { writeFileSync } from "node:fs";
 import { createColors } from "picocolors";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import { formatCount } from "../core/format.js";
 import type { Policy } from "../core/policy.js";
 import { demoAgents } from "../demo/agents.js";

@@ -15,8 +15,8 @@ import { checkpointFrom } from "../drive/checkpoint.js";
 import { progressWriter } from "../drive/progress.js";
 import { buildReport, reportMarkdown, writeReportFiles } from "../drive/report.js";
 import { readRunTrace, runDir } from "../drive/run-trace.js";
-import { Divergence } from "../drive/recorder.js";
-import { runGuard } from "../drive/guard.js";
+import { DivergenceError } from "../drive/recorder.js";
+import { runGuard } from "../drive/run-guard.js";
 import {
   DEFAULT_AGENT_IDLE_MS,
   newestUnfinished,
@@ -214,7 +214,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
               runner: runnerFor(read.meta.agent),
             });
           } catch (error) {
-            if (!(error instanceof Divergence)) throw error;
+            if (!(error instanceof DivergenceError)) throw error;
             io.stderr(`reins: divergence: ${error.message}\n`);
             ctx.result.code = 1;
             return;

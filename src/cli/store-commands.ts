@@ -4,7 +4,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { createColors } from "picocolors";
 import { ReinsError } from "../core/errors.js";
-import type { BudgetResource } from "../core/events.js";
+import type { BudgetResource } from "../core/reins-event.js";
 import { formatCount, formatDuration, formatPercent, formatUsd } from "../core/format.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";

@@ -2,8 +2,8 @@
  * reins' pure engine: events in, decisions out. No I/O, no clock, no randomness; see DESIGN.md.
  * The shell (stores, hooks, CLI, server) lives in other entry points.
  */
-export type * from "./events.js";
-export { isHumanEvent } from "./events.js";
+export type * from "./reins-event.js";
+export { isHumanEvent } from "./reins-event.js";
 export { ReinsError, assertNever, type ReinsErrorCode } from "./errors.js";
 export { defaultPolicy, policySchema, resolvePolicy, type Policy, type PolicyInput } from "./policy.js";
 export { CAPS, STATE_BOUND_BYTES, cloneState, initialState, type Meter, type State } from "./state.js";

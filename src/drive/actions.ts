@@ -10,7 +10,7 @@ import { touchesBoundary } from "./boundaries.js";
 import { runChecks } from "../checks/checks.js";
 import { Git } from "../git/git.js";
 import { judgesOf, restoreJudges } from "./judges.js";
-import type { Guard } from "./guard.js";
+import type { RunGuard } from "./run-guard.js";
 import { buildPrompt } from "./prompt.js";
 import type { Recorder } from "./recorder.js";
 import type { ReadTrace, RunMeta, TraceWriter } from "./run-trace.js";
@@ -29,7 +29,7 @@ export interface DriveContext {
   replay: { steps: ReadTrace["steps"] } | null;
   store: Store;
   runner: AgentRunner;
-  guard: Guard;
+  guard: RunGuard;
   /** A git port for a working tree (the project, or a task's worktree). */
   git: (cwd: string) => Git;
   keys: { next: number; step: number };

@@ -20,7 +20,7 @@ import { checkpointFrom } from "./checkpoint.js";
 import { namesSpec, specHashes } from "./drift.js";
 import { drive, type DriveEnd } from "./drive.js";
 import { Git } from "../git/git.js";
-import { runGuard, type Guard } from "./guard.js";
+import { runGuard, type RunGuard } from "./run-guard.js";
 import { liveRecorder, replayRecorder, type Recorder } from "./recorder.js";
 import { approvalsFor, awaitingApproval } from "./approvals.js";
 import { buildReport, writeReportFiles } from "./report.js";
@@ -102,7 +102,7 @@ function context(
   recorder: Recorder,
   trace: TraceWriter | null,
   replay: ReadTrace | null,
-  guard: Guard,
+  guard: RunGuard,
 ): DriveContext {
   const dir = runDir(options.root, meta.run);
   const ctx: DriveContext = {
@@ -403,7 +403,7 @@ export async function replayRun(
   const first = read.steps[0];
   if (first?.event.kind !== "run.started")
     throw new ReinsError("invalid_trace", `${options.trace}: the trace does not start with run.started`);
-  const noGuard: Guard = {
+  const noGuard: RunGuard = {
     scope: `run:${read.meta.run}`,
     paused: () => Promise.resolve(null),
     started: () => Promise.resolve(),

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { EventInput } from "../core/events.js";
+import type { EventInput } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
 import { usageEvent, type UsageRecord } from "../vocabulary/usage.js";

@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import type { EventInput } from "../core/events.js";
+import type { EventInput } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import { hashOf } from "../vocabulary/hash.js";
 import { rolloutExit, rolloutModel, rolloutUsage } from "./rollout.js";

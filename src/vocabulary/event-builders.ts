@@ -1,5 +1,5 @@
 /** The events a tool call's end, a claim of done and a prompt become, and their scope and time (`eventsAt`). */
-import type { EventInput, ReinsEvent, ToolTouch } from "../core/events.js";
+import type { EventInput, ReinsEvent, ToolTouch } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { checkOf, checkPatterns, checkResult } from "./check-commands.js";

@@ -1,5 +1,5 @@
 /** A tool call as reins names it: its input's hashes and shape (noise removed), and what it reads, writes and runs. */
-import type { ToolTouch } from "../core/events.js";
+import type { ToolTouch } from "../core/reins-event.js";
 import { commandShape } from "./shapes.js";
 import { splitShell, type ShellCommand } from "./shell.js";
 import { shellEffects } from "./shell-writes.js";

@@ -1,5 +1,5 @@
 /** A model call's token usage, priced into a `usage.recorded` event. */
-import type { EventInput } from "../core/events.js";
+import type { EventInput } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import { costOf, priceOf } from "./pricing.js";
 import { hashOf } from "./hash.js";

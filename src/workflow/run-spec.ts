@@ -13,7 +13,7 @@ import { checkpointFrom } from "../drive/checkpoint.js";
 import type { AgentRunner } from "../agents/runner.js";
 import { firstLine } from "../core/first-line.js";
 import { Git } from "../git/git.js";
-import type { Guard } from "../drive/guard.js";
+import type { RunGuard } from "../drive/run-guard.js";
 import { loadPlan } from "../plan/index.js";
 import { hashedSpec, hashSection, specPath } from "../spec/read.js";
 import { findSection } from "../spec/sections.js";
@@ -40,7 +40,7 @@ export interface SpecRunOptions {
    * Where those iterations are charged (`run:workflow`): a paused budget or an open breaker keeps the agent
    * from being started.
    */
-  guard: Guard;
+  guard: RunGuard;
   /** The time of an iteration's end, for its usage event (ms since the epoch). */
   now: () => number;
   agentTimeoutMs: number;
