@@ -1,7 +1,7 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import type { CheckDef, CheckResult } from "../control/types.js";
 import { failingTestNames, testSummary } from "../vocabulary/test-summary.js";
-import { firstLine } from "../core/first-line.js";
+import { firstLine } from "../text/first-line.js";
 
 /**
  * Reads what one check run proves: from its exit code and output, a JUnit XML report or vitest's JSON

@@ -8,7 +8,7 @@ import { demoAgents } from "../demo/agents.js";
 import { inMemory, runAgent, type AgentRun, type DecideFn, type Entry } from "../demo/run-agent.js";
 import { traceHeader, traceLine } from "../trace/trace.js";
 import type { Io } from "./io.js";
-import { pad, table } from "./table.js";
+import { pad, table } from "../text/table.js";
 
 /** The demo's fixed start time (2026-01-05 09:00 UTC), so every run prints and records the same. */
 export const DEMO_START = Date.UTC(2026, 0, 5, 9, 0, 0);

@@ -33,7 +33,7 @@ import { advanceSpec } from "../workflow/run-spec.js";
 import type { LoadedPolicy } from "../config/load-policy.js";
 import { openStore } from "../store/open.js";
 import type { Io } from "./io.js";
-import { table } from "./table.js";
+import { table } from "../text/table.js";
 
 /** What the run commands need from the program. */
 export interface RunContext {

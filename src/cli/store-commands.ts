@@ -15,7 +15,7 @@ import { defaultStorePath, openStore } from "../store/open.js";
 import { acknowledgeAlert, recordAction, type HumanAction } from "../people/actions.js";
 import { currentSummary, noScope, policyFor, storedSummary } from "../people/scope-view.js";
 import type { Io } from "./io.js";
-import { table } from "./table.js";
+import { table } from "../text/table.js";
 import { REINS_BIN } from "../config/package-info.js";
 import { listDaemons } from "../daemon/list.js";
 import { formatDaemons } from "./daemon-commands.js";

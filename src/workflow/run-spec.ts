@@ -11,7 +11,7 @@ import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
 import type { AgentRunner } from "../agents/runner.js";
-import { firstLine } from "../core/first-line.js";
+import { firstLine } from "../text/first-line.js";
 import { Git } from "../git/git.js";
 import type { RunGuard } from "../drive/run-guard.js";
 import { loadPlan } from "../plan/index.js";
