@@ -2,8 +2,23 @@
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { hookEventsOf } from "../hooks/hook-events.js";
-import { INIT_AGENTS, isReinsHook, readSettings, settingsPathOf, type InstallMode } from "../install/agent-hooks.js";
-import { codexHome, codexHookSlots, codexProjectTrust, codexTrustedHashes, geminiFolderTrust, geminiTrustedFoldersPath, readTrustedFolders, realPath } from "../install/trust.js";
+import {
+  INIT_AGENTS,
+  isReinsHook,
+  readSettings,
+  settingsPathOf,
+  type InstallMode,
+} from "../install/agent-hooks.js";
+import {
+  codexHome,
+  codexHookSlots,
+  codexProjectTrust,
+  codexTrustedHashes,
+  geminiFolderTrust,
+  geminiTrustedFoldersPath,
+  readTrustedFolders,
+  realPath,
+} from "../install/trust.js";
 import { readToml } from "../install/toml-lines.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
 import { REINS_BIN } from "../config/package-info.js";

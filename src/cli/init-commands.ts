@@ -7,7 +7,13 @@ import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { REINS_BIN } from "../config/package-info.js";
 import { daemonName } from "../daemon/paths.js";
-import { INIT_AGENTS, initAgent, readSettings, settingsPathOf, type InstallMode } from "../install/agent-hooks.js";
+import {
+  INIT_AGENTS,
+  initAgent,
+  readSettings,
+  settingsPathOf,
+  type InstallMode,
+} from "../install/agent-hooks.js";
 import { NO_TRUST_ENV, trustAgentHooks } from "../install/agent-trust.js";
 import { buildClient } from "../install/native-client.js";
 import { missingDirs, noteWritten, releaseWritten } from "../install/local-files.js";
