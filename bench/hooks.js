@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { REINS_BIN } from "../dist/config/package-info.js";
 import { startHookDaemon } from "../dist/daemon/hook-daemon.js";
 import { socketPath } from "../dist/daemon/paths.js";
-import { buildClient } from "../dist/hooks/init.js";
+import { buildClient } from "../dist/install/native-client.js";
 import { openServices } from "../dist/hooks/run-hook.js";
 import { apiToken, hookSecret } from "../dist/server/secret.js";
 import { createServer as createReins } from "../dist/server/server.js";

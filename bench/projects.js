@@ -11,7 +11,7 @@ import { REINS_BIN } from "../dist/config/package-info.js";
 import { probeDaemon, socketRequest } from "../dist/daemon/probe.js";
 import { encodeHeaderValue, PROTOCOL } from "../dist/daemon/protocol.js";
 import { socketPath } from "../dist/daemon/paths.js";
-import { buildClient } from "../dist/hooks/init.js";
+import { buildClient } from "../dist/install/native-client.js";
 import { hookSecret } from "../dist/server/secret.js";
 import { median, quantile } from "./stats.js";
 

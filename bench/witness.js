@@ -5,8 +5,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runChecks } from "../dist/drive/checks.js";
-import { Git } from "../dist/drive/git.js";
+import { runChecks } from "../dist/checks/checks.js";
+import { Git } from "../dist/git/git.js";
 import { median } from "./stats.js";
 
 const ms = (ns) => `${(ns / 1e6).toFixed(1)} ms`;

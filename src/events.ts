@@ -4,19 +4,16 @@
  * claim of done, and a model call's usage priced by the policy. Each returns an `EventInput`; `eventsAt`
  * gives them their scope and time.
  */
+export { canonical, hashOf } from "./vocabulary/hash.js";
 export {
-  canonical,
   claimEvent,
-  costOf,
   eventsAt,
-  hashOf,
-  priceOf,
   promptTaskEvents,
   toolEndEvents,
-  toolTouch,
-  type Pricing,
   type PromptTaskOptions,
   type ToolOutcome,
-} from "./hooks/common.js";
-export { checkOf, checkPatterns, checkResult, type CheckPatterns } from "./hooks/checks.js";
-export { usageEvent, type UsageRecord } from "./hooks/usage.js";
+} from "./vocabulary/event-builders.js";
+export { costOf, priceOf, type Pricing } from "./vocabulary/pricing.js";
+export { toolTouch } from "./vocabulary/tool-touch.js";
+export { checkOf, checkPatterns, checkResult, type CheckPatterns } from "./vocabulary/check-commands.js";
+export { usageEvent, type UsageRecord } from "./vocabulary/usage.js";

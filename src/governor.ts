@@ -4,7 +4,7 @@ import type { Answer, LogRecord } from "./core/batch.js";
 import type { Decision } from "./core/decision.js";
 import { pipeline } from "./core/pipeline.js";
 import { ReinsError } from "./core/errors.js";
-import type { ReinsEvent } from "./core/events.js";
+import type { ReinsEvent } from "./core/reins-event.js";
 import type { Guard } from "./core/guard.js";
 import { defaultPolicy, type Policy } from "./core/policy.js";
 import type { State } from "./core/state.js";

@@ -16,7 +16,7 @@ import { listDaemons } from "../src/daemon/list.js";
 import { daemonName, socketPath } from "../src/daemon/paths.js";
 import { probeDaemon, socketRequest } from "../src/daemon/probe.js";
 import { encodeHeaderValue, PROTOCOL } from "../src/daemon/protocol.js";
-import { buildClient } from "../src/hooks/init.js";
+import { buildClient } from "../src/install/native-client.js";
 import { hookSecret } from "../src/server/secret.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { memoryIo } from "../src/cli/io.js";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { Git } from "../src/drive/git.js";
+import { Git } from "../src/git/git.js";
 import { dirtyTreeLine } from "../src/install/local-files.js";
 
 function repo(): string {

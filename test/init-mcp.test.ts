@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { binPath } from "../src/cli/agent-commands.js";
-import { codexMcpText } from "../src/mcp/codex-config.js";
-import { readToml } from "../src/hooks/trust.js";
+import { codexMcpText } from "../src/install/mcp-codex.js";
+import { readToml } from "../src/install/toml-lines.js";
 
 /** `reins init <agent> --mcp`: reins' MCP server in each agent's own configuration, merged and removable. */
 

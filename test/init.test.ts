@@ -15,7 +15,8 @@ import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { REINS_BIN } from "../src/config/package-info.js";
 import { daemonName } from "../src/daemon/paths.js";
-import { codexHookHash, readToml } from "../src/hooks/trust.js";
+import { codexHookHash } from "../src/install/trust.js";
+import { readToml } from "../src/install/toml-lines.js";
 
 function project(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-init-")));

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { defaultPolicy } from "../src/core/policy.js";
-import { parseClaude } from "../src/drive/agents/claude.js";
+import { parseClaude } from "../src/agents/claude.js";
 import { readRunTrace } from "../src/drive/run-trace.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";

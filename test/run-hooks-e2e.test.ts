@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { parseCodex } from "../src/drive/agents/codex.js";
-import { parseGemini } from "../src/drive/agents/gemini.js";
-import type { AgentParse } from "../src/drive/agents/runner.js";
+import { parseCodex } from "../src/agents/codex.js";
+import { parseGemini } from "../src/agents/gemini.js";
+import type { AgentParse } from "../src/agents/runner.js";
 import { readRunTrace } from "../src/drive/run-trace.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { codexBinary, codexConfigArgs, codexUnavailableReason } from "./support/codex-cli.js";

@@ -7,7 +7,7 @@ import type { LanguageModelUsage, ToolExecutionOptions, ToolSet } from "ai";
 import type { Answer, Decision, EventInput } from "../core/index.js";
 import { eventsAt, toolEndEvents, toolTouch, usageEvent, type ToolOutcome } from "../events.js";
 import type { Governor } from "../governor.js";
-import { reasonOf, worstAnswer } from "../hooks/common.js";
+import { reasonOf, worstAnswer } from "../vocabulary/replies.js";
 import { defaultOutput, failureOf, outcomeOf, withNote, type ModelOutput } from "./ai-sdk-results.js";
 import { reinsStop, type ReinsStop } from "./stop.js";
 import type { SdkAgentName } from "./names.js";

@@ -19,10 +19,10 @@ import type { Answer, Decision, EventInput } from "../core/index.js";
 import { eventsAt, usageEvent } from "../events.js";
 import type { Governor } from "../governor.js";
 import { claude, type ClaudeInput } from "../hooks/claude.js";
-import { reasonOf, verdictOf, worstAnswer } from "../hooks/common.js";
+import { reasonOf, verdictOf, worstAnswer } from "../vocabulary/replies.js";
 import type { UsageReader } from "../hooks/transcript.js";
 import { reinsStop, ReinsStopped } from "./stop.js";
-import { hookEventsOf } from "../hooks/init.js";
+import { hookEventsOf } from "../hooks/hook-events.js";
 import type { SdkAgentName } from "./names.js";
 
 /** How reins names the agent in a session's `session.started`. */

@@ -19,7 +19,7 @@ import type {
 import type { Decision, EventInput } from "../core/index.js";
 import { canonical, eventsAt, toolEndEvents, toolTouch, usageEvent, type ToolOutcome } from "../events.js";
 import type { Governor } from "../governor.js";
-import { verdictOf, worstAnswer } from "../hooks/common.js";
+import { verdictOf, worstAnswer } from "../vocabulary/replies.js";
 import { openAiUsage, type SdkUsage } from "./openai-agents-usage.js";
 import { reinsStopOf } from "./openai-agents-stop.js";
 import { reinsStop, ReinsStopped, type ReinsStop } from "./stop.js";

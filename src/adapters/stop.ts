@@ -3,7 +3,7 @@
  * data (`ReinsStop`) and the error an adapter throws out of the SDK's loop (`ReinsStopped`).
  */
 import type { Decision } from "../core/index.js";
-import { reasonOf } from "../hooks/common.js";
+import { reasonOf } from "../vocabulary/replies.js";
 
 /** Why reins ended a session: a decision that blocks and needs a person (a spent budget, an open breaker). */
 export interface ReinsStop {

@@ -6,7 +6,7 @@ import { daemonName, logPath } from "../daemon/paths.js";
 import { socketRequest } from "../daemon/probe.js";
 import { ensureDaemon } from "../daemon/start.js";
 import type { Io } from "./io.js";
-import { table } from "./table.js";
+import { table } from "../text/table.js";
 
 const ago = (ms: number) =>
   ms < 60_000

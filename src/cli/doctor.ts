@@ -1,14 +1,14 @@
 /** `reins doctor`: whether each agent's hooks, the programs they run and the daemon are in place. */
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
+import { hookEventsOf } from "../hooks/hook-events.js";
 import {
-  hookEventsOf,
   INIT_AGENTS,
   isReinsHook,
   readSettings,
   settingsPathOf,
   type InstallMode,
-} from "../hooks/init.js";
+} from "../install/agent-hooks.js";
 import {
   codexHome,
   codexHookSlots,
@@ -16,10 +16,10 @@ import {
   codexTrustedHashes,
   geminiFolderTrust,
   geminiTrustedFoldersPath,
-  readToml,
   readTrustedFolders,
   realPath,
-} from "../hooks/trust.js";
+} from "../install/trust.js";
+import { readToml } from "../install/toml-lines.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
 import { REINS_BIN } from "../config/package-info.js";
 import { daemonName, runtimeDir, socketPath } from "../daemon/paths.js";

@@ -9,16 +9,15 @@ import { REINS_BIN } from "../config/package-info.js";
 import { daemonName } from "../daemon/paths.js";
 import {
   INIT_AGENTS,
-  NO_TRUST_ENV,
-  buildClient,
   initAgent,
   readSettings,
   settingsPathOf,
-  trustAgentHooks,
   type InstallMode,
-} from "../hooks/init.js";
+} from "../install/agent-hooks.js";
+import { NO_TRUST_ENV, trustAgentHooks } from "../install/agent-trust.js";
+import { buildClient } from "../install/native-client.js";
 import { missingDirs, noteWritten, releaseWritten } from "../install/local-files.js";
-import { installMcp, mcpConfigPath } from "../mcp/install.js";
+import { installMcp, mcpConfigPath } from "../install/mcp.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../server/daemon.js";
 import { hookSecret } from "../server/secret.js";
 import type { AgentContext } from "./context.js";

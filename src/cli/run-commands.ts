@@ -5,18 +5,18 @@ import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ReinsError } from "../core/errors.js";
 import { outcomeOf } from "../control/index.js";
-import { runnerFor } from "../drive/agents/index.js";
-import type { AgentRunner } from "../drive/agents/runner.js";
-import { claudeRunArgs, codexRunArgs, geminiRunEnv } from "../drive/run-hooks.js";
-import { codexRunEnv } from "../drive/codex-home.js";
-import { codexHome } from "../hooks/trust.js";
+import { runnerFor } from "../agents/index.js";
+import type { AgentRunner } from "../agents/runner.js";
+import { claudeRunArgs, codexRunArgs, geminiRunEnv } from "../install/run-hooks.js";
+import { codexRunEnv } from "../install/codex-home.js";
+import { codexHome } from "../install/trust.js";
 import { binPath } from "./agent-commands.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
 import { progressWriter } from "../drive/progress.js";
 import { buildReport, reportMarkdown, writeReportFiles } from "../drive/report.js";
 import { readRunTrace, runDir } from "../drive/run-trace.js";
-import { Divergence } from "../drive/recorder.js";
-import { runGuard } from "../drive/guard.js";
+import { DivergenceError } from "../drive/recorder.js";
+import { runGuard } from "../drive/run-guard.js";
 import {
   DEFAULT_AGENT_IDLE_MS,
   newestUnfinished,
@@ -27,14 +27,14 @@ import {
   storedRun,
   type RunOutcome,
 } from "../drive/run.js";
-import { cannotStart } from "../drive/agents/preflight.js";
+import { cannotStart } from "../agents/preflight.js";
 import { checkPlan, loadPlan, planCheckText, uncheckedLeaves } from "../plan/index.js";
 import { specFileKey } from "../spec/snapshot.js";
 import { advanceSpec } from "../workflow/run-spec.js";
 import type { LoadedPolicy } from "../config/load-policy.js";
 import { openStore } from "../store/open.js";
 import type { Io } from "./io.js";
-import { table } from "./table.js";
+import { table } from "../text/table.js";
 
 /** What the run commands need from the program. */
 export interface RunContext {
@@ -215,7 +215,7 @@ export function registerRunCommands(root: Command, ctx: RunContext): void {
               runner: runnerFor(read.meta.agent),
             });
           } catch (error) {
-            if (!(error instanceof Divergence)) throw error;
+            if (!(error instanceof DivergenceError)) throw error;
             io.stderr(`reins: divergence: ${error.message}\n`);
             ctx.result.code = 1;
             return;

@@ -17,7 +17,7 @@ import { registerRunCommands } from "./run-commands.js";
 import { registerStoreCommands } from "./store-commands.js";
 import { registerWorkflowCommands } from "./workflow-commands.js";
 import { processIo, type Io } from "./io.js";
-import { table } from "./table.js";
+import { table } from "../text/table.js";
 
 /** Exit codes: 0 fine, 1 the check failed (a divergence), 2 a usage or input error. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;

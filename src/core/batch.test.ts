@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { applyBatch, chargeKey, chargeSources } from "./batch.js";
 import type { Decision } from "./decision.js";
-import type { ReinsEvent } from "./events.js";
+import type { ReinsEvent } from "./reins-event.js";
 import { resolvePolicy } from "./policy.js";
 import type { State } from "./state.js";
 

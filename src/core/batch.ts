@@ -7,7 +7,7 @@ import type { Decision, DecisionAlert } from "./decision.js";
 import { advance } from "./engine.js";
 import { pipeline, type Pipeline } from "./pipeline.js";
 import { ReinsError } from "./errors.js";
-import type { ReinsEvent } from "./events.js";
+import type { ReinsEvent } from "./reins-event.js";
 import { budget } from "./guards/budget.js";
 import { periodLabel } from "./period.js";
 import type { Policy } from "./policy.js";

@@ -14,7 +14,7 @@ import {
 import { MAX_TEXT } from "./capped.js";
 import type { Decision } from "./decision.js";
 import { advance } from "./engine.js";
-import type { ReinsEvent } from "./events.js";
+import type { ReinsEvent } from "./reins-event.js";
 import { resolvePolicy, type PolicyInput } from "./policy.js";
 import { initialState, type State } from "./state.js";
 

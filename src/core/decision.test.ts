@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { advance, decide, replay } from "./engine.js";
-import type { ReinsEvent } from "./events.js";
+import type { ReinsEvent } from "./reins-event.js";
 import { pass, warn, type Guard } from "./guard.js";
 import { pipeline } from "./pipeline.js";
 import { defaultPolicy } from "./policy.js";

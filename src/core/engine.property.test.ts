@@ -13,7 +13,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Decision } from "./decision.js";
 import { advance, decide, replay } from "./engine.js";
-import type { BudgetResource, CompletionLevel, Outcome, ReinsEvent, ToolTouch } from "./events.js";
+import type { BudgetResource, CompletionLevel, Outcome, ReinsEvent, ToolTouch } from "./reins-event.js";
 import { gradeOf } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "./policy.js";

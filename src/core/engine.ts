@@ -4,7 +4,7 @@ import { draftOf, inPlace, writable, type Draft } from "./cow.js";
 import { EMPTY } from "./empty.js";
 import { decisionOf, hasEffects, type Decision } from "./decision.js";
 import { pass, type Effect, type Guard, type GuardResult } from "./guard.js";
-import { isHumanEvent, type ReinsEvent } from "./events.js";
+import { isHumanEvent, type ReinsEvent } from "./reins-event.js";
 import { pushCapped } from "./capped.js";
 import { ReinsError, assertNever } from "./errors.js";
 import { gradeOf, heldGrade } from "./grade.js";

@@ -13,7 +13,7 @@ export type ReinsErrorCode =
   | "usage"
   /** A plan file (src/plan/) is unreadable or invalid: the message names its file:line and field. */
   | "invalid_plan"
-  /** A `git` command failed (src/drive/git.ts: `GitError` carries the command, exit code and stderr). */
+  /** A `git` command failed (src/git/git.ts: `GitError` carries the command, exit code and stderr). */
   | "git_failed"
   /** A run's task was asked to move where its state machine does not go: a bug in the control core. */
   | "invalid_transition";

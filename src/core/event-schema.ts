@@ -1,7 +1,7 @@
 /** The zod schema of events from outside (a trace, a hook, the HTTP API), and parseEvent to check one. */
 import * as z from "zod";
 import { ReinsError } from "./errors.js";
-import type { ReinsEvent } from "./events.js";
+import type { ReinsEvent } from "./reins-event.js";
 import { oneLineText } from "./one-line.js";
 
 const text = z.string().max(1_000_000);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decide } from "./engine.js";
 import { pipeline } from "./pipeline.js";
-import type { ReinsEvent } from "./events.js";
+import type { ReinsEvent } from "./reins-event.js";
 import { gradeOf, heldGrade } from "./grade.js";
 import { block, warn, type Guard, type GuardResult } from "./guard.js";
 import { defaultPolicy } from "./policy.js";

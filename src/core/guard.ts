@@ -1,5 +1,5 @@
 /** What a guard is: its verdicts, alerts and effects, the Guard interface, and builders of its results. */
-import type { BudgetResource, EventKind, ReinsEvent } from "./events.js";
+import type { BudgetResource, EventKind, ReinsEvent } from "./reins-event.js";
 import type { Grade } from "./grade.js";
 import type { Policy } from "./policy.js";
 import type { TripReason } from "./breaker.js";

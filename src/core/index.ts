@@ -3,8 +3,8 @@
  * docs/architecture.md, "The pure cores and the shell"). The shell (stores, hooks, CLI, server) lives in
  * other entry points.
  */
-export type * from "./events.js";
-export { isHumanEvent } from "./events.js";
+export type * from "./reins-event.js";
+export { isHumanEvent } from "./reins-event.js";
 export { ReinsError, assertNever, type ReinsErrorCode } from "./errors.js";
 export { defaultPolicy, policySchema, resolvePolicy, type Policy, type PolicyInput } from "./policy.js";
 export { CAPS, STATE_BOUND_BYTES, cloneState, initialState, type Meter, type State } from "./state.js";

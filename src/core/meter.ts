@@ -1,5 +1,5 @@
 /** Budget meters: the resources they limit, their limits with extensions, their use, the levels reached. */
-import type { BudgetResource } from "./events.js";
+import type { BudgetResource } from "./reins-event.js";
 import type { Policy } from "./policy.js";
 import { LEVEL, type Meter, type State } from "./state.js";
 

@@ -12,7 +12,7 @@ import type {
   ToolRequested,
   UsageRecorded,
   VerificationRan,
-} from "./events.js";
+} from "./reins-event.js";
 import { callSignature, failureClass, runKey, writeKey } from "./keys.js";
 import { SESSION_REF, levelOf, limitOf, usedOf, utilization, type MeterRef } from "./meter.js";
 import { defaultPolicy, type Policy } from "./policy.js";

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_TEXT, clip } from "./capped.js";
 import { advance } from "./engine.js";
-import type { BudgetResource, ReinsEvent, ToolTouch } from "./events.js";
+import type { BudgetResource, ReinsEvent, ToolTouch } from "./reins-event.js";
 import { defaultPolicy } from "./policy.js";
 import { seeded } from "./seeded.js";
 import { CAPS, STATE_BOUND_BYTES, initialState, type State } from "./state.js";

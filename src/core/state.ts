@@ -3,7 +3,7 @@
  * bounded (see CAPS), so a session of any length keeps a state under STATE_BOUND_BYTES.
  */
 import { closedBreaker, type Breaker } from "./breaker.js";
-import type { BudgetResource } from "./events.js";
+import type { BudgetResource } from "./reins-event.js";
 import { emptyTally, type Tally } from "./tally.js";
 
 /** Upper bound, in bytes of JSON, of any state, whatever events it has seen. */

@@ -1,7 +1,7 @@
 /** The Store port every store implements (memory, SQLite, Redis, remote), and the run record it keeps. */
 import type { BatchResult, StoredAlert } from "./batch.js";
 import type { LogRecord } from "./batch.js";
-import type { ReinsEvent } from "./events.js";
+import type { ReinsEvent } from "./reins-event.js";
 import type { Pipeline } from "./pipeline.js";
 import type { Policy } from "./policy.js";
 import type { State } from "./state.js";

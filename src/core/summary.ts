@@ -1,5 +1,5 @@
 /** A scope's summary for people: spend against limits, budget status, breaker, activity (scopeSummary). */
-import type { BudgetResource } from "./events.js";
+import type { BudgetResource } from "./reins-event.js";
 import { RESOURCES, limitOf, usedOf, utilization, type MeterRef } from "./meter.js";
 import type { Policy } from "./policy.js";
 import type { BreakerStatus, TripReason } from "./breaker.js";

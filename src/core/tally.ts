@@ -1,7 +1,7 @@
 /** The tally: a scope's running totals for metrics, kept in its state, and what each decided event adds. */
 import { amount, clip } from "./capped.js";
 import { inPlace, writable, type Draft } from "./cow.js";
-import type { ReinsEvent } from "./events.js";
+import type { ReinsEvent } from "./reins-event.js";
 
 /** At most this many tool names are counted by name in one scope; the rest count as `other`. */
 export const TALLY_TOOLS = 32;

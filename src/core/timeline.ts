@@ -6,7 +6,7 @@ import type {
   ReinsEvent,
   ToolTouch,
   UsageRecorded,
-} from "./events.js";
+} from "./reins-event.js";
 
 /** FNV-1a, 32 bits, as 8 hex digits: a stable, pure hash for scripted events (the shell hashes real input with node:crypto). */
 export function fnv1a(text: string): string {

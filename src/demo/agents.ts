@@ -1,6 +1,6 @@
 /** The scripted agents of `reins demo`: generators of events that react to reins' decisions. */
 import type { Decision } from "../core/decision.js";
-import type { EventInput } from "../core/events.js";
+import type { EventInput } from "../core/reins-event.js";
 import { fnv1a } from "../core/timeline.js";
 
 /** What a scripted agent does next: an event (time and scope are added by the runner), or a pause. */

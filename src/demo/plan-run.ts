@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
-import { runnerFor } from "../drive/agents/index.js";
+import { runnerFor } from "../agents/index.js";
 import { progressWriter } from "../drive/progress.js";
 import { startRun, type RunOutcome } from "../drive/run.js";
 import { parsePlan } from "../plan/index.js";

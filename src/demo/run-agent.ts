@@ -1,7 +1,7 @@
 /** Runs a scripted agent through the engine or a store, keeping each event and its decision. */
 import type { Decision } from "../core/decision.js";
 import { advance } from "../core/engine.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import { initialState, type State } from "../core/state.js";
 import type { ScriptedAgent } from "./agents.js";

@@ -5,12 +5,12 @@ import type { CheckDef, CheckResult, RunAction, RunDecision, RunEvent, RunState 
 import { PLAN_CHECKS_ENV } from "../config/load-policy.js";
 import { ReinsError, assertNever } from "../core/errors.js";
 import type { Store } from "../core/store.js";
-import type { AgentRunner } from "./agents/runner.js";
+import type { AgentRunner } from "../agents/runner.js";
 import { touchesBoundary } from "./boundaries.js";
-import { runChecks } from "./checks.js";
-import { Git } from "./git.js";
+import { runChecks } from "../checks/checks.js";
+import { Git } from "../git/git.js";
 import { judgesOf, restoreJudges } from "./judges.js";
-import type { Guard } from "./guard.js";
+import type { RunGuard } from "./run-guard.js";
 import { buildPrompt } from "./prompt.js";
 import type { Recorder } from "./recorder.js";
 import type { ReadTrace, RunMeta, TraceWriter } from "./run-trace.js";
@@ -29,7 +29,7 @@ export interface DriveContext {
   replay: { steps: ReadTrace["steps"] } | null;
   store: Store;
   runner: AgentRunner;
-  guard: Guard;
+  guard: RunGuard;
   /** A git port for a working tree (the project, or a task's worktree). */
   git: (cwd: string) => Git;
   keys: { next: number; step: number };

@@ -8,8 +8,8 @@ import { ReinsError } from "../core/errors.js";
 import { perform, type DriveContext } from "./actions.js";
 import { checkpointOf, type Checkpoint } from "./checkpoint.js";
 import { driftOf, runSpecHashes } from "./drift.js";
-import type { KeyedAction, TraceLine } from "./run-trace.js";
-import { Divergence } from "./recorder.js";
+import type { KeyedAction, RunTraceLine } from "./run-trace.js";
+import { DivergenceError } from "./recorder.js";
 
 /** How a drive ended. */
 export interface DriveEnd {
@@ -18,7 +18,7 @@ export interface DriveEnd {
   finished: { proven: boolean } | null;
 }
 
-type Step = Extract<TraceLine, { t: "step" }>;
+type Step = Extract<RunTraceLine, { t: "step" }>;
 
 /** What one carried-out action came back with. */
 interface Answered {
@@ -40,17 +40,17 @@ function compare(
 ) {
   const where = `step ${recorded.n} (${recorded.event.kind})`;
   if (recorded.key !== key)
-    throw new Divergence(`${where}: recorded an answer to ${recorded.key}, replay got ${key}`);
+    throw new DivergenceError(`${where}: recorded an answer to ${recorded.key}, replay got ${key}`);
   if (!same(recorded.event, event))
-    throw new Divergence(
+    throw new DivergenceError(
       `${where}: recorded event ${JSON.stringify(recorded.event).slice(0, 300)}, replay made ${JSON.stringify(event).slice(0, 300)}`,
     );
   if (!same(recorded.decisions, decisions))
-    throw new Divergence(
+    throw new DivergenceError(
       `${where}: recorded decisions ${JSON.stringify(recorded.decisions).slice(0, 300)}, replay made ${JSON.stringify(decisions).slice(0, 300)}`,
     );
   if (!same(recorded.actions, actions))
-    throw new Divergence(
+    throw new DivergenceError(
       `${where}: recorded actions ${JSON.stringify(recorded.actions).slice(0, 300)}, replay made ${JSON.stringify(actions).slice(0, 300)}`,
     );
 }
@@ -58,7 +58,7 @@ function compare(
 /**
  * Runs the loop from `start` (a fresh run's `run.started`, or a resumed run's `run.resumed`) until the
  * core asks to finish or the signal aborts. In replay, answers are taken in the recorded order and every
- * step is compared with the recorded one; the first difference throws a `Divergence`.
+ * step is compared with the recorded one; the first difference throws a `DivergenceError`.
  */
 export async function drive(
   ctx: DriveContext,
@@ -93,7 +93,8 @@ export async function drive(
     const n = ctx.keys.step++;
     if (ctx.replay !== null) {
       const recorded = ctx.replay.steps[n];
-      if (recorded === undefined) throw new Divergence(`step ${n}: the replay went on past the recorded run`);
+      if (recorded === undefined)
+        throw new DivergenceError(`step ${n}: the replay went on past the recorded run`);
       compare(recorded, key, event, decisions, actions);
     } else ctx.trace?.write({ t: "step", n, key, event, decisions, actions });
   };
@@ -153,7 +154,7 @@ export async function drive(
     if (ctx.replay !== null) {
       const recorded = ctx.replay.steps[ctx.keys.step];
       if (recorded === undefined)
-        throw new Divergence(`step ${ctx.keys.step}: the recorded run ends here, the replay goes on`);
+        throw new DivergenceError(`step ${ctx.keys.step}: the recorded run ends here, the replay goes on`);
       if (recorded.event.kind === "run.resumed") {
         // The recorded run crashed here: whatever was in flight was dropped, and the resume went on.
         pending.clear();
@@ -161,7 +162,7 @@ export async function drive(
       } else {
         const answer = pending.get(recorded.key);
         if (answer === undefined)
-          throw new Divergence(
+          throw new DivergenceError(
             `step ${recorded.n}: recorded an answer to ${recorded.key}, which the replay never asked for`,
           );
         next = await answer;

@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { Git } from "./git.js";
+import type { Git } from "../git/git.js";
 
 /** The judges as an iteration starts (plain JSON: recorded in the trace). */
 export interface Judges {

@@ -50,7 +50,7 @@ export function liveRecorder(trace: TraceWriter): Recorder {
 }
 
 /** The result a replay asks for that the trace does not have: the run took another path than recorded. */
-export class Divergence extends ReinsError {
+export class DivergenceError extends ReinsError {
   constructor(message: string) {
     super("invalid_trace", message);
   }
@@ -72,7 +72,7 @@ export function replayRecorder(trace: ReadTrace): Recorder {
       }
       if (line.op !== op)
         return Promise.reject(
-          new Divergence(
+          new DivergenceError(
             `action ${key}: recorded ${line.op} as its interaction ${i + 1}, replay asked for ${op}`,
           ),
         );

@@ -11,7 +11,7 @@ import type {
   RunState,
   TaskStatus,
 } from "../control/types.js";
-import type { GuardAnswer } from "./guard.js";
+import type { GuardAnswer } from "./run-guard.js";
 import type { ReadTrace, RunMeta } from "./run-trace.js";
 
 /** One agent iteration of a task, as the report tells it. */

@@ -40,7 +40,7 @@ export interface RunStartOptions {
 }
 
 /** One line of a run's trace. */
-export type TraceLine =
+export type RunTraceLine =
   | { t: "meta"; meta: RunMeta }
   /** One event fed to the core (answering the action `key`), and what the core decided and asked. */
   | { t: "step"; n: number; key: string; event: RunEvent; decisions: RunDecision[]; actions: KeyedAction[] }
@@ -71,7 +71,7 @@ export class TraceWriter {
     return this.#bytes;
   }
 
-  write(line: TraceLine): void {
+  write(line: RunTraceLine): void {
     const buffer = Buffer.from(`${JSON.stringify(line)}\n`);
     let offset = 0;
     while (offset < buffer.length)
@@ -92,8 +92,8 @@ export class TraceWriter {
 /** A run's trace, read back: its meta line, its steps in order, and the outside results per action key. */
 export interface ReadTrace {
   meta: RunMeta;
-  steps: Extract<TraceLine, { t: "step" }>[];
-  io: Map<string, Extract<TraceLine, { t: "io" }>[]>;
+  steps: Extract<RunTraceLine, { t: "step" }>[];
+  io: Map<string, Extract<RunTraceLine, { t: "io" }>[]>;
 }
 
 /** Reads a run's trace; a line that is not JSON or not a trace line is named with its number. */
@@ -107,9 +107,9 @@ export function readRunTrace(path: string): ReadTrace {
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i];
     if (raw === undefined || raw.trim() === "") continue;
-    let line: TraceLine;
+    let line: RunTraceLine;
     try {
-      line = JSON.parse(raw) as TraceLine;
+      line = JSON.parse(raw) as RunTraceLine;
     } catch {
       throw new ReinsError("usage", `${path}:${i + 1}: not JSON`);
     }

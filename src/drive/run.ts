@@ -15,12 +15,12 @@ import { reinsDir } from "../config/reins-dir.js";
 import { Spool } from "../store/spool.js";
 import { restoreAside, type DriveContext } from "./actions.js";
 import { lockRun } from "./run-lock.js";
-import type { AgentRunner } from "./agents/runner.js";
+import type { AgentRunner } from "../agents/runner.js";
 import { checkpointFrom } from "./checkpoint.js";
 import { namesSpec, specHashes } from "./drift.js";
 import { drive, type DriveEnd } from "./drive.js";
-import { Git } from "./git.js";
-import { runGuard, type Guard } from "./guard.js";
+import { Git } from "../git/git.js";
+import { runGuard, type RunGuard } from "./run-guard.js";
 import { liveRecorder, replayRecorder, type Recorder } from "./recorder.js";
 import { approvalsFor, awaitingApproval } from "./approvals.js";
 import { buildReport, writeReportFiles } from "./report.js";
@@ -102,7 +102,7 @@ function context(
   recorder: Recorder,
   trace: TraceWriter | null,
   replay: ReadTrace | null,
-  guard: Guard,
+  guard: RunGuard,
 ): DriveContext {
   const dir = runDir(options.root, meta.run);
   const ctx: DriveContext = {
@@ -418,7 +418,7 @@ export async function replayRun(
   const first = read.steps[0];
   if (first?.event.kind !== "run.started")
     throw new ReinsError("invalid_trace", `${options.trace}: the trace does not start with run.started`);
-  const noGuard: Guard = {
+  const noGuard: RunGuard = {
     scope: `run:${read.meta.run}`,
     paused: () => Promise.resolve(null),
     started: () => Promise.resolve(),

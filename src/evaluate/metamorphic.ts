@@ -11,7 +11,7 @@
  *   by one each time, then green) and each real edit followed by another edit of the same file that changes
  *   its content.
  */
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { isToolHook, type LoggedCall, type LoggedRun } from "../logs/run.js";
 import type { Policy } from "../core/policy.js";
 import { seeded } from "../core/seeded.js";

@@ -1,14 +1,14 @@
 /** Replays a logged run through the hooks' own path: the adapter's plan, `applyBatch`, the reply. */
 import { applyBatch, type Answer, type LogRecord } from "../core/batch.js";
 import type { Decision } from "../core/decision.js";
-import type { EventInput, ReinsEvent } from "../core/events.js";
+import type { EventInput, ReinsEvent } from "../core/reins-event.js";
 import { gradeOf, type Grade } from "../core/grade.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
-import { ADAPTERS } from "../hooks/adapters.js";
-import { worstAnswer } from "../hooks/common.js";
+import { HOOK_AGENTS } from "../hooks/hook-agents.js";
+import { worstAnswer } from "../vocabulary/replies.js";
 import type { RolloutNews, UsageReader } from "../hooks/transcript.js";
-import { usageEvent } from "../hooks/usage.js";
+import { usageEvent } from "../vocabulary/usage.js";
 import { isToolHook, toolCallCount, type LoggedCall, type LoggedRun } from "../logs/run.js";
 import { traceHeader, traceLine } from "../trace/trace.js";
 
@@ -110,7 +110,7 @@ function decidingGuard(decision: Decision): string | undefined {
 
 /** Replays one logged run under `policy`, deterministically: event ids come from the run and the call. */
 export function replayRun(run: LoggedRun, policy: Policy): ReplayedRun {
-  const adapter = ADAPTERS[run.agent];
+  const adapter = HOOK_AGENTS[run.agent];
   if (adapter === undefined) throw new Error(`no adapter for agent ${run.agent}`);
   const states = new Map<string, State>();
   const ids = new Set<string>();

@@ -1,6 +1,6 @@
 /** The text of `reins replay` and `reins evaluate`: timelines, summaries, precision, sweep curves. */
 import { formatCount, formatDuration } from "../core/format.js";
-import { table } from "../cli/table.js";
+import { table } from "../text/table.js";
 import { isToolHook } from "../logs/run.js";
 import type { Evaluation, GroupCounts } from "./evaluate.js";
 import { STUCK_BOUND, type MetamorphicSummary } from "./metamorphic.js";

@@ -1,5 +1,5 @@
 /** Agent sessions written as the Claude Code hook calls they would make, for benchmarks and tests. */
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import type { LoggedCall, LoggedRun } from "../logs/run.js";
 
 /**

@@ -1,7 +1,7 @@
 /** The contract every agent CLI's hook adapter fulfils: how it reads its input and plans its reply. */
 import type * as z from "zod";
 import type { Answer } from "../core/batch.js";
-import type { EventInput } from "../core/events.js";
+import type { EventInput } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { UsageReader } from "./transcript.js";

@@ -1,18 +1,16 @@
 /** Claude Code's hook protocol: its input, how a tool call ended, and the replies in its forms. */
 import * as z from "zod";
 import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
+import { canonical } from "../vocabulary/hash.js";
 import {
-  canonical,
   claimEvent,
-  contextReply,
   promptTaskEvents,
-  sessionIdSchema,
   toolEndEvents,
-  toolTouch,
-  verdictOf,
-  worstAnswer,
   type ToolOutcome,
-} from "./common.js";
+} from "../vocabulary/event-builders.js";
+import { contextReply, verdictOf, worstAnswer } from "../vocabulary/replies.js";
+import { sessionIdSchema } from "./session-id.js";
+import { toolTouch } from "../vocabulary/tool-touch.js";
 import { statusReply } from "./status-line.js";
 
 /**

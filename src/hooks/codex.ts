@@ -1,18 +1,16 @@
 /** Codex CLI's hook protocol: its input, usage and exit codes read from its rollout, its replies. */
 import * as z from "zod";
 import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
+import { canonical } from "../vocabulary/hash.js";
 import {
-  canonical,
   claimEvent,
-  contextReply,
   promptTaskEvents,
-  sessionIdSchema,
   toolEndEvents,
-  toolTouch,
-  verdictOf,
-  worstAnswer,
   type ToolOutcome,
-} from "./common.js";
+} from "../vocabulary/event-builders.js";
+import { contextReply, verdictOf, worstAnswer } from "../vocabulary/replies.js";
+import { sessionIdSchema } from "./session-id.js";
+import { toolTouch } from "../vocabulary/tool-touch.js";
 import { statusReply } from "./status-line.js";
 
 /**

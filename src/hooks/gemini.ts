@@ -1,21 +1,14 @@
 /** Gemini CLI's hook protocol: its input, its model usage, and the replies in its forms. */
 import * as z from "zod";
-import type { EventInput } from "../core/events.js";
+import type { EventInput } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import type { AgentAdapter, AgentName, HookContext, HookPlan } from "./agent-adapter.js";
-import { usageEvent, type UsageRecord } from "./usage.js";
-import {
-  canonical,
-  claimEvent,
-  contextReply,
-  hashOf,
-  sessionIdSchema,
-  toolEndEvents,
-  toolTouch,
-  verdictOf,
-  worstAnswer,
-  type ToolOutcome,
-} from "./common.js";
+import { usageEvent, type UsageRecord } from "../vocabulary/usage.js";
+import { canonical, hashOf } from "../vocabulary/hash.js";
+import { claimEvent, toolEndEvents, type ToolOutcome } from "../vocabulary/event-builders.js";
+import { contextReply, verdictOf, worstAnswer } from "../vocabulary/replies.js";
+import { sessionIdSchema } from "./session-id.js";
+import { toolTouch } from "../vocabulary/tool-touch.js";
 import { statusReply } from "./status-line.js";
 
 /**

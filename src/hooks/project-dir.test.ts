@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ADAPTERS } from "./adapters.js";
+import { HOOK_AGENTS } from "./hook-agents.js";
 import { projectOf, runHook } from "./run-hook.js";
 
 /**
@@ -24,33 +24,33 @@ function projectDir(): string {
 }
 
 const inputOf = (agent: string, hookEvent: string, cwd: string) =>
-  ADAPTERS[agent]!.input.parse({ session_id: "s1", hook_event_name: hookEvent, cwd });
+  HOOK_AGENTS[agent]!.input.parse({ session_id: "s1", hook_event_name: hookEvent, cwd });
 
 describe("the project of a hook call", () => {
   it("of a Codex hook is its input's cwd, whatever CLAUDE_PROJECT_DIR or GEMINI_PROJECT_DIR say", () => {
     const env = { CLAUDE_PROJECT_DIR: "/claude", GEMINI_PROJECT_DIR: "/gemini" };
-    expect(projectOf(ADAPTERS.codex!, inputOf("codex", "SessionStart", "/codex"), env, "/proc")).toBe(
+    expect(projectOf(HOOK_AGENTS.codex!, inputOf("codex", "SessionStart", "/codex"), env, "/proc")).toBe(
       "/codex",
     );
   });
 
   it("of a Claude Code hook is CLAUDE_PROJECT_DIR, not GEMINI_PROJECT_DIR", () => {
     const input = inputOf("claude", "SessionStart", "/cwd");
-    expect(projectOf(ADAPTERS.claude!, input, { CLAUDE_PROJECT_DIR: "/claude" }, "/proc")).toBe("/claude");
-    expect(projectOf(ADAPTERS.claude!, input, { GEMINI_PROJECT_DIR: "/gemini" }, "/proc")).toBe("/cwd");
+    expect(projectOf(HOOK_AGENTS.claude!, input, { CLAUDE_PROJECT_DIR: "/claude" }, "/proc")).toBe("/claude");
+    expect(projectOf(HOOK_AGENTS.claude!, input, { GEMINI_PROJECT_DIR: "/gemini" }, "/proc")).toBe("/cwd");
   });
 
   it("of a Gemini CLI hook is GEMINI_PROJECT_DIR, else its alias CLAUDE_PROJECT_DIR", () => {
     const input = inputOf("gemini", "SessionStart", "/cwd");
     const both = { GEMINI_PROJECT_DIR: "/gemini", CLAUDE_PROJECT_DIR: "/claude" };
-    expect(projectOf(ADAPTERS.gemini!, input, both, "/proc")).toBe("/gemini");
-    expect(projectOf(ADAPTERS.gemini!, input, { CLAUDE_PROJECT_DIR: "/claude" }, "/proc")).toBe("/claude");
-    expect(projectOf(ADAPTERS.gemini!, input, {}, "/proc")).toBe("/cwd");
+    expect(projectOf(HOOK_AGENTS.gemini!, input, both, "/proc")).toBe("/gemini");
+    expect(projectOf(HOOK_AGENTS.gemini!, input, { CLAUDE_PROJECT_DIR: "/claude" }, "/proc")).toBe("/claude");
+    expect(projectOf(HOOK_AGENTS.gemini!, input, {}, "/proc")).toBe("/cwd");
   });
 
   it("is the process's cwd when neither the environment nor the input names one", () => {
-    const input = ADAPTERS.codex!.input.parse({ session_id: "s1", hook_event_name: "SessionStart" });
-    expect(projectOf(ADAPTERS.codex!, input, { CLAUDE_PROJECT_DIR: "/claude" }, "/proc")).toBe("/proc");
+    const input = HOOK_AGENTS.codex!.input.parse({ session_id: "s1", hook_event_name: "SessionStart" });
+    expect(projectOf(HOOK_AGENTS.codex!, input, { CLAUDE_PROJECT_DIR: "/claude" }, "/proc")).toBe("/proc");
   });
 
   it("of a Codex hook run inside a Claude Code session is recorded in Codex's project", async () => {

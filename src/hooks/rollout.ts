@@ -1,5 +1,5 @@
 /** What reins reads from a Codex CLI rollout line: a response's token usage, a command's exit code. */
-import type { UsageRecord } from "./usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 
 /**
  * What reins reads from a Codex CLI rollout line (`~/.codex/sessions/.../rollout-*.jsonl`): the token usage

@@ -2,13 +2,13 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFile
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import { defaultPolicy, type Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import { ReinsError } from "../core/errors.js";
 import { MemoryStore } from "../store/memory.js";
 import { Spool } from "../store/spool.js";
-import { ADAPTERS } from "./adapters.js";
+import { HOOK_AGENTS } from "./hook-agents.js";
 import { answerHook, runHook, type HookServices } from "./run-hook.js";
 import { TranscriptReader } from "./transcript.js";
 
@@ -19,7 +19,7 @@ import { TranscriptReader } from "./transcript.js";
  * must never cost the call itself.
  */
 
-const claude = ADAPTERS.claude!;
+const claude = HOOK_AGENTS.claude!;
 
 const dirs: string[] = [];
 afterAll(() => {

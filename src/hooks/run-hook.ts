@@ -12,10 +12,10 @@ import { openStore } from "../store/open.js";
 import { redact } from "../store/redact.js";
 import { UnavailableStore } from "../store/unavailable.js";
 import { Spool } from "../store/spool.js";
-import { ADAPTERS, AGENTS } from "./adapters.js";
+import { HOOK_AGENTS, AGENTS } from "./hook-agents.js";
 import type { AgentAdapter } from "./agent-adapter.js";
 import { TranscriptReader } from "./transcript.js";
-import { eventsAt } from "./common.js";
+import { eventsAt } from "../vocabulary/event-builders.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
@@ -145,7 +145,7 @@ export function readHookInput(
   agent: string,
   raw: Buffer | string,
 ): { adapter: AgentAdapter; input: unknown; warning?: string } | HookResult {
-  const adapter = ADAPTERS[agent];
+  const adapter = HOOK_AGENTS[agent];
   if (adapter === undefined)
     return allow(`reins hook: unknown agent "${agent}" (use ${AGENTS.join(", ")}); allowed without guarding`);
   const size = typeof raw === "string" ? Buffer.byteLength(raw) : raw.length;

@@ -4,7 +4,7 @@ import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { scopeSummary } from "../core/summary.js";
 import type { HookPlan } from "./agent-adapter.js";
-import { contextReply } from "./common.js";
+import { contextReply } from "../vocabulary/replies.js";
 
 /** One line for the model about the session's budget and breaker. */
 export function statusLine(state: State | null, policy: Policy): string {

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { cleanEnv, runBounded } from "../../test/support/processes.js";
 import { defaultPolicy } from "../core/policy.js";
 import { TranscriptReader } from "./transcript.js";
-import { usageEvent } from "./usage.js";
+import { usageEvent } from "../vocabulary/usage.js";
 
 const dirs: string[] = [];
 afterAll(() => {

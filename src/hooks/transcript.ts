@@ -12,11 +12,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import type { EventInput } from "../core/events.js";
+import type { EventInput } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
-import { hashOf } from "./common.js";
+import { hashOf } from "../vocabulary/hash.js";
 import { rolloutExit, rolloutModel, rolloutUsage } from "./rollout.js";
-import { usageEvent, type UsageRecord } from "./usage.js";
+import { usageEvent, type UsageRecord } from "../vocabulary/usage.js";
 
 /** Reads at most this much new transcript per hook call; the rest waits for the next call. */
 const MAX_READ = 8 * 1024 * 1024;

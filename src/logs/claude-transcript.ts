@@ -1,6 +1,6 @@
 /** Reads a Claude Code session transcript back as the hook calls Claude Code made. */
 import { entryUsage, type TranscriptEntry } from "../hooks/transcript.js";
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { addLeftoverUsage, timeOf, type LoggedCall, type LoggedRun } from "./run.js";
 
 /**

@@ -1,6 +1,6 @@
 /** Reads a Codex CLI rollout back as the hook calls Codex made. */
 import { openAiUsage, rolloutExit, rolloutModel, rolloutUsage } from "../hooks/rollout.js";
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { addLeftoverUsage, timeOf, type LoggedCall, type LoggedRun } from "./run.js";
 import { num, rec, str, type Row } from "./values.js";
 

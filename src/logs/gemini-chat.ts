@@ -1,6 +1,6 @@
 /** Reads a Gemini CLI chat recording back as the hook calls Gemini CLI made. */
 import { geminiTokens } from "../hooks/gemini.js";
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { addLeftoverUsage, timeOf, type LoggedCall, type LoggedRun } from "./run.js";
 import { rec, str, type Row } from "./values.js";
 

@@ -1,5 +1,5 @@
 /** Reads a mini-swe-agent trajectory as the hook calls Claude Code would have made for the same work. */
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { addLeftoverUsage, type LoggedCall, type LoggedRun } from "./run.js";
 import { num } from "./values.js";
 

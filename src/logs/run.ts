@@ -1,5 +1,5 @@
 /** An agent run read back from its own log: the hook calls its agent CLI would have made. */
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 
 /**
  * An agent run read back from the agent's own log, as the hook calls its agent CLI would have made: the

@@ -1,6 +1,6 @@
 /** Reads a SWE-agent trajectory as the hook calls Claude Code would have made for the same work. */
 import { posix } from "node:path";
-import type { UsageRecord } from "../hooks/usage.js";
+import type { UsageRecord } from "../vocabulary/usage.js";
 import { addLeftoverUsage, type LoggedCall, type LoggedRun } from "./run.js";
 import { num, rec, str, type Row } from "./values.js";
 

@@ -9,7 +9,7 @@ import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ReinsError } from "../core/errors.js";
-import { REPO_OVERRIDES } from "../drive/git.js";
+import { REPO_OVERRIDES } from "../git/git.js";
 
 /** git's id of the empty tree: the base of a repository without commits. */
 export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";

@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import type { LogRecord } from "../core/batch.js";
 import type { Decision } from "../core/decision.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import type { Level } from "./plan-view.js";

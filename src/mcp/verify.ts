@@ -1,8 +1,8 @@
 /** `verify_*_completion`: run a scope's required checks, gather the evidence, record and answer a verdict. */
 import { createHash } from "node:crypto";
 import type { CheckResult } from "../control/types.js";
-import { runChecks } from "../drive/checks.js";
-import { Git } from "../drive/git.js";
+import { runChecks } from "../checks/checks.js";
+import { Git } from "../git/git.js";
 import { changedBetween, EMPTY_TREE, headCommit, treeFingerprint } from "./fingerprint.js";
 import { own } from "../control/graph.js";
 import { adviceOf, readLedger, record, startOf, verdictName, type PlanEvent } from "./ledger.js";

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Policy } from "../core/policy.js";
-import { runnerFor } from "../drive/agents/index.js";
+import { runnerFor } from "../agents/index.js";
 import { ORACLE_SYSTEM, reviewPrompt, type ReviewInput } from "./prompt.js";
 import { parseVerdict, type OracleVerdict } from "./verdict.js";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Pipeline } from "../core/pipeline.js";
 import { ReinsError } from "../core/errors.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import { resolvePolicy, type Policy } from "../core/policy.js";
 import { timeline } from "../core/timeline.js";
 import { MemoryStore } from "../store/memory.js";

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import type { StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
-import type { EventInput } from "../core/events.js";
+import type { EventInput } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";

@@ -12,7 +12,7 @@ import * as z from "zod";
 import type { LogRecord } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
 import { eventSchema, scopeText } from "../core/event-schema.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";

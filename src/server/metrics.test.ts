@@ -4,15 +4,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import { defaultPolicy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
-import { ADAPTERS } from "../hooks/adapters.js";
+import { HOOK_AGENTS } from "../hooks/hook-agents.js";
 import { AGENT_NAMES } from "../hooks/agent-adapter.js";
-import { eventsAt } from "../hooks/common.js";
+import { eventsAt } from "../vocabulary/event-builders.js";
 import { answerHook } from "../hooks/run-hook.js";
 import { TranscriptReader } from "../hooks/transcript.js";
-import { usageEvent } from "../hooks/usage.js";
+import { usageEvent } from "../vocabulary/usage.js";
 import { MemoryStore } from "../store/memory.js";
 import { Spool } from "../store/spool.js";
 import { agentLabel, createMetrics } from "./metrics.js";
@@ -57,7 +57,7 @@ describe("the agent label", () => {
     };
     for (const [i, name] of AGENT_NAMES.entries()) {
       const input = { session_id: `via-${name}`, hook_event_name: "SessionStart", cwd: dir };
-      const answered = await answerHook(ADAPTERS[name]!, input, services, 1_000);
+      const answered = await answerHook(HOOK_AGENTS[name]!, input, services, 1_000);
       expect(answered.warning).toBe("");
       await spend(store, `session:via-${name}`, 100 * (i + 1), 2_000);
     }

@@ -1,6 +1,6 @@
 /** Tests of reading every scope's state once for many readers. */
 import { describe, expect, it } from "vitest";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import { defaultPolicy } from "../core/policy.js";
 import { MemoryStore } from "../store/memory.js";
 import { StateScan } from "./scan.js";

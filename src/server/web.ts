@@ -6,7 +6,7 @@ import type {} from "@fastify/swagger"; // its `schema.hide`, which keeps these 
 import type { FastifyInstance, FastifyReply } from "fastify";
 import * as z from "zod";
 import type { Policy } from "../core/policy.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import { runIdSchema } from "../core/stored-run.js";

@@ -1,7 +1,7 @@
 /** The store in this process's memory (reins/memory). */
 import { applyBatch, policyFor, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import type { Pipeline } from "../core/pipeline.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import { rebuild, snapshotDue } from "../core/snapshot.js";
 import type { State } from "../core/state.js";

@@ -12,7 +12,7 @@ import {
 } from "../core/batch.js";
 import type { Decision } from "../core/decision.js";
 import { ReinsError } from "../core/errors.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
 import { rebuild, snapshotDue, trimmable } from "../core/snapshot.js";

@@ -3,7 +3,7 @@ import type { BatchResult, LogRecord, StoredAlert } from "../core/batch.js";
 import type { Decision } from "../core/decision.js";
 import type { Pipeline } from "../core/pipeline.js";
 import { ReinsError } from "../core/errors.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store, StoredRun } from "../core/store.js";

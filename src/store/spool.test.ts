@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { hostileEvents } from "../../test/support/hostile.js";
 import { ReinsError } from "../core/errors.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import { defaultPolicy } from "../core/policy.js";
 import { createGovernor } from "../governor.js";
 import { MemoryStore } from "./memory.js";

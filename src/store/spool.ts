@@ -13,7 +13,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { ReinsError } from "../core/errors.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import type Database from "better-sqlite3";
 import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
 import { rebuild, snapshotDue } from "../core/snapshot.js";

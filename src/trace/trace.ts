@@ -6,7 +6,7 @@ import type { Decision } from "../core/decision.js";
 import { advance } from "../core/engine.js";
 import { ReinsError } from "../core/errors.js";
 import { parseEvent } from "../core/event-schema.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import { resolvePolicy, type Policy } from "../core/policy.js";
 import { initialState, type State } from "../core/state.js";
 

@@ -10,10 +10,10 @@ import { dirtyTreeLine } from "../install/local-files.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
-import type { AgentRunner } from "../drive/agents/runner.js";
-import { firstLine } from "../drive/first-line.js";
-import { Git } from "../drive/git.js";
-import type { Guard } from "../drive/guard.js";
+import type { AgentRunner } from "../agents/runner.js";
+import { firstLine } from "../text/first-line.js";
+import { Git } from "../git/git.js";
+import type { RunGuard } from "../drive/run-guard.js";
 import { loadPlan } from "../plan/index.js";
 import { hashedSpec, hashSection, specPath } from "../spec/read.js";
 import { findSection } from "../spec/sections.js";
@@ -40,7 +40,7 @@ export interface SpecRunOptions {
    * Where those iterations are charged (`run:workflow`): a paused budget or an open breaker keeps the agent
    * from being started.
    */
-  guard: Guard;
+  guard: RunGuard;
   /** The time of an iteration's end, for its usage event (ms since the epoch). */
   now: () => number;
   agentTimeoutMs: number;

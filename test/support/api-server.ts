@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import type { ReinsEvent } from "../../src/core/events.js";
+import type { ReinsEvent } from "../../src/core/reins-event.js";
 import { timeline, type Timeline } from "../../src/core/timeline.js";
 import { openServices, type HookServices } from "../../src/hooks/run-hook.js";
 import { agentToken, apiToken, hookSecret } from "../../src/server/secret.js";

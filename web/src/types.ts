@@ -1,7 +1,7 @@
 /** The API's shapes, taken from the server's own types so the two cannot drift apart. */
 export type { LogRecord, StoredAlert } from "../../src/core/batch.js";
 export type { Decision } from "../../src/core/decision.js";
-export type { ReinsEvent } from "../../src/core/events.js";
+export type { ReinsEvent } from "../../src/core/reins-event.js";
 export type { BudgetLine, BudgetStatus, ScopeSummary } from "../../src/core/summary.js";
 export type { Overview, SpendSeries } from "../../src/server/web.js";
 export type { StoredRun } from "../../src/core/store.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Decision } from "../decision.js";
 import { pipeline } from "../pipeline.js";
-import type { BudgetResource, UsageRecorded } from "../events.js";
+import type { BudgetResource, UsageRecorded } from "../reins-event.js";
 import { resolvePolicy, type PolicyInput } from "../policy.js";
 import { LEVEL } from "../state.js";
 import type { Timeline } from "../timeline.js";

@@ -1,5 +1,5 @@
 /** The budget guard: warns, asks and pauses as a session's or task's spend nears and reaches its limits. */
-import type { BudgetResource } from "../events.js";
+import type { BudgetResource } from "../reins-event.js";
 import { block, pass, warn, type Effect, type Guard, type GuardResult } from "../guard.js";
 import { formatCount, formatDuration, formatPercent, formatUsd } from "../format.js";
 import {

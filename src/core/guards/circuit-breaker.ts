@@ -1,6 +1,6 @@
 /** The circuit-breaker guard: opens the breaker when the agent is stuck, holds calls while it is open. */
 import { own } from "../capped.js";
-import type { ReinsEvent, ToolRequested } from "../events.js";
+import type { ReinsEvent, ToolRequested } from "../reins-event.js";
 import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";
 import type { TripReason } from "../breaker.js";

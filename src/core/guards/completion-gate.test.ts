@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Decision } from "../decision.js";
 import { replay } from "../engine.js";
 import { pipeline } from "../pipeline.js";
-import type { CompletionLevel } from "../events.js";
+import type { CompletionLevel } from "../reins-event.js";
 import type { GuardResult } from "../guard.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { timeline, type Timeline } from "../timeline.js";

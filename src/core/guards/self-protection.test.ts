@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { replay } from "../engine.js";
-import type { ReinsEvent } from "../events.js";
+import type { ReinsEvent } from "../reins-event.js";
 import { defaultPolicy, resolvePolicy } from "../policy.js";
 import { isProtectedPath } from "./self-protection.js";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Decision } from "../decision.js";
 import { advance } from "../engine.js";
 import { pipeline } from "../pipeline.js";
-import type { UsageRecorded } from "../events.js";
+import type { UsageRecorded } from "../reins-event.js";
 import { resolvePolicy, type PolicyInput } from "../policy.js";
 import { initialState } from "../state.js";
 import { timeline } from "../timeline.js";

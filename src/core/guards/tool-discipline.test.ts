@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { replay } from "../engine.js";
 import { pipeline } from "../pipeline.js";
-import type { EventKind } from "../events.js";
+import type { EventKind } from "../reins-event.js";
 import type { GuardResult } from "../guard.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { timeline, type Timeline } from "../timeline.js";

@@ -1,7 +1,7 @@
 /** Runs one shell command for the loop (a check, a setup step) in its own process group. */
 import { performance } from "node:perf_hooks";
-import { TailBuffer } from "./capture.js";
-import { runProcessGroup } from "./process-group.js";
+import { TailBuffer } from "../process/capture.js";
+import { runProcessGroup } from "../process/process-group.js";
 
 /**
  * Runs one shell command for the loop (a check, a setup step): `sh -c` in its own process group, stdout

@@ -5,7 +5,7 @@ import { lstat, rm } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import pRetry from "p-retry";
 import { ReinsError } from "../core/errors.js";
-import { firstLine } from "./first-line.js";
+import { firstLine } from "../text/first-line.js";
 
 /**
  * The git port of `reins run`, over the `git` CLI: stable English output (`LC_ALL=C`), never a prompt

@@ -1,7 +1,8 @@
 /** A model call's token usage, priced into a `usage.recorded` event. */
-import type { EventInput } from "../core/events.js";
+import type { EventInput } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
-import { costOf, hashOf, priceOf } from "./common.js";
+import { costOf, priceOf } from "./pricing.js";
+import { hashOf } from "./hash.js";
 
 /**
  * One model call's token usage as an agent's log or transcript reports it, before it is priced. `id` is

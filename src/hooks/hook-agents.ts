@@ -5,7 +5,7 @@ import { codex } from "./codex.js";
 import { gemini } from "./gemini.js";
 
 /** The agents whose hook protocols reins speaks, by name. */
-export const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini };
+export const HOOK_AGENTS: Record<string, AgentAdapter> = { claude, codex, gemini };
 
 /** Their names. */
-export const AGENTS = Object.keys(ADAPTERS);
+export const AGENTS = Object.keys(HOOK_AGENTS);

@@ -1,6 +1,6 @@
 /** Runs one agent program for one iteration, its output kept within bounds. */
-import { HeadTailBuffer, TailBuffer } from "../capture.js";
-import { runProcessGroup } from "../process-group.js";
+import { HeadTailBuffer, TailBuffer } from "../process/capture.js";
+import { runProcessGroup } from "../process/process-group.js";
 
 /** Spawning an agent program for one iteration: bounded, killable, and leaving nothing behind. */
 

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ReinsError } from "../../core/errors.js";
+import { ReinsError } from "../core/errors.js";
 import { runnerFor } from "./index.js";
 import type { AgentRequest } from "./runner.js";
 

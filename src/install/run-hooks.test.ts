@@ -13,8 +13,9 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hookEventsOf, initAgent, isReinsHook, readSettings } from "../hooks/init.js";
-import { MCP_NAME } from "../mcp/install.js";
+import { hookEventsOf } from "../hooks/hook-events.js";
+import { initAgent, isReinsHook, readSettings } from "./agent-hooks.js";
+import { MCP_NAME } from "./mcp.js";
 import { claudeRunArgs, geminiRunEnv } from "./run-hooks.js";
 
 const BIN = "/opt/reins/bin/reins.js";

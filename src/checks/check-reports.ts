@@ -1,8 +1,8 @@
 /** Reads a check run's evidence (exit code, output, JUnit XML or vitest JSON report) into a result. */
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import type { CheckDef, CheckResult } from "../control/types.js";
-import { failingTestNames, testSummary } from "../hooks/test-summary.js";
-import { firstLine } from "./first-line.js";
+import { failingTestNames, testSummary } from "../vocabulary/test-summary.js";
+import { firstLine } from "../text/first-line.js";
 
 /**
  * Reads what one check run proves: from its exit code and output, a JUnit XML report or vitest's JSON

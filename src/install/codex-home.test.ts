@@ -14,8 +14,10 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hookEventsOf, initAgent, isReinsHook } from "../hooks/init.js";
-import { codexHookHash, codexHookSlots, codexTrustedHashes, readToml, tomlGet } from "../hooks/trust.js";
+import { hookEventsOf } from "../hooks/hook-events.js";
+import { initAgent, isReinsHook } from "./agent-hooks.js";
+import { codexHookHash, codexHookSlots, codexTrustedHashes } from "./trust.js";
+import { readToml, tomlGet } from "./toml-lines.js";
 import { carriedTrust, codexRunEnv, runCodexConfig } from "./codex-home.js";
 
 const BIN = "/opt/reins/bin/reins.js";

@@ -1,5 +1,5 @@
 /** The agents `reins run` can drive, by the `--agent` spec that names them. */
-import { ReinsError } from "../../core/errors.js";
+import { ReinsError } from "../core/errors.js";
 import { claudeRunner, type ClaudeOptions } from "./claude.js";
 import { codexRunner, type CodexOptions } from "./codex.js";
 import { commandRunner } from "./command.js";

@@ -18,9 +18,10 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname, join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { ReinsError } from "../core/errors.js";
-import { readSettings } from "../hooks/init.js";
-import { codexHome, tomlHeader } from "../hooks/trust.js";
-import { CODEX_PATH, codexMcpText, type CodexMcpEntry } from "./codex-config.js";
+import { readSettings } from "./agent-hooks.js";
+import { codexHome } from "./trust.js";
+import { tomlHeader } from "./toml-lines.js";
+import { CODEX_PATH, codexMcpText, type CodexMcpEntry } from "./mcp-codex.js";
 
 /**
  * How long an agent waits for one tool call, in seconds: a verify runs its scope's checks one after another

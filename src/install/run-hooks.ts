@@ -8,9 +8,9 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { daemonName } from "../daemon/paths.js";
-import { initAgent, isReinsHook, readSettings } from "../hooks/init.js";
+import { initAgent, isReinsHook, readSettings } from "./agent-hooks.js";
 import { hookSecret } from "../server/secret.js";
-import { claudeMcpEntry, codexMcpEntry, geminiMcpEntry, MCP_NAME } from "../mcp/install.js";
+import { claudeMcpEntry, codexMcpEntry, geminiMcpEntry, MCP_NAME } from "./mcp.js";
 import { reinsDir } from "../config/reins-dir.js";
 
 /**

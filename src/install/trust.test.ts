@@ -11,11 +11,9 @@ import {
   codexTrustedHashes,
   geminiFolderTrust,
   geminiTrustedFoldersPath,
-  readToml,
   readTrustedFolders,
-  tomlSet,
-  tomlUnset,
 } from "./trust.js";
+import { readToml, tomlSet, tomlUnset } from "./toml-lines.js";
 
 const CONFIG = `# my settings
 model = "o3"

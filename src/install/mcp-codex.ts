@@ -4,7 +4,7 @@
  * `mcp_servers.reins` changed), else reins leaves the file alone and says what to do by hand.
  */
 import { isDeepStrictEqual } from "node:util";
-import { readToml, tomlGet, tomlHeader } from "../hooks/trust.js";
+import { readToml, tomlGet, tomlHeader } from "./toml-lines.js";
 
 /** A Codex `[mcp_servers.<name>]` table's values. */
 export type CodexMcpEntry = Record<string, string | string[] | number | boolean>;

@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { CheckResult } from "../control/types.js";
 import type { Decision } from "../core/decision.js";
-import type { ReinsEvent } from "../core/events.js";
+import type { ReinsEvent } from "../core/reins-event.js";
 import { gradeOf } from "../core/grade.js";
 import { scopeSummary } from "../core/summary.js";
 import type { Governor } from "../governor.js";
@@ -17,7 +17,7 @@ export interface GuardAnswer {
 }
 
 /** The guard engine, as the driver sees it. */
-export interface Guard {
+export interface RunGuard {
   /** The scope the run records in (`run:<id>`). */
   readonly scope: string;
   /** Why the run may not go on (a paused budget, an open breaker), or null. */
@@ -84,7 +84,7 @@ function answerOf(scope: string, decisions: (Decision | null)[], goOn: string): 
  * A guard recording into `run:<run>` through the governor (fail-open with a spool when the store is down);
  * `goOn` is the command its stops tell a person to type once they have acted.
  */
-export function runGuard(governor: Governor, run: string, goOn = RESUME): Guard {
+export function runGuard(governor: Governor, run: string, goOn = RESUME): RunGuard {
   const scope = `run:${run}`;
   const record = async (events: Unstamped[]): Promise<GuardAnswer> => {
     const stamped = events.map((e) => ({ ...e, scope, id: randomUUID() }));

@@ -12,21 +12,15 @@ import { join } from "node:path";
 import { stringify } from "smol-toml";
 import { reinsDir } from "../config/reins-dir.js";
 import { ReinsError } from "../core/errors.js";
-import { initAgent, isReinsHook, readSettings } from "../hooks/init.js";
-import {
-  codexHookSlots,
-  codexTrustChanges,
-  codexTrustedHashes,
-  readToml,
-  realPath,
-  tomlSet,
-} from "../hooks/trust.js";
+import { initAgent, isReinsHook, readSettings } from "./agent-hooks.js";
+import { codexHookSlots, codexTrustChanges, codexTrustedHashes, realPath } from "./trust.js";
+import { readToml, tomlSet } from "./toml-lines.js";
 import { hasReinsHooks, runHookOptions } from "./run-hooks.js";
 
 /*
  * Codex (0.169.0) reads its hooks from `$CODEX_HOME/hooks.json` (and the project's `.codex/hooks.json`) and
  * runs one only when `[hooks.state."<real path of that file>:<event>:<group>:<hook>"] trusted_hash` in
- * `$CODEX_HOME/config.toml` is the hook's hash (see hooks/trust.ts). A run cannot add hooks to the user's
+ * `$CODEX_HOME/config.toml` is the hook's hash (see install/trust.ts). A run cannot add hooks to the user's
  * home or the project without writing their files, so it gives Codex a home of its own: the two files
  * Codex keys trust by are the run's copies, and every other entry (auth.json, sessions, logs, the state
  * database) is a link to the user's own.
