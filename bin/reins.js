@@ -15,7 +15,7 @@ const daemon =
   argv[1] === "run" &&
   (argv.length === 2 || (argv.length === 4 && argv[2] === "--name"));
 const main = fast
-  ? require("../dist/hooks/startup/hook-loader.cjs").hookMain(argv[1], argv[3])
+  ? require("../dist/hook-entry/hook-loader.cjs").hookMain(argv[1], argv[3])
   : daemon
     ? import("../dist/daemon/run.js").then((d) =>
         d.runDaemon(argv[3], process.env, (line) => process.stderr.write(`${line}\n`)),

@@ -1,7 +1,7 @@
 // `npm run build`, after tsc: bundles the hook command into two CommonJS files that bin/reins.js (itself
 // CommonJS, see bin/package.json) requires for `reins hook <agent>`:
-// - dist/hook.cjs: dist/hooks/startup/hook-main.js and what it imports, run through V8's code cache;
-// - dist/hooks/startup/hook-loader.cjs: dist/hooks/startup/hook-bundle.js, which runs dist/hook.cjs through
+// - dist/hook.cjs: dist/hook-entry/hook-main.js and what it imports, run through V8's code cache;
+// - dist/hook-entry/hook-loader.cjs: dist/hook-entry/hook-bundle.js, which runs dist/hook.cjs through
 //   that cache.
 // The in-process fallback starts a Node process per agent tool call: Node's ESM loader starting and walking
 // hundreds of small files, and compiling them, cost more than answering the hook.
@@ -22,7 +22,7 @@ const common = {
 
 await build({
   ...common,
-  entryPoints: [join(root, "dist", "hooks", "startup", "hook-main.js")],
+  entryPoints: [join(root, "dist", "hook-entry", "hook-main.js")],
   // In dist/, so the external packages below resolve from node_modules as the tsc output's do.
   outfile: join(root, "dist", "hook.cjs"),
   minify: true,
@@ -36,7 +36,7 @@ await build({
 
 await build({
   ...common,
-  entryPoints: [join(root, "dist", "hooks", "startup", "hook-bundle.js")],
+  entryPoints: [join(root, "dist", "hook-entry", "hook-bundle.js")],
   // Beside hook-bundle.js, so the path it computes for dist/hook.cjs holds.
-  outfile: join(root, "dist", "hooks", "startup", "hook-loader.cjs"),
+  outfile: join(root, "dist", "hook-entry", "hook-loader.cjs"),
 });

@@ -56,26 +56,6 @@ function unitOf(file: string): string {
 
 const floorOfUnit = new Map(FLOORS.flatMap((floor, i) => floor.units.map((unit) => [unit, i] as const)));
 
-/**
- * The imports against the floors that exist today, each with the change that removes it. Empty this list
- * as those changes land: an arrow back up that is not here fails the test, and so does one listed here that
- * is gone.
- */
-const KNOWN_ARROWS_UP: Record<string, string> = {
-  // The evaluation report borrows the CLI's table printer. Removed on branch `moves` (issue 27).
-  "evaluate/report.ts -> cli/table.ts": "moves",
-  // The run's hook setup takes the MCP server entry from mcp/install.ts. Removed on branch `moves`: both go
-  // to src/install/.
-  "drive/run-hooks.ts -> mcp/install.ts": "moves",
-  // The hook binary's entry starts the hook daemon when none answered (a dynamic import). Removed when the
-  // bin's hook entry, hooks/startup/, gets a floor above daemon/ (it is an entry, like cli/); not on a
-  // branch yet.
-  "hooks/startup/hook-main.ts -> daemon/start.ts": "hook entry above daemon/ (not on a branch yet)",
-  // `reins serve --background` takes the daemon's start lock. Removed when takeStartLock (a plain
-  // once-only lock file) moves to a folder below both, e.g. config/; not on a branch yet.
-  "server/daemon.ts -> daemon/start.ts": "start lock below daemon/ and server/ (not on a branch yet)",
-};
-
 describe("the floors of src/ (scripts/floors.json)", () => {
   it("name every unit once", () => {
     const units = FLOORS.flatMap((floor) => floor.units);
@@ -107,10 +87,7 @@ describe("the floors of src/ (scripts/floors.json)", () => {
           if (from === undefined || to === undefined || unitOf(file) === unitOf(dep)) continue;
           if (to <= from) against.push(`${file} -> ${dep}`);
         }
-      const unexpected = against.filter((arrow) => !(arrow in KNOWN_ARROWS_UP));
-      const gone = Object.keys(KNOWN_ARROWS_UP).filter((arrow) => !against.includes(arrow));
-      expect(unexpected, `imports against the floors: ${unexpected.join(", ")}`).toEqual([]);
-      expect(gone, `arrows no longer there, to strike from KNOWN_ARROWS_UP: ${gone.join(", ")}`).toEqual([]);
+      expect(against, `imports against the floors: ${against.join(", ")}`).toEqual([]);
     },
   );
 });

@@ -68,7 +68,7 @@ const RUNTIME_FILES = [
   "bin/reins-hook", // the sh + curl hook client that `reins init` installs without a C compiler
   "src/client/reins-hook.c", // the native hook client `reins init` compiles
   "dist/hook.cjs", // the bundled hook command
-  "dist/hooks/startup/hook-loader.cjs",
+  "dist/hook-entry/hook-loader.cjs",
   "dist/web/index.html", // the dashboard `reins serve` serves
 ];
 

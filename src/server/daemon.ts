@@ -4,7 +4,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { reinsDir } from "../config/reins-dir.js";
-import { takeStartLock } from "../daemon/start.js";
+import { takeStartLock } from "../config/start-lock.js";
 import { existingHookSecret } from "./secret.js";
 
 /** The daemon's default address: loopback only. */

@@ -1,7 +1,7 @@
 /** The hook command's main: reads the hook input from stdin, answers it in-process, writes the reply. */
 import "./jitless.js";
 import { readSync } from "node:fs";
-import { runHook } from "../run-hook.js";
+import { runHook } from "../hooks/run-hook.js";
 
 /** Whether bytes are one complete JSON value (the hook input, whole). */
 function isWholeJson(bytes: Buffer): boolean {
@@ -56,7 +56,7 @@ export async function hookMain(agent: string, startDaemon?: string): Promise<num
   if (result.warning !== "") process.stderr.write(`${result.warning}\n`);
   if (startDaemon !== undefined && result.root !== undefined) {
     // Loaded only here: the common call never pays for what starting a daemon needs.
-    const { startDaemonFor } = await import("../../daemon/start.js");
+    const { startDaemonFor } = await import("../daemon/start.js");
     // bin/reins.js is the script this process runs.
     if (process.argv[1] !== undefined)
       startDaemonFor(result.root, { bin: process.argv[1], name: startDaemon, env: process.env });

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { codeCacheDir, requireCached } from "./code-cache.js";
 
 /** The hook command bundled into one CommonJS file by scripts/bundle-hook.js (`npm run build`). */
-export const HOOK_BUNDLE = fileURLToPath(new URL("../../hook.cjs", import.meta.url));
+export const HOOK_BUNDLE = fileURLToPath(new URL("../hook.cjs", import.meta.url));
 
 /**
  * `reins hook <agent>` as bin/reins.js runs it: hook-main.ts from the bundle, compiled through V8's code
