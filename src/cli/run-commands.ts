@@ -10,7 +10,7 @@ import type { AgentRunner } from "../drive/agents/runner.js";
 import { claudeRunArgs, codexRunArgs, geminiRunEnv } from "../drive/run-hooks.js";
 import { codexRunEnv } from "../drive/codex-home.js";
 import { codexHome } from "../hooks/trust.js";
-import { binPath } from "./agent-commands.js";
+import { binPath } from "./commands/bin-path.js";
 import { checkpointFrom } from "../drive/checkpoint.js";
 import { progressWriter } from "../drive/progress.js";
 import { buildReport, reportMarkdown, writeReportFiles } from "../drive/report.js";
