@@ -32,4 +32,3 @@ export function takeStartLock(lock: string): boolean {
     return false; // another start took the expired lock first
   }
 }
-
