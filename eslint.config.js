@@ -31,10 +31,11 @@ export default tseslint.config(
     },
   },
   {
-    // The pure cores (guard engine, run control): no Node built-ins, no I/O libraries, no clock, no
-    // randomness (docs/architecture.md, "The pure cores and the shell").
-    files: ["src/core/**/*.ts", "src/control/**/*.ts"],
-    ignores: ["src/core/**/*.test.ts", "src/control/**/*.test.ts"],
+    // The pure cores (guard engine, run control) and the plain-text helpers below everything: no Node
+    // built-ins, no I/O libraries, no clock, no randomness (docs/architecture.md, "The pure cores and the
+    // shell").
+    files: ["src/core/**/*.ts", "src/control/**/*.ts", "src/text/**/*.ts"],
+    ignores: ["src/core/**/*.test.ts", "src/control/**/*.test.ts", "src/text/**/*.test.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
