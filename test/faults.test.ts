@@ -175,7 +175,8 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
   beforeAll(async () => {
     // Append-only file fsynced on every write: what Redis acknowledged survives its SIGKILL.
     redis = await startFaultRedis({ durable: true });
-    project = newProject("reins-faults-", { ...STREAMING, store: redis.url });
+    // Every record kept (`?trim=off`): the test reads each session's whole log.
+    project = newProject("reins-faults-", { ...STREAMING, store: `${redis.url}?trim=off` });
   });
 
   afterAll(() => removeProject(project, daemon, redis));
@@ -353,7 +354,12 @@ describe.skipIf(redisSkip !== null)("reins under faults: failClosed while Redis 
 
   beforeAll(async () => {
     redis = await startFaultRedis({ durable: true });
-    project = newProject("reins-faults-closed-", { ...STREAMING, failClosed: true, store: redis.url });
+    // Every record kept (`?trim=off`): the test reads each session's whole log.
+    project = newProject("reins-faults-closed-", {
+      ...STREAMING,
+      failClosed: true,
+      store: `${redis.url}?trim=off`,
+    });
   });
 
   afterAll(() => removeProject(project, daemon, redis));
@@ -554,7 +560,8 @@ describe.skipIf(redisSkip !== null)("reins under faults: what another process sp
 
   beforeAll(async () => {
     redis = await startFaultRedis({ durable: true });
-    project = newProject("reins-faults-spool-", { ...STREAMING, store: redis.url });
+    // Every record kept (`?trim=off`): the test reads each session's whole log.
+    project = newProject("reins-faults-spool-", { ...STREAMING, store: `${redis.url}?trim=off` });
   });
 
   afterAll(() => removeProject(project, daemon, redis));

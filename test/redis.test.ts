@@ -391,6 +391,18 @@ describe.skipIf(skipReason !== null)(
         expect((await cold.state("pool:team"))?.budget.session.spent.tokens).toBe(1_000);
       });
 
+      it("takes trim=off from the URL (an audit log of every record), and refuses another value in one line", async () => {
+        const prefix = nextPrefix();
+        const store = await RedisStore.connect(`${server.url}?trim=off`, { keyPrefix: prefix });
+        opened.push(store);
+        await oneByOne(store, workload(100, "session:audit"), resolvePolicy({}));
+        expect(await store.events("session:audit")).toHaveLength(100);
+        expect(store.location).toBe(`${server.url}?trim=off`);
+        const bad = await rejection(RedisStore.connect(`${server.url}?trim=maybe`));
+        expect(bad.code).toBe("usage");
+        expect(bad.message).toMatch(/^bad trim "maybe" in Redis URL .*: use trim=on or trim=off$/);
+      });
+
       it("keeps every record of a run's or a spec's scope, and of every scope with trim off", async () => {
         const policy = resolvePolicy({});
         const trimmed = await open();

@@ -11,6 +11,33 @@ export interface RedisTarget {
   password: string;
   /** A cluster's seed nodes; empty for one server (ioredis reads its URL itself). */
   nodes: { host: string; port: number }[];
+  /** `?trim=off` keeps every record of every scope (an audit log, at ~370 bytes an event); absent: not said. */
+  trim?: boolean;
+  /** The URL as ioredis takes it: reins' own parameters (`trim`) left out. */
+  url: string;
+}
+
+/** Takes reins' own `trim=on|off` out of a URL's query; what is left goes to ioredis. */
+function ownParameters(url: string, shown: string): { url: string; trim?: boolean } {
+  const match = /^([^?#]*)\?([^#]*)(#.*)?$/.exec(url);
+  if (match === null) return { url };
+  const kept: string[] = [];
+  let trim: boolean | undefined;
+  for (const pair of (match[2] ?? "").split("&")) {
+    const [name, value] = pair.split("=");
+    if (name !== "trim") {
+      if (pair !== "") kept.push(pair);
+      continue;
+    }
+    if (value !== "on" && value !== "off")
+      throw new ReinsError(
+        "usage",
+        `bad trim "${value ?? ""}" in Redis URL "${shown}": use trim=on or trim=off`,
+      );
+    trim = value === "on";
+  }
+  const rest = `${match[1] ?? ""}${kept.length > 0 ? `?${kept.join("&")}` : ""}${match[3] ?? ""}`;
+  return trim === undefined ? { url: rest } : { url: rest, trim };
 }
 
 export const REDIS_USAGE =
@@ -86,5 +113,6 @@ export function parseRedisUrl(url: string): RedisTarget {
     username: decode(user),
     password: decode(pass),
     nodes: cluster ? nodes : [],
+    ...ownParameters(url, shown),
   };
 }

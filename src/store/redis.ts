@@ -284,7 +284,7 @@ export class RedisStore implements Store {
             ...(target.password !== "" ? { password: target.password } : {}),
           },
         })
-      : new Redis(url, {
+      : new Redis(target.url, {
           ...connection,
           lazyConnect: true,
           // No auto-pipelining: an append is one command whose answer the next one waits for, so there
@@ -293,7 +293,11 @@ export class RedisStore implements Store {
           enableOfflineQueue: false,
           retryStrategy: () => RECONNECT_EVERY_MS,
         });
-    const store = new RedisStore(redis, target.cluster, safeUrl(url), prefix, ttl, target.password, options);
+    const trim = options.trim ?? target.trim;
+    const store = new RedisStore(redis, target.cluster, safeUrl(url), prefix, ttl, target.password, {
+      ...options,
+      ...(trim === undefined ? {} : { trim }),
+    });
     const connecting = redis.connect();
     connecting.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
