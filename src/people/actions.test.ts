@@ -71,8 +71,8 @@ describe("acknowledging an alert", () => {
     dirs.push(again);
     copyFileSync(join(spool.dir, file!), join(again, file!));
     store.down = false;
-    expect(await spool.drain(store, policy)).toEqual({ delivered: 1, rejected: 0 });
-    expect(await new Spool(again).drain(store, policy)).toEqual({ delivered: 1, rejected: 0 });
+    expect(await spool.drain(store, policy)).toEqual({ delivered: 1, rejected: 0, expired: 0 });
+    expect(await new Spool(again).drain(store, policy)).toEqual({ delivered: 1, rejected: 0, expired: 0 });
     expect(readdirSync(spool.dir).filter((f) => f.endsWith(".json"))).toEqual([]);
 
     expect((await acks(store)).map((r) => r.event)).toMatchObject([{ alertId: warning, by: "ana" }]);
