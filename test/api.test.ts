@@ -1,8 +1,9 @@
 import { closeSync, openSync, statSync, writeSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { defaultGuards, defaultPolicy, pipeline, type ReinsEvent } from "../src/core/index.js";
+import { ReinsError } from "../src/core/errors.js";
 import { agentToken } from "../src/server/secret.js";
 import { isLoopback } from "../src/server/server.js";
 import { RemoteStore } from "../src/store/remote.js";
@@ -414,6 +415,25 @@ describe("not found", () => {
     });
     expect(r.status).toBe(404);
     expect(await api.services.store.state("session:nobody")).toBeNull();
+  });
+});
+
+describe("error codes", () => {
+  it.each([
+    ["invalid_transition", 409],
+    ["git_failed", 500],
+    ["store_unavailable", 503],
+  ] as const)("a %s raised under a route answers %i, naming its code in one line", async (code, status) => {
+    const read = vi
+      .spyOn(api.services.store, "run")
+      .mockRejectedValueOnce(new ReinsError(code, `${code} in a test\nsecond line`));
+    try {
+      const r = await api.call("GET", "/api/runs/run-error-code");
+      expect(r.status).toBe(status);
+      expect(r.json).toEqual({ error: code, message: `${code} in a test` });
+    } finally {
+      read.mockRestore();
+    }
   });
 });
 

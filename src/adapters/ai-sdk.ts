@@ -115,6 +115,47 @@ function usageTokens(usage: LanguageModelUsage) {
   return { input, output: usage.outputTokens ?? 0, cacheRead, cacheWrite };
 }
 
+/** The steps of a governed call: asked before it runs, its end recorded after, a failure's error with reins' words. */
+interface CallSteps {
+  ask: (tool: string, input: unknown, callId: string) => Promise<ReturnType<typeof toolTouch>>;
+  end: (touch: ReturnType<typeof toolTouch>, outcome: ToolOutcome, callId: string) => Promise<void>;
+  failed: (touch: ReturnType<typeof toolTouch>, error: unknown, callId: string) => Promise<unknown>;
+}
+
+/** A tool's `execute` (a function or an async generator) wrapped in the session's steps, of the same kind. */
+function governedExecuteOf(
+  tool: AnyTool,
+  execute: NonNullable<AnyTool["execute"]>,
+  name: string,
+  { ask, end, failed }: CallSteps,
+) {
+  const run = (input: unknown, o: ToolExecutionOptions) => execute.call(tool, input, o);
+  return isAsyncGeneratorFunction(execute)
+    ? async function* (input: unknown, o: ToolExecutionOptions) {
+        const touch = await ask(name, input, o.toolCallId);
+        let last: unknown;
+        try {
+          for await (const part of run(input, o) as AsyncIterable<unknown>) yield (last = part);
+        } catch (error) {
+          throw await failed(touch, error, o.toolCallId);
+        }
+        await end(touch, outcomeOf(last), o.toolCallId);
+      }
+    : async (input: unknown, o: ToolExecutionOptions) => {
+        const touch = await ask(name, input, o.toolCallId);
+        let output: unknown;
+        try {
+          output = await run(input, o);
+          // A plain function may return an iterable too: its last value is the result.
+          if (isAsyncIterable(output)) output = await lastOf(output);
+        } catch (error) {
+          throw await failed(touch, error, o.toolCallId);
+        }
+        await end(touch, outcomeOf(output), o.toolCallId);
+        return output;
+      };
+}
+
 /**
  * Governs one agent session of the AI SDK with `governor`: pass `tools(...)`, `stopWhen` and `onStepFinish`
  * to `generateText` or `streamText`, and read `stop` after it returns.
@@ -182,31 +223,7 @@ export function governSession(governor: Governor, options: GovernSessionOptions)
   function governed(name: string, tool: AnyTool): AnyTool {
     const execute = tool.execute;
     if (execute === undefined) return tool;
-    const run = (input: unknown, o: ToolExecutionOptions) => execute.call(tool, input, o);
-    const governedExecute = isAsyncGeneratorFunction(execute)
-      ? async function* (input: unknown, o: ToolExecutionOptions) {
-          const touch = await ask(name, input, o.toolCallId);
-          let last: unknown;
-          try {
-            for await (const part of run(input, o) as AsyncIterable<unknown>) yield (last = part);
-          } catch (error) {
-            throw await failed(touch, error, o.toolCallId);
-          }
-          await end(touch, outcomeOf(last), o.toolCallId);
-        }
-      : async (input: unknown, o: ToolExecutionOptions) => {
-          const touch = await ask(name, input, o.toolCallId);
-          let output: unknown;
-          try {
-            output = await run(input, o);
-            // A plain function may return an iterable too: its last value is the result.
-            if (isAsyncIterable(output)) output = await lastOf(output);
-          } catch (error) {
-            throw await failed(touch, error, o.toolCallId);
-          }
-          await end(touch, outcomeOf(output), o.toolCallId);
-          return output;
-        };
+    const governedExecute = governedExecuteOf(tool, execute, name, { ask, end, failed });
     const toModelOutput = tool.toModelOutput;
     return {
       ...tool,

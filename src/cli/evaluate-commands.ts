@@ -118,7 +118,7 @@ export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): v
         }
         if (runs.length === 0) throw new ReinsError("usage", `no logs reins reads under ${paths.join(", ")}`);
         if (kind !== undefined) {
-          transformed(runs, kind as Metamorphosis, seed, opts);
+          transformed(ctx, runs, kind as Metamorphosis, seed, opts);
           return;
         }
         const judge = (p: Policy) =>
@@ -142,29 +142,32 @@ export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): v
           io.stdout(`\n${unreadable} file(s) were not logs reins reads.\n`);
       },
     );
+}
 
-  /** `evaluate --transform`: the runaways (or productive twins) made from `runs`, per policy of a sweep. */
-  function transformed(
-    runs: LoggedRun[],
-    kind: Metamorphosis,
-    seed: number,
-    opts: { json?: boolean; sweep?: string },
-  ): void {
-    if (opts.sweep !== undefined) {
-      const points = sweepPolicies(policy(), opts.sweep).map(({ value, policy: p }) => ({
-        value,
-        summary: judgeMetamorphosis(runs, kind, seed, p),
-      }));
-      io.stdout(
-        opts.json === true
-          ? `${JSON.stringify(points)}\n`
-          : metamorphicSweepText(opts.sweep.split("=")[0] ?? "", points),
-      );
-      return;
-    }
-    const summary = judgeMetamorphosis(runs, kind, seed, policy());
+/** `evaluate --transform`: the runaways (or productive twins) made from `runs`, per policy of a sweep. */
+function transformed(
+  ctx: EvaluateContext,
+  runs: LoggedRun[],
+  kind: Metamorphosis,
+  seed: number,
+  opts: { json?: boolean; sweep?: string },
+): void {
+  const { io } = ctx;
+  const policy = (): Policy => ctx.loaded().policy;
+  if (opts.sweep !== undefined) {
+    const points = sweepPolicies(policy(), opts.sweep).map(({ value, policy: p }) => ({
+      value,
+      summary: judgeMetamorphosis(runs, kind, seed, p),
+    }));
     io.stdout(
-      opts.json === true ? `${JSON.stringify({ ...summary, seed })}\n` : metamorphicText(summary, seed),
+      opts.json === true
+        ? `${JSON.stringify(points)}\n`
+        : metamorphicSweepText(opts.sweep.split("=")[0] ?? "", points),
     );
+    return;
   }
+  const summary = judgeMetamorphosis(runs, kind, seed, policy());
+  io.stdout(
+    opts.json === true ? `${JSON.stringify({ ...summary, seed })}\n` : metamorphicText(summary, seed),
+  );
 }

@@ -44,7 +44,6 @@ function userClientDir(env: NodeJS.ProcessEnv, home: string): string {
 
 /** Registers `reins init`. */
 export function registerInitCommand(root: Command, ctx: AgentContext): void {
-  const { io, result } = ctx;
   root
     .command("init")
     .description("install reins' hooks into an agent's settings (merging with the user's own hooks)")
@@ -69,151 +68,151 @@ export function registerInitCommand(root: Command, ctx: AgentContext): void {
       "add reins' MCP server (`reins mcp`) to the agent's MCP configuration instead of the hooks",
     )
     .action((agent: string, opts: InitOptions) => {
-      if (opts.mcp === true) initMcp(agent, opts);
-      else initHooks(agent, opts);
+      if (opts.mcp === true) initMcp(ctx, agent, opts);
+      else initHooks(ctx, agent, opts);
     });
+}
 
-  function initHooks(agent: string, opts: InitOptions): void {
-    if (opts.port !== undefined && opts.http !== true)
-      throw new ReinsError(
-        "usage",
-        "--port is for --http: the hooks otherwise reach the user's hook daemon, which needs no port",
-      );
-    const port = Number(opts.port ?? DEFAULT_PORT);
-    if (!Number.isInteger(port) || port <= 0 || port > 65535)
-      throw new ReinsError("usage", `--port must be 1..65535, got "${opts.port}"`);
-    if (opts.http === true && agent !== "claude")
-      throw new ReinsError(
-        "usage",
-        "--http is for claude; codex and gemini reach the daemon through the client",
-      );
-    if (opts.http === true && (opts.inProcess === true || opts.user === true))
-      throw new ReinsError("usage", "--http is for one project's settings: not with --in-process or --user");
-    const loaded = ctx.loaded();
-    const home = io.env.HOME ?? homedir();
-    const user = opts.user === true;
-    const uninstall = opts.uninstall === true;
-    const mode: InstallMode = opts.inProcess === true ? "in-process" : opts.http === true ? "http" : "client";
-    const http =
-      mode === "http" && !uninstall
-        ? { port, url: `http://${DEFAULT_HOST}:${port}/hooks/claude`, secret: hookSecret(loaded.root) }
-        : undefined;
-    let client: string | null = null;
-    if (mode === "client" && !uninstall) {
-      if (!user) hookSecret(loaded.root); // the client authenticates each call with it
-      client = buildClient(user ? userClientDir(io.env, home) : join(loaded.root, ".reins"), CLIENT_SOURCE);
-      if (client === null)
-        io.stderr("reins: no C compiler found; the hooks use bin/reins-hook (sh + curl), which is slower\n");
-    }
-    // A project's hooks name this machine's paths (and, over http, the project's secret): Claude Code's go in
-    // settings.local.json, its own convention for what is not shared. An install in one of Claude's files takes
-    // reins' hooks out of the other, so Claude never runs both.
-    const files =
-      agent === "claude" && !user
-        ? [
-            settingsPathOf(agent, loaded.root, home, false, true),
-            settingsPathOf(agent, loaded.root, home, false),
-          ]
-        : [settingsPathOf(agent, loaded.root, home, user, false, io.env)];
-    const [target = "", ...others] = files;
-    const existed = existsSync(target);
-    const dirs = missingDirs(target);
-    const before = readSettings(target);
-    const said = [
-      initAgent(agent, {
-        settingsPath: target,
-        bin: REINS_BIN,
-        mode,
-        ...(uninstall ? { uninstall: true } : { daemon: daemonName(REINS_BIN) }),
-        ...(http !== undefined ? { http } : {}),
-        ...(client !== null ? { client } : {}),
-      }),
-    ];
-    for (const other of others) {
-      if (!existsSync(other)) continue;
-      const removed = initAgent(agent, { settingsPath: other, bin: REINS_BIN, uninstall: true });
-      if (removed.startsWith("removed")) said.push(removed);
-      if (!user) said.push(...releaseWritten(loaded.root, other));
-    }
-    if (!user)
+/** `init <agent>`: reins' hooks in the agent's settings (or out of them), and the trust the agent needs to run them. */
+function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
+  const { io, result } = ctx;
+  if (opts.port !== undefined && opts.http !== true)
+    throw new ReinsError(
+      "usage",
+      "--port is for --http: the hooks otherwise reach the user's hook daemon, which needs no port",
+    );
+  const port = Number(opts.port ?? DEFAULT_PORT);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535)
+    throw new ReinsError("usage", `--port must be 1..65535, got "${opts.port}"`);
+  if (opts.http === true && agent !== "claude")
+    throw new ReinsError(
+      "usage",
+      "--http is for claude; codex and gemini reach the daemon through the client",
+    );
+  if (opts.http === true && (opts.inProcess === true || opts.user === true))
+    throw new ReinsError("usage", "--http is for one project's settings: not with --in-process or --user");
+  const loaded = ctx.loaded();
+  const home = io.env.HOME ?? homedir();
+  const user = opts.user === true;
+  const uninstall = opts.uninstall === true;
+  const mode: InstallMode = opts.inProcess === true ? "in-process" : opts.http === true ? "http" : "client";
+  const http =
+    mode === "http" && !uninstall
+      ? { port, url: `http://${DEFAULT_HOST}:${port}/hooks/claude`, secret: hookSecret(loaded.root) }
+      : undefined;
+  let client: string | null = null;
+  if (mode === "client" && !uninstall) {
+    if (!user) hookSecret(loaded.root); // the client authenticates each call with it
+    client = buildClient(user ? userClientDir(io.env, home) : join(loaded.root, ".reins"), CLIENT_SOURCE);
+    if (client === null)
+      io.stderr("reins: no C compiler found; the hooks use bin/reins-hook (sh + curl), which is slower\n");
+  }
+  // A project's hooks name this machine's paths (and, over http, the project's secret): Claude Code's go in
+  // settings.local.json, its own convention for what is not shared. An install in one of Claude's files takes
+  // reins' hooks out of the other, so Claude never runs both.
+  const files =
+    agent === "claude" && !user
+      ? [
+          settingsPathOf(agent, loaded.root, home, false, true),
+          settingsPathOf(agent, loaded.root, home, false),
+        ]
+      : [settingsPathOf(agent, loaded.root, home, user, false, io.env)];
+  const [target = "", ...others] = files;
+  const existed = existsSync(target);
+  const dirs = missingDirs(target);
+  const before = readSettings(target);
+  const said = [
+    initAgent(agent, {
+      settingsPath: target,
+      bin: REINS_BIN,
+      mode,
+      ...(uninstall ? { uninstall: true } : { daemon: daemonName(REINS_BIN) }),
+      ...(http !== undefined ? { http } : {}),
+      ...(client !== null ? { client } : {}),
+    }),
+  ];
+  for (const other of others) {
+    if (!existsSync(other)) continue;
+    const removed = initAgent(agent, { settingsPath: other, bin: REINS_BIN, uninstall: true });
+    if (removed.startsWith("removed")) said.push(removed);
+    if (!user) said.push(...releaseWritten(loaded.root, other));
+  }
+  if (!user)
+    said.push(
+      ...(uninstall ? releaseWritten(loaded.root, target) : noteWritten(loaded.root, target, !existed, dirs)),
+    );
+  // Codex and Gemini CLI run no hook of a project they do not trust, and say nothing about it.
+  const trust = trustAgentHooks(agent, {
+    root: loaded.root,
+    home,
+    env: io.env,
+    settingsPath: target,
+    before,
+    user,
+    uninstall,
+    write: opts.trust && !["1", "true"].includes(io.env[NO_TRUST_ENV] ?? ""),
+  });
+  io.stdout(`${[...said, ...(trust.failed ? [] : trust.said)].join("\n")}\n`);
+  if (trust.failed) {
+    io.stderr(`${trust.said.map((line) => `reins: ${line}`).join("\n")}\n`);
+    result.code = 1;
+  }
+}
+
+/** `init <agent> --mcp`: the MCP server in the agent's configuration, and the trust the agent needs to read it. */
+function initMcp(ctx: AgentContext, agent: string, opts: InitOptions): void {
+  const { io, result } = ctx;
+  if (opts.http === true || opts.inProcess === true || opts.port !== undefined)
+    throw new ReinsError("usage", "--http, --port and --in-process are for hooks, not --mcp");
+  const loaded = ctx.loaded();
+  const home = io.env.HOME ?? homedir();
+  const user = opts.user === true;
+  const uninstall = opts.uninstall === true;
+  const path = mcpConfigPath(agent, loaded.root, home, user, io.env);
+  const existed = existsSync(path);
+  const dirs = missingDirs(path);
+  // Claude Code's approval of the server goes in its settings.local.json.
+  const approval = agent === "claude" && !user ? settingsPathOf(agent, loaded.root, home, false, true) : null;
+  const approvalExisted = approval !== null && existsSync(approval);
+  const approvalDirs = approval !== null ? missingDirs(approval) : [];
+  const said = installMcp(agent, { root: loaded.root, home, env: io.env, bin: REINS_BIN, user, uninstall });
+  // The server's entry names this machine's Node and reins.
+  if (!user) {
+    const written: [string, boolean, string[]][] = [[path, !existed, dirs]];
+    if (approval !== null) written.push([approval, !approvalExisted, approvalDirs]);
+    for (const [file, created, made] of written)
       said.push(
-        ...(uninstall
-          ? releaseWritten(loaded.root, target)
-          : noteWritten(loaded.root, target, !existed, dirs)),
+        ...(uninstall ? releaseWritten(loaded.root, file) : noteWritten(loaded.root, file, created, made)),
       );
-    // Codex and Gemini CLI run no hook of a project they do not trust, and say nothing about it.
+  }
+  // Codex and Gemini CLI read a project's configuration only in a project they trust. Removing the server
+  // leaves the trust alone: reins' hooks may still need it (`reins init <agent> --uninstall` removes it).
+  let failed = false;
+  if (!user && !uninstall && agent !== "claude") {
+    const hooks = settingsPathOf(agent, loaded.root, home, false, false, io.env);
     const trust = trustAgentHooks(agent, {
       root: loaded.root,
       home,
       env: io.env,
-      settingsPath: target,
-      before,
-      user,
-      uninstall,
+      settingsPath: hooks,
+      before: readSettings(hooks),
+      user: false,
+      uninstall: false,
       write: opts.trust && !["1", "true"].includes(io.env[NO_TRUST_ENV] ?? ""),
     });
-    io.stdout(`${[...said, ...(trust.failed ? [] : trust.said)].join("\n")}\n`);
-    if (trust.failed) {
-      io.stderr(`${trust.said.map((line) => `reins: ${line}`).join("\n")}\n`);
-      result.code = 1;
+    failed = trust.failed;
+    if (failed) io.stderr(`${trust.said.map((line) => `reins: ${line}`).join("\n")}\n`);
+    else {
+      // The trust lines speak of hooks; here it is the configuration the server is in that needs it.
+      const file = agent === "codex" ? ".codex/config.toml" : ".gemini/settings.json";
+      const name = agent === "codex" ? "Codex" : "Gemini CLI";
+      said.push(
+        trust.said.some((line) => line.includes("already trusts"))
+          ? `${name} already trusts this project, so it reads its ${file}`
+          : `trusted this project for ${name}, which reads a project's ${file} only when it trusts the project`,
+      );
     }
   }
-
-  /** `init <agent> --mcp`: the MCP server in the agent's configuration, and the trust the agent needs to read it. */
-  function initMcp(agent: string, opts: InitOptions): void {
-    if (opts.http === true || opts.inProcess === true || opts.port !== undefined)
-      throw new ReinsError("usage", "--http, --port and --in-process are for hooks, not --mcp");
-    const loaded = ctx.loaded();
-    const home = io.env.HOME ?? homedir();
-    const user = opts.user === true;
-    const uninstall = opts.uninstall === true;
-    const path = mcpConfigPath(agent, loaded.root, home, user, io.env);
-    const existed = existsSync(path);
-    const dirs = missingDirs(path);
-    // Claude Code's approval of the server goes in its settings.local.json.
-    const approval =
-      agent === "claude" && !user ? settingsPathOf(agent, loaded.root, home, false, true) : null;
-    const approvalExisted = approval !== null && existsSync(approval);
-    const approvalDirs = approval !== null ? missingDirs(approval) : [];
-    const said = installMcp(agent, { root: loaded.root, home, env: io.env, bin: REINS_BIN, user, uninstall });
-    // The server's entry names this machine's Node and reins.
-    if (!user) {
-      const written: [string, boolean, string[]][] = [[path, !existed, dirs]];
-      if (approval !== null) written.push([approval, !approvalExisted, approvalDirs]);
-      for (const [file, created, made] of written)
-        said.push(
-          ...(uninstall ? releaseWritten(loaded.root, file) : noteWritten(loaded.root, file, created, made)),
-        );
-    }
-    // Codex and Gemini CLI read a project's configuration only in a project they trust. Removing the server
-    // leaves the trust alone: reins' hooks may still need it (`reins init <agent> --uninstall` removes it).
-    let failed = false;
-    if (!user && !uninstall && agent !== "claude") {
-      const hooks = settingsPathOf(agent, loaded.root, home, false, false, io.env);
-      const trust = trustAgentHooks(agent, {
-        root: loaded.root,
-        home,
-        env: io.env,
-        settingsPath: hooks,
-        before: readSettings(hooks),
-        user: false,
-        uninstall: false,
-        write: opts.trust && !["1", "true"].includes(io.env[NO_TRUST_ENV] ?? ""),
-      });
-      failed = trust.failed;
-      if (failed) io.stderr(`${trust.said.map((line) => `reins: ${line}`).join("\n")}\n`);
-      else {
-        // The trust lines speak of hooks; here it is the configuration the server is in that needs it.
-        const file = agent === "codex" ? ".codex/config.toml" : ".gemini/settings.json";
-        const name = agent === "codex" ? "Codex" : "Gemini CLI";
-        said.push(
-          trust.said.some((line) => line.includes("already trusts"))
-            ? `${name} already trusts this project, so it reads its ${file}`
-            : `trusted this project for ${name}, which reads a project's ${file} only when it trusts the project`,
-        );
-      }
-    }
-    io.stdout(`${said.join("\n")}\n`);
-    if (failed) result.code = 1;
-  }
+  io.stdout(`${said.join("\n")}\n`);
+  if (failed) result.code = 1;
 }

@@ -1,9 +1,8 @@
 /** The reins CLI (reins/cli): `run(argv)` builds the commands, runs one and maps errors to exit codes. */
 import { Command, CommanderError } from "commander";
 import { ReinsError } from "../core/errors.js";
-import { describePolicy, loadPolicy } from "../config/load-policy.js";
+import { loadPolicy } from "../config/load-policy.js";
 import { REINS_VERSION } from "../config/package-info.js";
-import { checkTrace, readTrace } from "../trace/trace.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../server/daemon.js";
 import { openStore } from "../store/open.js";
 import { join } from "node:path";
@@ -17,10 +16,11 @@ import { registerRunCommands } from "./run-commands.js";
 import { registerStoreCommands } from "./store-commands.js";
 import { registerWorkflowCommands } from "./workflow-commands.js";
 import { processIo, type Io } from "./io.js";
-import { table } from "./table.js";
+import { EXIT } from "./exit-codes.js";
+import { registerCheckCommand } from "./commands/check-command.js";
+import { registerConfigCommand } from "./commands/config-command.js";
 
-/** Exit codes: 0 fine, 1 the check failed (a divergence), 2 a usage or input error. */
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+export { EXIT } from "./exit-codes.js";
 
 function program(io: Io, result: { code: number }): Command {
   const root = new Command("reins")
@@ -106,48 +106,8 @@ function program(io: Io, result: { code: number }): Command {
       );
     });
 
-  root
-    .command("check")
-    .description(
-      "replay a trace (JSON Lines of events with recorded decisions); fail on the first divergence",
-    )
-    .argument("<trace>", "trace file")
-    .action((file: string) => {
-      const trace = readTrace(file);
-      const policy = trace.policy ?? policyOf().policy;
-      const checked = checkTrace(trace, policy);
-      const d = checked.divergence;
-      if (d === null) {
-        io.stdout(`ok: ${checked.events} events replayed, ${checked.checked} recorded decisions match\n`);
-        return;
-      }
-      const brief = (x: typeof d.now) =>
-        `${x.verdict}${x.needsHuman ? " +human" : ""} [${x.results
-          .filter((r) => r.verdict !== "allow")
-          .map((r) => r.guard)
-          .join(", ")}]`;
-      io.stdout(
-        `divergence at ${file}:${d.line} (${d.event.scope}, ${d.event.kind}): recorded ${brief(d.recorded)}, now ${brief(d.now)}\n` +
-          `  recorded: ${JSON.stringify(d.recorded.instructions)}\n  now:      ${JSON.stringify(d.now.instructions)}\n`,
-      );
-      result.code = EXIT.failed;
-    });
-
-  root
-    .command("config")
-    .description("print the effective policy and where each value came from")
-    .option("--json", "print the policy as JSON")
-    .action((opts: { json?: boolean }) => {
-      const loaded = policyOf();
-      if (opts.json === true) {
-        io.stdout(
-          `${JSON.stringify({ policy: loaded.policy, file: loaded.file, sources: loaded.sources }, null, 2)}\n`,
-        );
-        return;
-      }
-      io.stdout(`policy file: ${loaded.file ?? "none (defaults)"}\n\n`);
-      io.stdout(table(["field", "value", "source"], describePolicy(loaded)));
-    });
+  registerCheckCommand(root, { io, loaded: policyOf, result });
+  registerConfigCommand(root, { io, loaded: policyOf, result });
 
   registerAgentCommands(root, { io, loaded: policyOf, result });
   registerStoreCommands(root, { io, loaded: policyOf });

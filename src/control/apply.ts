@@ -33,75 +33,15 @@ export type AppliedEvent = Exclude<RunEvent, { kind: "run.started" }>;
 export function apply(d: Draft, event: AppliedEvent): void {
   const s = d.state;
   switch (event.kind) {
-    case "noop.checked": {
-      settle(d, event.task);
-      const task = taskOf(d, event.task);
-      task.lastChecks = withSkipped(event.results, task.lastChecks);
-      const ran = task.lastChecks.filter((r) => r.skipped !== true);
-      if (ran.length > 0 && !ran.some(isRed)) {
-        setStatus(d, event.task, "done", "its checks already pass: a no-op");
-        task.noop = true;
-        task.evidence = "already_done";
-        return;
-      }
-      task.redSeen = true;
-      // Red as expected of work not done yet: the first iteration follows in the same slot, unless the
-      // run holds new work; then the task waits and is checked afresh when it starts.
-      const block = blockOf(s, { fresh: true, takesSlot: false, agent: true });
-      if (block !== null) hold(d, event.task, block);
-      else startIteration(d, event.task, "first iteration: its checks do not pass yet");
+    case "noop.checked":
+      noopChecked(d, event);
       return;
-    }
-    case "agent.finished": {
-      settle(d, event.task);
-      const task = taskOf(d, event.task);
-      task.tokens += event.tokens;
-      task.costUsd += event.costUsd;
-      task.unverifiedLines += event.linesChanged;
-      if (event.tampering !== undefined && event.tampering.length > 0)
-        task.tampering = [...(task.tampering ?? []), ...event.tampering].slice(-20);
-      switch (event.outcome) {
-        case "ok":
-          task.boundaryTouched = event.boundaryTouched;
-          setStatus(d, event.task, "verifying", `attempt ${event.attempt} finished`);
-          verify(d, event.task, "iteration");
-          return;
-        case "failed":
-          onFailure(d, event.task, "agent", `the agent failed: ${event.summary}`);
-          return;
-        case "transient":
-          onFailure(d, event.task, "transient", `transient failure: ${event.summary}`);
-          return;
-        case "budget_paused":
-          // The task stays in progress with nothing in flight: a resumed run verifies its tree.
-          s.paused = event.summary === "" ? `the agent's budget paused the run` : event.summary;
-          hold(d, event.task, `paused: ${s.paused}`);
-          return;
-        default:
-          return assertNever(event.outcome);
-      }
-    }
-    case "checks.ran": {
-      settle(d, event.task);
-      const task = taskOf(d, event.task);
-      const gate = task.gate;
-      task.gate = null;
-      task.lastChecks = withSkipped(event.results, task.lastChecks);
-      if (event.results.some(isRed)) {
-        task.redSeen = true;
-        onRed(d, event.task);
-        return;
-      }
-      if (gate === "completion") {
-        commitOrRevisit(d, event.task);
-        return;
-      }
-      // Green after an iteration: the changes so far are verified, and the run may expand again.
-      task.unverifiedLines = 0;
-      task.fixOnly = false;
-      verify(d, event.task, "iteration_gate");
+    case "agent.finished":
+      agentFinished(d, event);
       return;
-    }
+    case "checks.ran":
+      checksRan(d, event);
+      return;
     case "witness.ran":
       settle(d, event.task);
       witnessed(d, event.task, event.setAside, event.results, event.editedTests);
@@ -157,6 +97,83 @@ export function apply(d: Draft, event: AppliedEvent): void {
     default:
       return assertNever(event);
   }
+}
+
+/** A task's checks before any work: green is a no-op done; red as expected starts (or holds) its first iteration. */
+function noopChecked(d: Draft, event: Extract<AppliedEvent, { kind: "noop.checked" }>): void {
+  const s = d.state;
+  settle(d, event.task);
+  const task = taskOf(d, event.task);
+  task.lastChecks = withSkipped(event.results, task.lastChecks);
+  const ran = task.lastChecks.filter((r) => r.skipped !== true);
+  if (ran.length > 0 && !ran.some(isRed)) {
+    setStatus(d, event.task, "done", "its checks already pass: a no-op");
+    task.noop = true;
+    task.evidence = "already_done";
+    return;
+  }
+  task.redSeen = true;
+  // Red as expected of work not done yet: the first iteration follows in the same slot, unless the
+  // run holds new work; then the task waits and is checked afresh when it starts.
+  const block = blockOf(s, { fresh: true, takesSlot: false, agent: true });
+  if (block !== null) hold(d, event.task, block);
+  else startIteration(d, event.task, "first iteration: its checks do not pass yet");
+  return;
+}
+
+/** An agent's iteration ended: its spend counted, then verified, retried, or held by its budget's pause. */
+function agentFinished(d: Draft, event: Extract<AppliedEvent, { kind: "agent.finished" }>): void {
+  const s = d.state;
+  settle(d, event.task);
+  const task = taskOf(d, event.task);
+  task.tokens += event.tokens;
+  task.costUsd += event.costUsd;
+  task.unverifiedLines += event.linesChanged;
+  if (event.tampering !== undefined && event.tampering.length > 0)
+    task.tampering = [...(task.tampering ?? []), ...event.tampering].slice(-20);
+  switch (event.outcome) {
+    case "ok":
+      task.boundaryTouched = event.boundaryTouched;
+      setStatus(d, event.task, "verifying", `attempt ${event.attempt} finished`);
+      verify(d, event.task, "iteration");
+      return;
+    case "failed":
+      onFailure(d, event.task, "agent", `the agent failed: ${event.summary}`);
+      return;
+    case "transient":
+      onFailure(d, event.task, "transient", `transient failure: ${event.summary}`);
+      return;
+    case "budget_paused":
+      // The task stays in progress with nothing in flight: a resumed run verifies its tree.
+      s.paused = event.summary === "" ? `the agent's budget paused the run` : event.summary;
+      hold(d, event.task, `paused: ${s.paused}`);
+      return;
+    default:
+      return assertNever(event.outcome);
+  }
+}
+
+/** A task's checks ran: red goes back to fixing, green at the completion gate commits, green after an iteration verifies. */
+function checksRan(d: Draft, event: Extract<AppliedEvent, { kind: "checks.ran" }>): void {
+  settle(d, event.task);
+  const task = taskOf(d, event.task);
+  const gate = task.gate;
+  task.gate = null;
+  task.lastChecks = withSkipped(event.results, task.lastChecks);
+  if (event.results.some(isRed)) {
+    task.redSeen = true;
+    onRed(d, event.task);
+    return;
+  }
+  if (gate === "completion") {
+    commitOrRevisit(d, event.task);
+    return;
+  }
+  // Green after an iteration: the changes so far are verified, and the run may expand again.
+  task.unverifiedLines = 0;
+  task.fixOnly = false;
+  verify(d, event.task, "iteration_gate");
+  return;
 }
 
 /**

@@ -153,34 +153,7 @@ async function runAgent(
     await ctx.recorder.io(key, "guard.task", () => ctx.guard.taskStarted(action.task, node.type, Date.now()));
 
   const tree = await treeOf(ctx, key, action.task);
-  const spec =
-    node.spec === undefined
-      ? []
-      : await ctx.recorder.io(key, "spec", () =>
-          readSpecSections(ctx.root, node.spec as { file: string; sections: string[] }),
-        );
-  const gate = [
-    ...new Set([
-      ...Object.values(run.checks)
-        .filter((c) => c.tier === "fast")
-        .map((c) => c.name),
-      ...ancestors(run, node.id).flatMap((a) => a.checks),
-      ...node.checks,
-    ]),
-  ];
-  const checks = defs(run, gate).map((c) => ({ name: c.name, command: c.command }));
-  const prompt = buildPrompt({
-    task: node,
-    ancestors: ancestors(run, node.id),
-    mode: action.mode,
-    attempt: action.attempt,
-    failing: action.failing,
-    checks,
-    spec,
-    specChanged: action.specChanged ?? [],
-    instructions: ctx.instructions.get(action.task) ?? [],
-  });
-  ctx.instructions.delete(action.task);
+  const { prompt, checks } = await promptFor(ctx, key, run, node, action);
   const planPath = isAbsolute(ctx.meta.plan) ? ctx.meta.plan : join(tree.cwd, ctx.meta.plan);
   const judges = await ctx.recorder.io(key, "git.judges", () => judgesOf(ctx.git(tree.cwd), planPath));
   const output = await ctx.recorder.io(key, "agent", async () => {
@@ -248,6 +221,45 @@ async function runAgent(
     boundaryTouched: touchesBoundary(diff.files, run.settings.boundaries),
     ...(tampering.length > 0 ? { tampering } : {}),
   };
+}
+
+/** The agent's prompt for one iteration, and the checks it names: the task, its spec, its gate, and what reins asks. */
+async function promptFor(
+  ctx: DriveContext,
+  key: string,
+  run: ReturnType<typeof state>,
+  node: NonNullable<ReturnType<typeof state>["nodes"][string]>,
+  action: Extract<RunAction, { kind: "run_agent" }>,
+): Promise<{ prompt: string; checks: { name: string; command: string }[] }> {
+  const spec =
+    node.spec === undefined
+      ? []
+      : await ctx.recorder.io(key, "spec", () =>
+          readSpecSections(ctx.root, node.spec as { file: string; sections: string[] }),
+        );
+  const gate = [
+    ...new Set([
+      ...Object.values(run.checks)
+        .filter((c) => c.tier === "fast")
+        .map((c) => c.name),
+      ...ancestors(run, node.id).flatMap((a) => a.checks),
+      ...node.checks,
+    ]),
+  ];
+  const checks = defs(run, gate).map((c) => ({ name: c.name, command: c.command }));
+  const prompt = buildPrompt({
+    task: node,
+    ancestors: ancestors(run, node.id),
+    mode: action.mode,
+    attempt: action.attempt,
+    failing: action.failing,
+    checks,
+    spec,
+    specChanged: action.specChanged ?? [],
+    instructions: ctx.instructions.get(action.task) ?? [],
+  });
+  ctx.instructions.delete(action.task);
+  return { prompt, checks };
 }
 
 /** Where a task's change is kept while it is set aside for its counterfactual: found again after a crash. */

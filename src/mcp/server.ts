@@ -74,7 +74,17 @@ function verdictResult(verdict: Verdict): CallToolResult {
 export function createReinsMcp(ctx: McpContext): McpServer {
   const server = new McpServer({ name: "reins", version }, { instructions: INSTRUCTIONS });
   const serial = oneAtATime();
+  registerReadSpec(server, ctx);
+  registerListTasks(server, ctx);
+  registerGetTask(server, ctx);
+  registerVerifyTools(server, ctx);
+  registerUpdateStatus(server, ctx, serial);
 
+  return server;
+}
+
+/** `read_spec`: one section of the spec, by its heading. */
+function registerReadSpec(server: McpServer, ctx: McpContext): void {
   server.registerTool(
     "read_spec",
     {
@@ -101,7 +111,10 @@ export function createReinsMcp(ctx: McpContext): McpServer {
         return { content: [{ type: "text", text: found.text }] };
       }),
   );
+}
 
+/** `list_tasks`: every node of the plan, in plan order, with its status. */
+function registerListTasks(server: McpServer, ctx: McpContext): void {
   server.registerTool(
     "list_tasks",
     {
@@ -133,7 +146,10 @@ export function createReinsMcp(ctx: McpContext): McpServer {
         return structured({ plan: view.name, tasks });
       }),
   );
+}
 
+/** `get_task`: everything about one node of the plan, its checks and its last verify. */
+function registerGetTask(server: McpServer, ctx: McpContext): void {
   server.registerTool(
     "get_task",
     {
@@ -176,7 +192,10 @@ export function createReinsMcp(ctx: McpContext): McpServer {
         });
       }),
   );
+}
 
+/** `verify_task_completion`, `verify_component_completion` and `verify_module_completion`: reins runs the checks and answers the verdict. */
+function registerVerifyTools(server: McpServer, ctx: McpContext): void {
   const verifyTool = (level: Level, field: "task" | "component" | "module", what: string) =>
     server.registerTool(
       `verify_${level}_completion`,
@@ -210,7 +229,14 @@ export function createReinsMcp(ctx: McpContext): McpServer {
   verifyTool("task", "task", "a task (or subtask) and its ancestors name, and every fast check of the plan,");
   verifyTool("component", "component", "a component and everything under it name, and every fast check,");
   verifyTool("module", "module", "a module and everything under it name, and every fast check,");
+}
 
+/** `update_task_status`: a node's status set, "complete" only after a verify passed on the tree as it is. */
+function registerUpdateStatus(
+  server: McpServer,
+  ctx: McpContext,
+  serial: ReturnType<typeof oneAtATime>,
+): void {
   server.registerTool(
     "update_task_status",
     {
@@ -229,8 +255,6 @@ export function createReinsMcp(ctx: McpContext): McpServer {
         return structured({ ...change });
       }),
   );
-
-  return server;
 }
 
 /** The largest request line `reins mcp` reads: well under the SDK transport's 10 MB, far over any tool's input. */

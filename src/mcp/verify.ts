@@ -125,18 +125,7 @@ export async function verifyScope(
   const node = nodeOf(view, id, level);
   const defs = scopeChecks(view, node.id);
   const now = ctx.now ?? Date.now;
-  const before = await treeFingerprint(ctx.root);
-  const results: CheckResult[] = [];
-  for (const [i, def] of defs.entries()) {
-    options.progress?.(i, defs.length, def.name);
-    results.push(
-      ...(await runChecks([def], {
-        cwd: ctx.root,
-        ...(options.signal !== undefined ? { signal: options.signal } : {}),
-      })),
-    );
-  }
-  const after = await treeFingerprint(ctx.root);
+  const { before, results, after } = await runScopeChecks(ctx, defs, options);
 
   const commandOf = (r: CheckResult) => own(view.checks, r.name)?.command ?? "";
   const findings: Finding[] = results.filter((r) => !r.passed).map((r) => findingOf(r, commandOf(r)));
@@ -186,27 +175,7 @@ export async function verifyScope(
   const passed = checksPassed && !vetoed;
 
   const at = now();
-  const events: PlanEvent[] = [
-    ...results.map((r): PlanEvent => ({
-      kind: "verification.ran",
-      at,
-      task: node.id,
-      name: r.name,
-      tier: r.tier,
-      passed: r.passed,
-      command: commandOf(r),
-      ...(r.passed ? {} : { failing: r.failedTests.length, fingerprint: failureOf(r) }),
-    })),
-    {
-      kind: "verification.ran",
-      at,
-      task: node.id,
-      name: verdictName(level, node.id),
-      passed,
-      score: passed ? 1 : 0,
-      fingerprint: before,
-    },
-  ];
+  const events = verificationEvents(level, node.id, at, results, commandOf, passed, before);
   const advice = adviceOf(await record(ctx.store, view.scope, ctx.policy, events));
 
   const green = results.filter((r) => r.passed).length;
@@ -245,4 +214,59 @@ export async function verifyScope(
     },
     oracle,
   };
+}
+
+/** The scope's checks, one at a time with progress, and the tree's fingerprint before and after them. */
+async function runScopeChecks(
+  ctx: McpContext,
+  defs: Parameters<typeof runChecks>[0],
+  options: { signal?: AbortSignal; progress?: (done: number, total: number, check: string) => void },
+): Promise<{ before: string; results: CheckResult[]; after: string }> {
+  const before = await treeFingerprint(ctx.root);
+  const results: CheckResult[] = [];
+  for (const [i, def] of defs.entries()) {
+    options.progress?.(i, defs.length, def.name);
+    results.push(
+      ...(await runChecks([def], {
+        cwd: ctx.root,
+        ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      })),
+    );
+  }
+  const after = await treeFingerprint(ctx.root);
+  return { before, results, after };
+}
+
+/** What a verify records: each check's run, then the verdict of the scope, fingerprinted by the tree it saw. */
+function verificationEvents(
+  level: Level,
+  task: string,
+  at: number,
+  results: readonly CheckResult[],
+  commandOf: (r: CheckResult) => string,
+  passed: boolean,
+  before: string,
+): PlanEvent[] {
+  const events: PlanEvent[] = [
+    ...results.map((r): PlanEvent => ({
+      kind: "verification.ran",
+      at,
+      task,
+      name: r.name,
+      tier: r.tier,
+      passed: r.passed,
+      command: commandOf(r),
+      ...(r.passed ? {} : { failing: r.failedTests.length, fingerprint: failureOf(r) }),
+    })),
+    {
+      kind: "verification.ran",
+      at,
+      task,
+      name: verdictName(level, task),
+      passed,
+      score: passed ? 1 : 0,
+      fingerprint: before,
+    },
+  ];
+  return events;
 }

@@ -80,16 +80,17 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Reads task-master's tasks.json into plan nodes (not yet graph-checked). `tag` picks a tag's list. */
-export function readTaskMaster(source: SourceData, file: string, tag?: string): TaskMasterDraft {
-  const place = (path: readonly PathSegment[], key = false): Place => ({
-    file,
-    line: source.lineOf(path, key),
-    path: formatPath(path),
-  });
-  const top = source.value;
-  if (!isObject(top)) throw planError(file, 1, "(top level): expected task-master's { tasks: [...] }");
-  // Tags at the top level, under `tags`, or both (a tag written beside `tags`): each with where it is.
+/**
+ * The tag to read: task-master's tags sit at the top level, under `tags`, or both (a tag written beside
+ * `tags`). `tag`, else master, else the only one; a plain `{ tasks }` file has none (an empty base).
+ */
+function pickTag(
+  source: SourceData,
+  file: string,
+  top: Record<string, unknown>,
+  tag: string | undefined,
+): { base: PathSegment[]; tagName: string | null; root: Record<string, unknown> } {
+  // Each tag with where it is.
   const wrapped = !Array.isArray(top.tasks) && isObject(top.tags);
   const tagPaths = new Map<string, PathSegment[]>();
   const root: Record<string, unknown> = {};
@@ -138,6 +139,19 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
     base = tagPaths.get(picked) ?? [picked];
     tagName = picked;
   }
+  return { base, tagName, root };
+}
+
+/** Reads task-master's tasks.json into plan nodes (not yet graph-checked). `tag` picks a tag's list. */
+export function readTaskMaster(source: SourceData, file: string, tag?: string): TaskMasterDraft {
+  const place = (path: readonly PathSegment[], key = false): Place => ({
+    file,
+    line: source.lineOf(path, key),
+    path: formatPath(path),
+  });
+  const top = source.value;
+  if (!isObject(top)) throw planError(file, 1, "(top level): expected task-master's { tasks: [...] }");
+  const { base, tagName, root } = pickTag(source, file, top, tag);
   const parsed = tasksSchema.safeParse(base.length > 0 ? root[tagName!] : top, {
     reportInput: true,
     jitless: true,

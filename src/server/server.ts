@@ -71,8 +71,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     hub.publish(records);
   });
   const services: HookServices = { ...options.services, store };
-  const { secret, token } = options;
-  const agentTokens = options.agentToken !== undefined ? [options.agentToken] : [];
+  const { secret } = options;
   const openReads = isLoopback(options.host);
   // A scope id can be up to 1,024 characters, three times that URL-encoded: Fastify's default cap on a path
   // parameter (100) made long ids listable but not readable.
@@ -83,6 +82,50 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     routerOptions: { maxParamLength: 4_096 },
   });
 
+  const withCors = options.corsOrigins !== undefined && options.corsOrigins.length > 0;
+  guardAccess(app, options);
+  closeConnectionsOnClose(app, hub);
+
+  if (withCors)
+    await app.register(cors, {
+      origin: options.corsOrigins ?? [],
+      allowedHeaders: ["authorization", "content-type"],
+    });
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: "reins control plane", version: VERSION },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  registerHealth(app, services, secret, openReads, metrics);
+  await registerHookRoute(app, services, options);
+
+  await registerApi(app, {
+    root: services.root,
+    store,
+    policy: services.policy,
+    spool: services.spool,
+    hub,
+    scan,
+    ...(options.actionsPerMinute !== undefined ? { actionsPerMinute: options.actionsPerMinute } : {}),
+  });
+  await registerWeb(app, { store, scan, policy: services.policy });
+
+  return app;
+}
+
+/**
+ * Who may call what, checked on every request: off loopback everything but health, hooks and the dashboard's
+ * files needs the token; on loopback, only changes do, and the Host must name this machine.
+ */
+function guardAccess(app: FastifyInstance, options: ServerOptions): void {
+  const { token } = options;
+  const agentTokens = options.agentToken !== undefined ? [options.agentToken] : [];
+  const openReads = isLoopback(options.host);
   // Off loopback everything but health, hooks and the dashboard's files needs the token; on loopback,
   // only changes do. The dashboard is told apart by the route matched, so no spelling of a path reaches
   // /api or /metrics without the token.
@@ -111,7 +154,6 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const people = bearerCheck(token);
   const anyone = bearerCheck(token, ...agentTokens);
   const agents = bearerCheck(...agentTokens);
-  const hookCaller = bearerCheck(secret, token, ...agentTokens);
   /** The last Host header found to name this machine: a client sends the same one on every request. */
   let loopbackHost: string | undefined;
   app.addHook("onRequest", (request, reply, done) => {
@@ -151,7 +193,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
           },
     );
   });
-  // While closing, answers close their connection, so a keep-alive client does not hold the exit up.
+}
+
+/** While closing, answers close their connection and the event streams end. */
+function closeConnectionsOnClose(app: FastifyInstance, hub: EventHub): void {
+  // A keep-alive client must not hold the exit up.
   let closing = false;
   app.addHook("preClose", (done) => {
     closing = true;
@@ -162,22 +208,16 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     if (closing) void reply.header("connection", "close");
     done(null, payload);
   });
+}
 
-  if (withCors)
-    await app.register(cors, {
-      origin: options.corsOrigins ?? [],
-      allowedHeaders: ["authorization", "content-type"],
-    });
-
-  await app.register(swagger, {
-    openapi: {
-      info: { title: "reins control plane", version: VERSION },
-      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-  });
-
+/** GET /healthz (with the daemon's proof to a hook's challenge), GET /metrics and GET /api/openapi.json. */
+function registerHealth(
+  app: FastifyInstance,
+  services: HookServices,
+  secret: string,
+  openReads: boolean,
+  metrics: ReturnType<typeof createMetrics>,
+): void {
   // Healthy means the store answers: a read of its scopes and of the latest one's state, so a store that
   // is down or damaged is reported rather than hidden behind "ok".
   app.get<{ Querystring: { challenge?: string } }>(
@@ -209,7 +249,16 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     return reply.header("content-type", metrics.registry.contentType).send(text);
   });
   app.get("/api/openapi.json", { schema: { hide: true } }, () => app.swagger());
+}
 
+/** POST /hooks/:agent: a hook call answered from its raw body, with the hook secret or either token. */
+async function registerHookRoute(
+  app: FastifyInstance,
+  services: HookServices,
+  options: ServerOptions,
+): Promise<void> {
+  const agentTokens = options.agentToken !== undefined ? [options.agentToken] : [];
+  const hookCaller = bearerCheck(options.secret, options.token, ...agentTokens);
   await app.register((hooks, _options, registered) => {
     // Hook bodies are answered from their raw text, so a malformed body still gets an allow, not a 400.
     hooks.removeAllContentTypeParsers();
@@ -245,17 +294,4 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     );
     registered();
   });
-
-  await registerApi(app, {
-    root: services.root,
-    store,
-    policy: services.policy,
-    spool: services.spool,
-    hub,
-    scan,
-    ...(options.actionsPerMinute !== undefined ? { actionsPerMinute: options.actionsPerMinute } : {}),
-  });
-  await registerWeb(app, { store, scan, policy: services.policy });
-
-  return app;
 }

@@ -177,6 +177,55 @@ interface ScopeRow {
   policy: string | null;
 }
 
+/** The statements a SQLite store runs, prepared once per connection. */
+function prepareStatements(db: Database.Database) {
+  return {
+    head: db.prepare<[string], ScopeRow>(
+      "SELECT h.seq, s.state, s.policy_id, s.policy FROM scopes h JOIN snapshots s USING (scope) WHERE scope = ?",
+    ),
+    seq: db.prepare<[string], { seq: number }>("SELECT seq FROM scopes WHERE scope = ?"),
+    tail: db.prepare<[string, number], { event: string; decision: string }>(
+      "SELECT event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq",
+    ),
+    seen: db.prepare<[string, string, string, string], { one: number }>(
+      "SELECT 1 AS one FROM events WHERE scope = ? AND event_id = ? UNION ALL SELECT 1 FROM event_ids WHERE scope = ? AND event_id = ? LIMIT 1",
+    ),
+    // The policy's JSON is bound only when it changed; null keeps the stored one.
+    saveSnapshot: db.prepare(
+      "INSERT INTO snapshots (scope, seq, state, policy_id, policy) VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET seq = excluded.seq, state = excluded.state, policy_id = excluded.policy_id, policy = coalesce(excluded.policy, snapshots.policy)",
+    ),
+    saveHead: db.prepare(
+      "INSERT INTO scopes (scope, seq, last_at) VALUES (?, ?, ?) ON CONFLICT (scope) DO UPDATE SET seq = excluded.seq, last_at = excluded.last_at",
+    ),
+    addEvent: db.prepare(
+      "INSERT INTO events (scope, seq, event_id, at, kind, event, decision) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ),
+    addAlert: db.prepare(
+      "INSERT OR IGNORE INTO alerts (id, scope, seq, at, kind, guard, message) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ),
+    events: db.prepare<
+      [string, number, number],
+      { scope: string; seq: number; event: string; decision: string }
+    >("SELECT scope, seq, event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq LIMIT ?"),
+    scopes: db.prepare<[], { scope: string }>("SELECT scope FROM scopes ORDER BY last_at DESC, scope"),
+    alerts: db.prepare<[], AlertRow>("SELECT * FROM alerts ORDER BY at DESC, scope, seq DESC"),
+    alert: db.prepare<[string], AlertRow>("SELECT * FROM alerts WHERE id = ?"),
+    ack: db.prepare("UPDATE alerts SET acknowledged = 1, acknowledged_by = ? WHERE id = ?"),
+    ackOfScope: db.prepare(
+      "UPDATE alerts SET acknowledged = 1, acknowledged_by = ? WHERE id = ? AND scope = ?",
+    ),
+    saveRun: db.prepare<[EncodedRun]>(
+      "INSERT INTO runs (id, status, updated_at, summary, checkpoint) VALUES (@id, @status, @updatedAt, @summary, @checkpoint) ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, summary = excluded.summary, checkpoint = excluded.checkpoint",
+    ),
+    run: db.prepare<[string], EncodedRun>(
+      "SELECT id, status, updated_at AS updatedAt, summary, checkpoint FROM runs WHERE id = ?",
+    ),
+    runs: db.prepare<[], Omit<EncodedRun, "checkpoint">>(
+      "SELECT id, status, updated_at AS updatedAt, summary FROM runs ORDER BY updated_at DESC, id",
+    ),
+  };
+}
+
 /**
  * The default store: one SQLite file (WAL). Appends are written in `BEGIN IMMEDIATE` transactions, so hook
  * processes running at once never lose an update, and a killed writer leaves every committed event.
@@ -223,105 +272,10 @@ export class SqliteStore implements Store {
       throw storeError(path, error);
     }
     const db = this.#db;
-    this.#stmt = {
-      head: db.prepare<[string], ScopeRow>(
-        "SELECT h.seq, s.state, s.policy_id, s.policy FROM scopes h JOIN snapshots s USING (scope) WHERE scope = ?",
-      ),
-      seq: db.prepare<[string], { seq: number }>("SELECT seq FROM scopes WHERE scope = ?"),
-      tail: db.prepare<[string, number], { event: string; decision: string }>(
-        "SELECT event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq",
-      ),
-      seen: db.prepare<[string, string, string, string], { one: number }>(
-        "SELECT 1 AS one FROM events WHERE scope = ? AND event_id = ? UNION ALL SELECT 1 FROM event_ids WHERE scope = ? AND event_id = ? LIMIT 1",
-      ),
-      // The policy's JSON is bound only when it changed; null keeps the stored one.
-      saveSnapshot: db.prepare(
-        "INSERT INTO snapshots (scope, seq, state, policy_id, policy) VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET seq = excluded.seq, state = excluded.state, policy_id = excluded.policy_id, policy = coalesce(excluded.policy, snapshots.policy)",
-      ),
-      saveHead: db.prepare(
-        "INSERT INTO scopes (scope, seq, last_at) VALUES (?, ?, ?) ON CONFLICT (scope) DO UPDATE SET seq = excluded.seq, last_at = excluded.last_at",
-      ),
-      addEvent: db.prepare(
-        "INSERT INTO events (scope, seq, event_id, at, kind, event, decision) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ),
-      addAlert: db.prepare(
-        "INSERT OR IGNORE INTO alerts (id, scope, seq, at, kind, guard, message) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ),
-      events: db.prepare<
-        [string, number, number],
-        { scope: string; seq: number; event: string; decision: string }
-      >("SELECT scope, seq, event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq LIMIT ?"),
-      scopes: db.prepare<[], { scope: string }>("SELECT scope FROM scopes ORDER BY last_at DESC, scope"),
-      alerts: db.prepare<[], AlertRow>("SELECT * FROM alerts ORDER BY at DESC, scope, seq DESC"),
-      alert: db.prepare<[string], AlertRow>("SELECT * FROM alerts WHERE id = ?"),
-      ack: db.prepare("UPDATE alerts SET acknowledged = 1, acknowledged_by = ? WHERE id = ?"),
-      ackOfScope: db.prepare(
-        "UPDATE alerts SET acknowledged = 1, acknowledged_by = ? WHERE id = ? AND scope = ?",
-      ),
-      saveRun: db.prepare<[EncodedRun]>(
-        "INSERT INTO runs (id, status, updated_at, summary, checkpoint) VALUES (@id, @status, @updatedAt, @summary, @checkpoint) ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, summary = excluded.summary, checkpoint = excluded.checkpoint",
-      ),
-      run: db.prepare<[string], EncodedRun>(
-        "SELECT id, status, updated_at AS updatedAt, summary, checkpoint FROM runs WHERE id = ?",
-      ),
-      runs: db.prepare<[], Omit<EncodedRun, "checkpoint">>(
-        "SELECT id, status, updated_at AS updatedAt, summary FROM runs ORDER BY updated_at DESC, id",
-      ),
-    };
+    this.#stmt = prepareStatements(db);
     this.#append = db.transaction(
-      (scope: string, events: readonly ReinsEvent[], policy: Policy, guards?: Pipeline): PendingWrite => {
-        const loaded = new Map<string, Cached | null>();
-        const result = applyBatch(
-          scope,
-          events,
-          policy,
-          (s) => {
-            const known = this.#load(s, policy);
-            loaded.set(s, known);
-            return known?.state ?? null;
-          },
-          (s, id) => this.#stmt.seen.get(s, id, s, id) !== undefined,
-          guards,
-        );
-        let bytes = 0;
-        for (const r of result.records) {
-          const event = JSON.stringify(r.event);
-          const decision = JSON.stringify(r.decision);
-          bytes += event.length + decision.length;
-          this.#stmt.addEvent.run(
-            r.scope,
-            r.seq,
-            r.event.id ?? null,
-            r.event.at,
-            r.event.kind,
-            event,
-            decision,
-          );
-        }
-        const cached: [string, Cached][] = [];
-        let snapshots = 0;
-        for (const [s, state] of result.states) {
-          const before = loaded.get(s) ?? null;
-          const stored = storedPolicy(s, policy);
-          const samePolicy = before?.policyId === stored.id;
-          if (before === null || snapshotDue(state.seq, before.snapshotSeq, samePolicy)) {
-            const json = JSON.stringify(state);
-            const policyJson = samePolicy ? null : stored.json;
-            bytes += json.length + (policyJson?.length ?? 0);
-            snapshots += 1;
-            this.#stmt.saveSnapshot.run(s, state.seq, json, stored.id, policyJson);
-            cached.push([s, { state, snapshotSeq: state.seq, policyId: stored.id }]);
-          } else {
-            cached.push([s, { ...before, state }]);
-          }
-          this.#stmt.saveHead.run(s, state.seq, state.lastAt ?? 0);
-        }
-        for (const a of result.alerts)
-          this.#stmt.addAlert.run(a.id, a.scope, a.seq, a.at, a.kind, a.guard, a.message);
-        for (const ack of acknowledgementsOf(result.records))
-          this.#stmt.ackOfScope.run(ack.by, ack.alertId, ack.scope);
-        return { result, cached, counts: { records: result.records.length, snapshots, bytes } };
-      },
+      (scope: string, events: readonly ReinsEvent[], policy: Policy, guards?: Pipeline): PendingWrite =>
+        this.#write(scope, events, policy, guards),
     );
     // Each append runs as a savepoint inside the group's transaction: its failure undoes it alone, unless
     // SQLite itself rolled the whole transaction back (a full disk, say); then the group fails as one.
@@ -335,6 +289,56 @@ export class SqliteStore implements Store {
         }
       }),
     );
+  }
+
+  /**
+   * One append inside the write transaction: the batch applied to the scopes' states, its records, alerts
+   * and acknowledgements written, a snapshot where one is due, each scope's head moved on.
+   */
+  #write(scope: string, events: readonly ReinsEvent[], policy: Policy, guards?: Pipeline): PendingWrite {
+    const loaded = new Map<string, Cached | null>();
+    const result = applyBatch(
+      scope,
+      events,
+      policy,
+      (s) => {
+        const known = this.#load(s, policy);
+        loaded.set(s, known);
+        return known?.state ?? null;
+      },
+      (s, id) => this.#stmt.seen.get(s, id, s, id) !== undefined,
+      guards,
+    );
+    let bytes = 0;
+    for (const r of result.records) {
+      const event = JSON.stringify(r.event);
+      const decision = JSON.stringify(r.decision);
+      bytes += event.length + decision.length;
+      this.#stmt.addEvent.run(r.scope, r.seq, r.event.id ?? null, r.event.at, r.event.kind, event, decision);
+    }
+    const cached: [string, Cached][] = [];
+    let snapshots = 0;
+    for (const [s, state] of result.states) {
+      const before = loaded.get(s) ?? null;
+      const stored = storedPolicy(s, policy);
+      const samePolicy = before?.policyId === stored.id;
+      if (before === null || snapshotDue(state.seq, before.snapshotSeq, samePolicy)) {
+        const json = JSON.stringify(state);
+        const policyJson = samePolicy ? null : stored.json;
+        bytes += json.length + (policyJson?.length ?? 0);
+        snapshots += 1;
+        this.#stmt.saveSnapshot.run(s, state.seq, json, stored.id, policyJson);
+        cached.push([s, { state, snapshotSeq: state.seq, policyId: stored.id }]);
+      } else {
+        cached.push([s, { ...before, state }]);
+      }
+      this.#stmt.saveHead.run(s, state.seq, state.lastAt ?? 0);
+    }
+    for (const a of result.alerts)
+      this.#stmt.addAlert.run(a.id, a.scope, a.seq, a.at, a.kind, a.guard, a.message);
+    for (const ack of acknowledgementsOf(result.records))
+      this.#stmt.ackOfScope.run(ack.by, ack.alertId, ack.scope);
+    return { result, cached, counts: { records: result.records.length, snapshots, bytes } };
   }
 
   /**

@@ -1,0 +1,121 @@
+/** What `reins run` and its neighbours set up before driving: flags read, the plan found, the agent's runner, and the closing lines. */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, relative, resolve } from "node:path";
+import { ReinsError } from "../core/errors.js";
+import { outcomeOf } from "../control/index.js";
+import { runnerFor } from "../drive/agents/index.js";
+import type { AgentRunner } from "../drive/agents/runner.js";
+import { claudeRunArgs, codexRunArgs, geminiRunEnv } from "../drive/run-hooks.js";
+import { codexRunEnv } from "../drive/codex-home.js";
+import { codexHome } from "../hooks/trust.js";
+import { binPath } from "./commands/bin-path.js";
+import type { RunOutcome } from "../drive/run.js";
+import { cannotStart } from "../drive/agents/preflight.js";
+import type { LoadedPolicy } from "../config/load-policy.js";
+import type { Io } from "./io.js";
+
+/** What the run commands need from the program. */
+export interface RunContext {
+  io: Io;
+  loaded(): LoadedPolicy & { storeSpec: string };
+  result: { code: number };
+}
+
+/** Plan files looked for, in order, when none is named. */
+export const PLAN_FILES = ["reins.plan.yaml", "reins.plan.yml", "reins.plan.json", "tasks.md", "tasks.json"];
+
+/** A flag that must be a positive whole number: undefined when not given; a usage error otherwise. */
+export function positiveInt(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1)
+    throw new ReinsError("usage", `${name} must be a positive whole number, got "${raw}"`);
+  return n;
+}
+
+/** A flag given in minutes, in ms: undefined when not given; a usage error unless a positive number. */
+export function minutesMs(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const minutes = Number(raw);
+  if (!Number.isFinite(minutes) || minutes <= 0)
+    throw new ReinsError("usage", `${name} must be a positive number of minutes, got "${raw}"`);
+  return minutes * 60_000;
+}
+
+/** The plan file: `named` (relative to `cwd`), else the first of PLAN_FILES in `root`; a usage error when none. */
+export function findPlan(root: string, cwd: string, named: string | undefined): string {
+  if (named !== undefined) {
+    const path = resolve(cwd, named);
+    if (!existsSync(path)) throw new ReinsError("usage", `no plan file ${named}`);
+    return path;
+  }
+  for (const name of PLAN_FILES) if (existsSync(join(root, name))) return join(root, name);
+  throw new ReinsError("usage", `no plan: name one, or write ${PLAN_FILES[0]} (see README "Run a plan")`);
+}
+
+/**
+ * The runner of an agent spec: a driven Claude Code, Codex or Gemini CLI gets reins' hooks and MCP tools (on
+ * `plan`) for the run, and Claude Code `--max-turns`. Their iterations run reins' hooks (the run's, or the
+ * project's own), which record the session's usage as it goes and so charge the pools: `hooked`, so the
+ * run's own record of the spend charges them no second time.
+ */
+export function runnerOf(
+  agent: string,
+  root: string,
+  maxTurns: number | undefined,
+  plan: string | undefined,
+): AgentRunner {
+  if (agent !== "claude" && maxTurns !== undefined)
+    throw new ReinsError("usage", `--max-turns applies to --agent claude only, not ${agent}`);
+  if (agent === "claude") {
+    const runner = runnerFor(agent, {
+      args: claudeRunArgs(root, binPath(), plan),
+      ...(maxTurns !== undefined ? { maxTurns } : {}),
+    });
+    return { ...runner, hooked: true };
+  }
+  if (agent === "codex") {
+    const runner = runnerFor(agent, {
+      args: codexRunArgs(binPath(), plan),
+      env: codexRunEnv(root, binPath(), codexHome(process.env, homedir())),
+    });
+    return { ...runner, hooked: true };
+  }
+  if (agent === "gemini") {
+    const userHome = process.env.GEMINI_CLI_HOME || homedir();
+    return { ...runnerFor(agent, { env: geminiRunEnv(root, binPath(), plan, userHome) }), hooked: true };
+  }
+  return runnerFor(agent);
+}
+
+/** How long one agent iteration may take unless `--agent-timeout` says. */
+export const DEFAULT_AGENT_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * `runner`, once it is known to be able to start: an agent whose program is missing or not executable ends
+ * the run at once with one line (exit 2), before any attempt is spent on it.
+ */
+export function startable(runner: AgentRunner, root: string, env: NodeJS.ProcessEnv): AgentRunner {
+  const problem = cannotStart(runner, root, env);
+  if (problem !== null) throw new ReinsError("usage", problem);
+  return runner;
+}
+
+/** The exit code of a run: 0 only when it is proven (every done task's checks witnessed its change). */
+export function exitOf(outcome: RunOutcome): number {
+  return outcomeOf(outcome.state, outcome.finished).kind === "proven" ? 0 : 1;
+}
+
+/** The run's closing lines: what was done, the report, and last the outcome with its first cause. */
+export function ending(outcome: RunOutcome, root: string): string {
+  const tasks = Object.values(outcome.state.tasks);
+  const done = tasks.filter((t) => t.status === "done").length;
+  const lines = [
+    `run ${outcome.run}: ${done} of ${tasks.length} task(s) done on branch ${outcome.meta.branch}`,
+  ];
+  if (outcome.report !== null) lines.push(`report: ${relative(root, resolve(root, outcome.report))}`);
+  const end = outcomeOf(outcome.state, outcome.finished);
+  lines.push(`${end.kind}: ${end.cause}`);
+  return `${lines.join("\n")}\n`;
+}
