@@ -1,7 +1,7 @@
 /** The CLI commands that connect agents to reins: hook, serve, init, daemon and doctor. */
 import type { Command } from "commander";
-import { registerDaemonCommands } from "./daemon-commands.js";
-import { registerInitCommand } from "./init-commands.js";
+import { registerDaemonCommands } from "./commands/daemon-command.js";
+import { registerInitCommand } from "./commands/init-command.js";
 import type { AgentContext } from "./context.js";
 import { registerDoctorCommand } from "./commands/doctor-command.js";
 import { registerHookCommand } from "./commands/hook-command.js";

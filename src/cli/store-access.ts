@@ -12,7 +12,7 @@ import { defaultStorePath, openStore } from "../store/open.js";
 import { recordAction, type HumanAction } from "../people/actions.js";
 import { currentSummary, storedSummary } from "../people/scope-view.js";
 import type { Io } from "./io.js";
-import { formatUsage } from "./gc-commands.js";
+import { formatUsage } from "./commands/gc-command.js";
 
 /** What the store commands need from the program: the policy (with `--store` applied) and the output. */
 export interface StoreContext {

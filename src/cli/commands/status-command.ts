@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { REINS_BIN } from "../../config/package-info.js";
 import { listDaemons } from "../../daemon/list.js";
-import { formatDaemons } from "../daemon-commands.js";
+import { formatDaemons } from "./daemon-command.js";
 import {
   type StoreContext,
   withStore,

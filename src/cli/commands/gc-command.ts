@@ -2,14 +2,14 @@
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { formatCount } from "../core/format.js";
-import type { StoreUsage } from "../core/store.js";
-import type { LoadedPolicy } from "../config/load-policy.js";
-import { runDir } from "../drive/run-trace.js";
-import { defaultStorePath, openStore } from "../store/open.js";
-import type { GcResult } from "../store/sqlite-gc.js";
-import { SqliteStore } from "../store/sqlite.js";
-import type { Io } from "./io.js";
+import { formatCount } from "../../core/format.js";
+import type { StoreUsage } from "../../core/store.js";
+import type { LoadedPolicy } from "../../config/load-policy.js";
+import { runDir } from "../../drive/run-trace.js";
+import { defaultStorePath, openStore } from "../../store/open.js";
+import type { GcResult } from "../../store/sqlite-gc.js";
+import { SqliteStore } from "../../store/sqlite.js";
+import type { Io } from "../io.js";
 
 /** What `reins gc` needs from the program. */
 export interface GcContext {

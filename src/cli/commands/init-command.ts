@@ -4,23 +4,23 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { ReinsError } from "../core/errors.js";
-import { REINS_BIN } from "../config/package-info.js";
-import { daemonName } from "../daemon/paths.js";
+import { ReinsError } from "../../core/errors.js";
+import { REINS_BIN } from "../../config/package-info.js";
+import { daemonName } from "../../daemon/paths.js";
 import {
   INIT_AGENTS,
   initAgent,
   readSettings,
   settingsPathOf,
   type InstallMode,
-} from "../install/agent-hooks.js";
-import { NO_TRUST_ENV, trustAgentHooks } from "../install/agent-trust.js";
-import { buildClient } from "../install/native-client.js";
-import { missingDirs, noteWritten, releaseWritten } from "../install/local-files.js";
-import { installMcp, mcpConfigPath } from "../install/mcp.js";
-import { DEFAULT_HOST, DEFAULT_PORT } from "../server/daemon.js";
-import { hookSecret } from "../server/secret.js";
-import type { AgentContext } from "./context.js";
+} from "../../install/agent-hooks.js";
+import { NO_TRUST_ENV, trustAgentHooks } from "../../install/agent-trust.js";
+import { buildClient } from "../../install/native-client.js";
+import { missingDirs, noteWritten, releaseWritten } from "../../install/local-files.js";
+import { installMcp, mcpConfigPath } from "../../install/mcp.js";
+import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/daemon.js";
+import { hookSecret } from "../../server/secret.js";
+import type { AgentContext } from "../context.js";
 
 /** The C source of the hook client, shipped with the package. */
 const CLIENT_SOURCE = fileURLToPath(new URL("../../src/client/reins-hook.c", import.meta.url));

@@ -1,12 +1,12 @@
 /** `reins mcp`: reins' tools for any MCP-capable agent, on stdio. */
 import type { Command } from "commander";
-import { planSource } from "../mcp/plan-view.js";
-import { planPolicy } from "../mcp/ledger.js";
-import { serveStdio } from "../mcp/server.js";
-import { openStore } from "../store/open.js";
-import type { Io } from "./io.js";
-import type { LoadedPolicy } from "../config/load-policy.js";
-import { findPlan, PLAN_FILES } from "./run-commands.js";
+import { planSource } from "../../mcp/plan-view.js";
+import { planPolicy } from "../../mcp/ledger.js";
+import { serveStdio } from "../../mcp/server.js";
+import { openStore } from "../../store/open.js";
+import type { Io } from "../io.js";
+import type { LoadedPolicy } from "../../config/load-policy.js";
+import { findPlan, PLAN_FILES } from "../run-commands.js";
 
 /** What the mcp command needs from the program. */
 export interface McpCommandContext {
