@@ -2,6 +2,7 @@
  * Fills one pool from many writers, as a fleet does, for the bounded-memory tests of the Redis store (one
  * server and Cluster): each writer is a session of its own, all charging the pool `team`.
  */
+import { expect } from "vitest";
 import { resolvePolicy, type ReinsEvent } from "../../src/core/index.js";
 import type { RedisStore } from "../../src/store/redis.js";
 
@@ -74,4 +75,42 @@ export async function fillPool(options: FillOptions): Promise<Filled> {
   }
   await Promise.all(stores.map((s) => s.close()));
   return { bytes, perWriter, event };
+}
+
+/**
+ * The bound on one pool's memory in Redis, whatever the events it was charged with: its snapshot (a pool's
+ * state is a few KB), at most two SNAPSHOT_EVERY periods of records and a batch (~500 bytes each), and the
+ * ids of two windows (in the tests 2 x 5 rounds of 8 x 25 charges, ~100 bytes each): about 320 KB, and
+ * 512 KiB leaves room for Redis's own overhead.
+ */
+export const POOL_BOUND_BYTES = 512 * 1024;
+
+/**
+ * What a fill of 100,000 events must leave: the pool's memory under POOL_BOUND_BYTES and flat from 10,000
+ * events on, every token counted once in the pool and each session, redeliveries within the window
+ * answered null and counted once, and `usage()` (what `reins status` says) within the bound.
+ */
+export async function expectFilledExactly(store: RedisStore, filled: Filled, writers: number): Promise<void> {
+  const bytes = [...filled.bytes.values()];
+  expect(Math.max(...bytes)).toBeLessThanOrEqual(POOL_BOUND_BYTES);
+  // Flat: what 90,000 more events add is noise, not growth.
+  expect(filled.bytes.get(100_000)!).toBeLessThanOrEqual(filled.bytes.get(10_000)! * 1.25);
+  const total = writers * filled.perWriter;
+  expect((await store.state("pool:team"))?.budget.session.spent.tokens).toBe(total * FILL_TOKENS);
+  for (let w = 0; w < writers; w++) {
+    expect((await store.state(`session:fill-${w}`))?.budget.session.spent.tokens).toBe(
+      filled.perWriter * FILL_TOKENS,
+    );
+    // Redelivered within the window (the last rounds): known to the session and to the pool, counted once.
+    const again = Array.from({ length: 75 }, (_, j) => filled.event(w, filled.perWriter - 1 - j));
+    const { answers } = await store.append(`session:fill-${w}`, again, fillPolicy);
+    expect(answers.every((a) => a === null)).toBe(true);
+  }
+  expect((await store.state("pool:team"))?.budget.session.spent.tokens).toBe(total * FILL_TOKENS);
+  // What `reins status` says of the store: its scopes (the sessions and the pool), their records and bytes.
+  const usage = await store.usage();
+  expect(usage.scopes).toBe(writers + 1);
+  expect(usage.records).toBeLessThanOrEqual((writers + 1) * (2 * 32 + 25));
+  expect(usage.bytes).toBeGreaterThan(filled.bytes.get(100_000)!);
+  expect(usage.bytes).toBeLessThan((writers + 1) * POOL_BOUND_BYTES);
 }
