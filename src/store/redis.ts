@@ -153,10 +153,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Every other key written gets its TTL (default 24 h) refreshed, and a scope's keys are always refreshed
  * together, so they expire together; a scope that is written again after expiring starts afresh.
  *
- * An append keeps each scope's state in memory with its version (the log's length). In the common case
- * it is one round trip: the engine decides on the cached states, and one `APPEND` script checks every
- * scope's log is still that long, RPUSHes the records, writes a snapshot when `snapshotDue`, and
- * refreshes TTLs and the index, atomically. When another process wrote meanwhile, the script writes
+ * An append keeps each scope's state in memory with its version (its seq: `base` plus the log's length).
+ * In the common case it is one round trip: the engine decides on the cached states, and one `APPEND`
+ * script checks every scope is still at that version, RPUSHes the records, writes a snapshot when
+ * `snapshotDue` (trimming the log to the one before), and refreshes TTLs and the index, atomically. When another process wrote meanwhile, the script writes
  * nothing and says so; the append reads the snapshot and the tail after it (`READ`, one round trip),
  * rebuilds the state under the policy stored with the snapshot, decides again and retries. For a scope
  * that conflicted before (another process writes it too) it keeps a copy from before each decision, and
@@ -859,7 +859,7 @@ export class RedisStore implements Store {
 /** What one append writes to one scope, encoded for the APPEND script. */
 interface ScopeWrite {
   scope: string;
-  /** The log's length the append was decided on, -1 for a scope it found absent. */
+  /** The version (seq) the append was decided on, -1 for a scope it found absent. */
   expected: number;
   lastAt: number;
   /** JSON LogRecords. */
