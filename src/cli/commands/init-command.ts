@@ -23,7 +23,7 @@ import { hookSecret } from "../../server/secret.js";
 import type { AgentContext } from "../context.js";
 
 /** The C source of the hook client, shipped with the package. */
-const CLIENT_SOURCE = fileURLToPath(new URL("../../src/client/reins-hook.c", import.meta.url));
+const CLIENT_SOURCE = fileURLToPath(new URL("../../../src/client/reins-hook.c", import.meta.url));
 
 interface InitOptions {
   user?: boolean;
