@@ -4,6 +4,7 @@
  */
 import { expect } from "vitest";
 import { resolvePolicy, type ReinsEvent } from "../../src/core/index.js";
+import { SNAPSHOT_EVERY } from "../../src/core/snapshot.js";
 import type { RedisStore } from "../../src/store/redis.js";
 
 /** Tokens of every usage event. */
@@ -15,8 +16,10 @@ export const POOL_KEYS = ["snap", "log", "ids", "alerts", "ids0"] as const;
 export interface Filled {
   /** The pool's memory (MEMORY USAGE of its keys, summed) after each of `checkpoints` events. */
   bytes: Map<number, number>;
-  /** Events sent, per writer. */
+  /** Events sent, per writer, and per append. */
   perWriter: number;
+  writers: number;
+  batch: number;
   /** A usage event of writer `w`, number `i`: the same one every time it is asked for. */
   event(w: number, i: number): ReinsEvent;
 }
@@ -28,12 +31,14 @@ export interface FillOptions {
   memory(key: string): Promise<number>;
   /** The key prefix the stores write under. */
   prefix: string;
-  writers: number;
-  events: number;
-  /** Events per append. */
-  batch: number;
-  /** Totals after which the pool's memory is measured. */
-  checkpoints: readonly number[];
+  /** @default 8 */
+  writers?: number;
+  /** @default 100,000 */
+  events?: number;
+  /** Events per append. @default 25 */
+  batch?: number;
+  /** Totals after which the pool's memory is measured. @default 1,000, 10,000 and 100,000 */
+  checkpoints?: readonly number[];
   /** Called after each round (one batch from every writer): to move a test's clock on. */
   onRound?(): void;
 }
@@ -43,8 +48,8 @@ export const fillPolicy = resolvePolicy({ pools: { team: { tokens: 1_000_000_000
 
 /** Sends `events` usage events from `writers` writers, in batches, and measures the pool on the way. */
 export async function fillPool(options: FillOptions): Promise<Filled> {
-  const { writers, batch } = options;
-  const perWriter = options.events / writers;
+  const { writers = 8, batch = 25, checkpoints = [1_000, 10_000, 100_000] } = options;
+  const perWriter = (options.events ?? 100_000) / writers;
   const stores = await Promise.all(Array.from({ length: writers }, () => options.open()));
   const event = (w: number, i: number): ReinsEvent => ({
     kind: "usage.recorded",
@@ -71,10 +76,10 @@ export async function fillPool(options: FillOptions): Promise<Filled> {
     );
     sent += writers * batch;
     options.onRound?.();
-    if (options.checkpoints.includes(sent)) bytes.set(sent, await measure());
+    if (checkpoints.includes(sent)) bytes.set(sent, await measure());
   }
   await Promise.all(stores.map((s) => s.close()));
-  return { bytes, perWriter, event };
+  return { bytes, perWriter, writers, batch, event };
 }
 
 /**
@@ -90,7 +95,8 @@ export const POOL_BOUND_BYTES = 512 * 1024;
  * events on, every token counted once in the pool and each session, redeliveries within the window
  * answered null and counted once, and `usage()` (what `reins status` says) within the bound.
  */
-export async function expectFilledExactly(store: RedisStore, filled: Filled, writers: number): Promise<void> {
+export async function expectFilledExactly(store: RedisStore, filled: Filled): Promise<void> {
+  const { writers, batch } = filled;
   const bytes = [...filled.bytes.values()];
   expect(Math.max(...bytes)).toBeLessThanOrEqual(POOL_BOUND_BYTES);
   // Flat: what 90,000 more events add is noise, not growth.
@@ -110,7 +116,7 @@ export async function expectFilledExactly(store: RedisStore, filled: Filled, wri
   // What `reins status` says of the store: its scopes (the sessions and the pool), their records and bytes.
   const usage = await store.usage();
   expect(usage.scopes).toBe(writers + 1);
-  expect(usage.records).toBeLessThanOrEqual((writers + 1) * (2 * 32 + 25));
+  expect(usage.records).toBeLessThanOrEqual((writers + 1) * (2 * SNAPSHOT_EVERY + batch));
   expect(usage.bytes).toBeGreaterThan(filled.bytes.get(100_000)!);
   expect(usage.bytes).toBeLessThan((writers + 1) * POOL_BOUND_BYTES);
 }
