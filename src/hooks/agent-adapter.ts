@@ -30,7 +30,16 @@ export interface HookContext {
   transcripts: UsageReader;
   /** The scope's state before this call, for events that depend on it (the previous prompt's task). */
   before: State | null;
+  /**
+   * What the shell must tell the model about guarding itself (not contained, tampering found, a bad config),
+   * asked only when a reply needs it: `turn` at a session's start and each prompt, `deny` with every deny.
+   * @default nothing to tell
+   */
+  notices?: Notices;
 }
+
+/** The lines about guarding itself that a reply carries: `turn` opens a turn, `deny` goes with a deny. */
+export type Notices = (when: "turn" | "deny") => readonly string[];
 
 /** One agent's hook protocol: how to read its input and how to answer it. */
 export interface AgentAdapter<I = unknown> {

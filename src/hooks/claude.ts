@@ -85,7 +85,7 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
       return {
         scope,
         events: [{ kind: "session.started", agent: "claude" satisfies AgentName }],
-        reply: statusReply("SessionStart", ctx.policy),
+        reply: statusReply("SessionStart", ctx.policy, ctx.notices),
       };
     case "SessionEnd":
       return { scope, events: [...usage(), { kind: "session.ended" }], reply: none };
@@ -94,14 +94,14 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
         scope,
         // A prompt sent again under the id of the task in flight (scripted sessions reuse one) starts it anew.
         events: [...usage(), ...promptTaskEvents(ctx.before, task, "prompt-", { sameTask: "restart" })],
-        reply: statusReply("UserPromptSubmit", ctx.policy),
+        reply: statusReply("UserPromptSubmit", ctx.policy, ctx.notices),
       };
     case "PreToolUse":
       return {
         scope,
         events: [{ kind: "tool.requested", ...(task !== undefined ? { task } : {}), ...touch() }],
         reply: (answers) => {
-          const verdict = verdictOf(worstAnswer(answers));
+          const verdict = verdictOf(worstAnswer(answers), ctx.notices);
           if (verdict === null) return null;
           if (verdict.form === "note") return contextReply("PreToolUse", verdict.reason);
           return {
@@ -120,7 +120,7 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
         scope,
         events: [...events, ...usage()],
         reply: (answers) => {
-          const verdict = verdictOf(worstAnswer(answers));
+          const verdict = verdictOf(worstAnswer(answers), ctx.notices);
           if (verdict === null) return null;
           if (verdict.form === "deny") return { decision: "block", reason: verdict.reason };
           return contextReply(input.hook_event_name, verdict.reason);
@@ -134,7 +134,7 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
         events: [...usage(), claimEvent(ctx.policy, input.last_assistant_message, task)],
         reply: (answers) => {
           // The claim's own answer decides, not an earlier event's.
-          const verdict = verdictOf(answers[answers.length - 1]);
+          const verdict = verdictOf(answers[answers.length - 1], ctx.notices);
           if (verdict === null) return null;
           if (verdict.form === "deny") return { decision: "block", reason: verdict.reason };
           return { systemMessage: verdict.reason };

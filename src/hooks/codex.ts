@@ -123,7 +123,7 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
             ...(input.model !== undefined ? { model: input.model } : {}),
           },
         ],
-        reply: statusReply("SessionStart", ctx.policy),
+        reply: statusReply("SessionStart", ctx.policy, ctx.notices),
       };
     case "SessionEnd":
       return {
@@ -139,7 +139,7 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
       return {
         scope,
         events: [...rollout().usage, ...promptTaskEvents(ctx.before, task, "turn-")],
-        reply: statusReply("UserPromptSubmit", ctx.policy),
+        reply: statusReply("UserPromptSubmit", ctx.policy, ctx.notices),
       };
     case "PreToolUse":
       return {
@@ -148,7 +148,7 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
           { kind: "tool.requested", ...tagged, ...toolTouch(tool, input.tool_input, input.tool_use_id) },
         ],
         reply: (answers) => {
-          const verdict = verdictOf(worstAnswer(answers));
+          const verdict = verdictOf(worstAnswer(answers), ctx.notices);
           if (verdict === null) return null;
           // Codex refuses `permissionDecision: "ask"` from PreToolUse (it fails open), so a person's
           // confirmation becomes a deny whose reason says what to confirm.
@@ -181,7 +181,7 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
         // what the model needs to fix the problem; a block takes effect at the next PreToolUse anyway. So
         // both blocks and warnings are added context.
         reply: (answers) => {
-          const verdict = verdictOf(worstAnswer(answers));
+          const verdict = verdictOf(worstAnswer(answers), ctx.notices);
           return verdict === null ? null : contextReply("PostToolUse", verdict.reason);
         },
       };
@@ -193,7 +193,7 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
         events: [...rollout().usage, claimEvent(ctx.policy, input.last_assistant_message, task)],
         reply: (answers) => {
           // The claim's own answer decides, not an earlier event's.
-          const verdict = verdictOf(answers[answers.length - 1]);
+          const verdict = verdictOf(answers[answers.length - 1], ctx.notices);
           if (verdict === null) return null;
           // Codex's "keep going": a blocked Stop continues the turn with the reason as the next prompt.
           if (verdict.form === "deny") return { decision: "block", reason: verdict.reason };

@@ -187,7 +187,7 @@ export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
       return {
         scope,
         events: [{ kind: "session.started", agent: "gemini" satisfies AgentName }],
-        reply: statusReply("SessionStart", ctx.policy),
+        reply: statusReply("SessionStart", ctx.policy, ctx.notices),
       };
     case "SessionEnd":
       return {
@@ -197,13 +197,13 @@ export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
         reply: none,
       };
     case "BeforeAgent":
-      return { scope, events: [], reply: statusReply("BeforeAgent", ctx.policy) };
+      return { scope, events: [], reply: statusReply("BeforeAgent", ctx.policy, ctx.notices) };
     case "BeforeTool":
       return {
         scope,
         events: [{ kind: "tool.requested", ...toolTouch(tool, input.tool_input) }],
         reply: (answers) => {
-          const verdict = verdictOf(worstAnswer(answers));
+          const verdict = verdictOf(worstAnswer(answers), ctx.notices);
           if (verdict === null) return null;
           // BeforeTool has no "ask" (an `ask` decision is not acted on), so a person's confirmation becomes
           // a deny; and no context for the model, so a warning goes to the person as `systemMessage`.
@@ -223,7 +223,7 @@ export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
         // hiding what the model needs to fix the problem; a block takes effect at the next BeforeTool
         // anyway. So both blocks and warnings are appended as context.
         reply: (answers) => {
-          const verdict = verdictOf(worstAnswer(answers));
+          const verdict = verdictOf(worstAnswer(answers), ctx.notices);
           return verdict === null ? null : contextReply("AfterTool", verdict.reason);
         },
       };
@@ -235,7 +235,7 @@ export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
         // the chunk the model already produced (and paid for); a paused budget is enforced at the next
         // BeforeTool, and lets the agent stop at AfterAgent.
         reply: (answers) => {
-          const verdict = verdictOf(worstAnswer(answers));
+          const verdict = verdictOf(worstAnswer(answers), ctx.notices);
           return verdict === null ? null : { systemMessage: verdict.reason };
         },
       };
@@ -244,7 +244,7 @@ export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
         scope,
         events: [claimEvent(ctx.policy, input.prompt_response)],
         reply: (answers) => {
-          const verdict = verdictOf(answers[answers.length - 1]);
+          const verdict = verdictOf(answers[answers.length - 1], ctx.notices);
           if (verdict === null) return null;
           // Gemini CLI's "keep going": a denied AfterAgent is retried with the reason as the new prompt.
           if (verdict.form === "deny") return { decision: "deny", reason: verdict.reason };

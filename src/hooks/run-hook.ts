@@ -16,6 +16,8 @@ import { HOOK_AGENTS, AGENTS } from "./hook-agents.js";
 import type { AgentAdapter } from "./agent-adapter.js";
 import { TranscriptReader } from "./transcript.js";
 import { eventsAt } from "../vocabulary/event-builders.js";
+import type { Notices } from "./agent-adapter.js";
+import { projectNotices } from "./notices.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
@@ -38,6 +40,11 @@ export interface HookServices {
   store: Store;
   spool: Spool;
   transcripts: TranscriptReader;
+  /**
+   * What the replies must say about guarding itself (see hooks/notices.ts), asked at a turn's start and with
+   * a deny only. @default nothing to tell
+   */
+  notices?: Notices;
 }
 
 /**
@@ -75,6 +82,7 @@ export async function openServices(
     store,
     spool: new Spool(join(root, ".reins", "spool")),
     transcripts: new TranscriptReader(join(root, ".reins", "transcripts")),
+    notices: projectNotices(root, env),
   };
 }
 
@@ -216,7 +224,12 @@ export async function answerHook(
   // The transcript's new lines are read as this call's; where the reading got to is saved only once the
   // events are stored or spooled, so a call that dies in between leaves them to the next.
   const transcripts = services.transcripts.forCall();
-  const plan = adapter.plan(input, { policy, before, transcripts });
+  const plan = adapter.plan(input, {
+    policy,
+    before,
+    transcripts,
+    ...(services.notices !== undefined ? { notices: services.notices } : {}),
+  });
   const events = eventsAt(plan.scope, now, plan.events);
   let warning = "";
   const governor = createGovernor({

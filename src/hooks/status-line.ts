@@ -3,7 +3,7 @@ import { formatCount, formatPercent } from "../core/format.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import { scopeSummary } from "../core/summary.js";
-import type { HookPlan } from "./agent-adapter.js";
+import type { HookPlan, Notices } from "./agent-adapter.js";
 import { contextReply } from "../vocabulary/replies.js";
 
 /** One line for the model about the session's budget and breaker. */
@@ -24,7 +24,11 @@ export function statusLine(state: State | null, policy: Policy): string {
   return `reins: session budget ${budget}; ${breaker}.${paused}`;
 }
 
-/** The reply to a hook event that opens a turn: the status line as context for the model. */
-export function statusReply(hookEventName: string, policy: Policy): HookPlan["reply"] {
-  return (_answers, state) => contextReply(hookEventName, statusLine(state, policy));
+/**
+ * The reply to a hook event that opens a turn: the status line as context for the model, and after it what
+ * the shell must say about guarding itself (`notices("turn")`).
+ */
+export function statusReply(hookEventName: string, policy: Policy, notices?: Notices): HookPlan["reply"] {
+  return (_answers, state) =>
+    contextReply(hookEventName, [statusLine(state, policy), ...(notices?.("turn") ?? [])].join("\n"));
 }

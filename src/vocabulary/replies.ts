@@ -29,15 +29,19 @@ export function reasonOf(answer: NonNullable<Answer>): string {
 
 /**
  * What an answer asks of the agent's reply: nothing (allow), `deny` (block), `ask` (a person must confirm;
- * an agent without an ask form denies), or `note` (a warning for the model), with the reason.
+ * an agent without an ask form denies), or `note` (a warning for the model), with the reason. A deny's or an
+ * ask's reason ends with the shell's `notices("deny")` (a config that did not load, reins not contained).
  */
 export function verdictOf(
   answer: Answer | undefined,
+  notices?: (when: "deny") => readonly string[],
 ): { form: "deny" | "ask" | "note"; reason: string } | null {
   if (answer === null || answer === undefined || answer.verdict === "allow") return null;
   const reason = reasonOf(answer);
-  if (answer.verdict === "block") return { form: "deny", reason };
-  return { form: answer.needsHuman ? "ask" : "note", reason };
+  const form = answer.verdict === "block" ? "deny" : answer.needsHuman ? "ask" : "note";
+  if (form === "note") return { form, reason };
+  const lines = notices?.("deny") ?? [];
+  return { form, reason: lines.length === 0 ? reason : `${reason} ${lines.join(" ")}` };
 }
 
 /** The `hookSpecificOutput.additionalContext` reply that Claude Code, Codex CLI and Gemini CLI all read. */

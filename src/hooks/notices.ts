@@ -1,0 +1,39 @@
+/**
+ * What the shell tells the model about guarding itself, beside the budget and the breaker: reins not
+ * contained, tampering found, a config that did not load. Each source is asked only when a reply needs it
+ * (a turn's start, a deny), never on an allowed tool call.
+ */
+import type { Notices } from "./agent-adapter.js";
+
+/** One source of notices for a project's hook replies. */
+export type NoticeSource = Notices;
+
+/** The notices of all `sources`, in order; a source that throws says so instead of silencing the rest. */
+export function combineNotices(sources: readonly NoticeSource[]): Notices {
+  return (when) => {
+    const lines: string[] = [];
+    for (const source of sources) {
+      try {
+        lines.push(...source(when));
+      } catch (error) {
+        lines.push(
+          `reins could not check its own guarding: ${(error as Error).message.split("\n")[0] ?? ""}`,
+        );
+      }
+    }
+    return lines;
+  };
+}
+
+/** Nothing to tell. */
+export const noNotices: Notices = () => [];
+
+/**
+ * The notices of the project at `root`: one source per thing reins checks about its own guarding. Each is
+ * asked only when a reply needs it.
+ */
+export function projectNotices(root: string, env: NodeJS.ProcessEnv): Notices {
+  void root;
+  void env;
+  return combineNotices([]);
+}
