@@ -22,7 +22,8 @@ import {
 import { readToml } from "../install/toml-lines.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
 import { REINS_BIN } from "../config/package-info.js";
-import { daemonName, runtimeDir, socketPath } from "../daemon/paths.js";
+import { daemonName, socketPath } from "../daemon/paths.js";
+import { runtimeDir } from "../config/user-dirs.js";
 import { probeDaemon } from "../daemon/probe.js";
 import { existingHookSecret } from "../server/secret.js";
 import { loadPolicy } from "../config/load-policy.js";

@@ -1,7 +1,7 @@
 /** Every hook daemon of this user: what answers on each socket of the runtime folder, and what is left over. */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { runtimeDir } from "./paths.js";
+import { runtimeDir } from "../config/user-dirs.js";
 import { probeDaemon, type DaemonStatus } from "./probe.js";
 
 /** One socket of the runtime folder: the daemon answering on it, or none (a socket left by a crash). */

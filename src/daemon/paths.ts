@@ -1,21 +1,8 @@
 /** Where the user's hook daemon lives: a private folder of the user's, and a socket named after the install. */
 import { chmodSync, lstatSync, mkdirSync, realpathSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { ReinsError } from "../core/errors.js";
-
-/**
- * The folder of the user's daemons' sockets and logs: `$REINS_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/reins`,
- * else `~/.cache/reins/run`. The clients (src/client/reins-hook.c, bin/reins-hook) work it out the same way.
- */
-export function runtimeDir(env: NodeJS.ProcessEnv): string {
-  const given = env.REINS_RUNTIME_DIR;
-  if (given !== undefined && given !== "") return given;
-  const xdg = env.XDG_RUNTIME_DIR;
-  if (xdg !== undefined && xdg !== "") return join(xdg, "reins");
-  const home = env.HOME !== undefined && env.HOME !== "" ? env.HOME : homedir();
-  return join(home, ".cache", "reins", "run");
-}
+import { runtimeDir } from "../config/user-dirs.js";
 
 /** FNV-1a over the bytes of `text`, 32 bits, as 8 hex digits (the C client computes the same). */
 export function fnv1a(text: string): string {
