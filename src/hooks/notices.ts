@@ -3,18 +3,22 @@
  * contained, tampering found, a config that did not load. Each source is asked only when a reply needs it
  * (a turn's start, a deny), never on an allowed tool call.
  */
-import type { Notices } from "./agent-adapter.js";
+import type { AgentName, Notices } from "./agent-adapter.js";
+import { containmentNotices } from "./containment-notice.js";
 
-/** One source of notices for a project's hook replies. */
-export type NoticeSource = Notices;
+/** The notices of a project for one agent's reply: `turn` opens a turn, `deny` goes with a deny. */
+export type ProjectNotices = (when: "turn" | "deny", agent: AgentName) => readonly string[];
+
+/** One source of notices for a project's hook replies (most ignore the agent). */
+export type NoticeSource = ProjectNotices;
 
 /** The notices of all `sources`, in order; a source that throws says so instead of silencing the rest. */
-export function combineNotices(sources: readonly NoticeSource[]): Notices {
-  return (when) => {
+export function combineNotices(sources: readonly NoticeSource[]): ProjectNotices {
+  return (when, agent) => {
     const lines: string[] = [];
     for (const source of sources) {
       try {
-        lines.push(...source(when));
+        lines.push(...source(when, agent));
       } catch (error) {
         lines.push(
           `reins could not check its own guarding: ${(error as Error).message.split("\n")[0] ?? ""}`,
@@ -25,15 +29,15 @@ export function combineNotices(sources: readonly NoticeSource[]): Notices {
   };
 }
 
-/** Nothing to tell. */
-export const noNotices: Notices = () => [];
+/** The notices of one agent's replies, from a project's. */
+export function noticesFor(notices: ProjectNotices, agent: AgentName): Notices {
+  return (when) => notices(when, agent);
+}
 
 /**
  * The notices of the project at `root`: one source per thing reins checks about its own guarding. Each is
  * asked only when a reply needs it.
  */
-export function projectNotices(root: string, env: NodeJS.ProcessEnv): Notices {
-  void root;
-  void env;
-  return combineNotices([]);
+export function projectNotices(root: string, env: NodeJS.ProcessEnv): ProjectNotices {
+  return combineNotices([containmentNotices(root, env)]);
 }

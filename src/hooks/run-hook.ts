@@ -16,8 +16,7 @@ import { HOOK_AGENTS, AGENTS } from "./hook-agents.js";
 import type { AgentAdapter } from "./agent-adapter.js";
 import { TranscriptReader } from "./transcript.js";
 import { eventsAt } from "../vocabulary/event-builders.js";
-import type { Notices } from "./agent-adapter.js";
-import { projectNotices } from "./notices.js";
+import { noticesFor, projectNotices, type ProjectNotices } from "./notices.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
@@ -44,7 +43,7 @@ export interface HookServices {
    * What the replies must say about guarding itself (see hooks/notices.ts), asked at a turn's start and with
    * a deny only. @default nothing to tell
    */
-  notices?: Notices;
+  notices?: ProjectNotices;
 }
 
 /**
@@ -228,7 +227,7 @@ export async function answerHook(
     policy,
     before,
     transcripts,
-    ...(services.notices !== undefined ? { notices: services.notices } : {}),
+    ...(services.notices !== undefined ? { notices: noticesFor(services.notices, adapter.name) } : {}),
   });
   const events = eventsAt(plan.scope, now, plan.events);
   let warning = "";

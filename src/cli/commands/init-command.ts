@@ -16,6 +16,8 @@ import {
 } from "../../install/agent-hooks.js";
 import { NO_TRUST_ENV, trustAgentHooks } from "../../install/agent-trust.js";
 import { buildClient } from "../../install/native-client.js";
+import { containClaude, uncontainClaude } from "../../install/claude-sandbox.js";
+import { containmentOf, notContainedLine } from "../../config/boundary.js";
 import { missingDirs, noteWritten, releaseWritten } from "../../install/local-files.js";
 import { installMcp, mcpConfigPath } from "../../install/mcp.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/daemon.js";
@@ -33,6 +35,7 @@ interface InitOptions {
   port?: string;
   trust: boolean;
   mcp?: boolean;
+  contain: boolean;
 }
 
 /** Where a `--user` install keeps its compiled client: `$XDG_DATA_HOME/reins/bin`, else `~/.local/share/reins/bin`. */
@@ -61,6 +64,10 @@ export function registerInitCommand(root: Command, ctx: AgentContext): void {
     .option(
       "--no-trust",
       `codex, gemini: leave the agent's own trust settings alone and print what to add (also ${NO_TRUST_ENV}=1)`,
+    )
+    .option(
+      "--no-contain",
+      "claude: leave Claude Code's sandbox as it is (reins then says at every session start that it is not contained)",
     )
     .option(
       "--mcp",
@@ -130,6 +137,18 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
       ...(client !== null ? { client } : {}),
     }),
   ];
+  // The boundary: Claude Code's own sandbox keeps the agent's commands and file tools off reins' judges.
+  if (agent === "claude" && !user) {
+    if (uninstall) said.push(...uncontainClaude(target, loaded.root));
+    else if (opts.contain) said.push(...containClaude(target, loaded.root, io.env, REINS_BIN));
+    else
+      said.push(
+        "not contained (--no-contain): reins cannot keep Claude Code from switching it off; every session start says so",
+      );
+  } else if (!uninstall) {
+    const containment = containmentOf(agent, loaded.root, io.env, REINS_BIN);
+    if (!containment.contained) said.push(notContainedLine(containment).replace(/^reins: /, ""));
+  }
   for (const other of others) {
     if (!existsSync(other)) continue;
     const removed = initAgent(agent, { settingsPath: other, bin: REINS_BIN, uninstall: true });
