@@ -2,9 +2,10 @@
  * `reins init claude` sets Claude Code's own sandbox so the agent's commands cannot reach reins' judges, and
  * takes out exactly what it added on `--uninstall` (docs/threat-model.md).
  */
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claudeBoundary, judgesOf, onPath } from "../config/boundary.js";
+import { reinsDir } from "../config/reins-dir.js";
 import { readSettings } from "./agent-hooks.js";
 
 /** What reins added to a settings file, kept in `.reins/` so `--uninstall` removes only that. */
@@ -38,13 +39,18 @@ function readAdded(root: string): Added | null {
   }
 }
 
+/** Writes `data` to `path` through a rename, with `mode`, else the mode the file had (one with a secret stays 0600). */
 function writeJson(path: string, data: unknown, mode?: number): void {
-  writeFileSync(
-    `${path}.reins-tmp`,
-    `${JSON.stringify(data, null, 2)}\n`,
-    mode !== undefined ? { mode } : {},
-  );
-  renameSync(`${path}.reins-tmp`, path);
+  let kept = mode;
+  try {
+    kept ??= statSync(path).mode & 0o777;
+  } catch {
+    // a new file: the default mode
+  }
+  const tmp = `${path}.reins-tmp`;
+  writeFileSync(tmp, `${JSON.stringify(data, null, 2)}\n`, kept !== undefined ? { mode: kept } : {});
+  if (kept !== undefined) chmodSync(tmp, kept);
+  renameSync(tmp, path);
 }
 
 /** `list` with `more` appended, each once; and the ones it added. */
@@ -65,6 +71,7 @@ export function containClaude(
   env: NodeJS.ProcessEnv,
   bin: string,
 ): string[] {
+  reinsDir(root);
   const wanted = claudeBoundary(root, judgesOf(root, env, bin));
   const settings = readSettings(settingsPath);
   const sandbox = record(settings.sandbox);
