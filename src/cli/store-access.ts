@@ -12,6 +12,7 @@ import { defaultStorePath, openStore } from "../store/open.js";
 import { recordAction, type HumanAction } from "../people/actions.js";
 import { currentSummary, storedSummary } from "../people/scope-view.js";
 import type { Io } from "./io.js";
+import { type PersonClaim, provePerson } from "./person-proof.js";
 import { formatUsage } from "./commands/gc-command.js";
 
 /** What the store commands need from the program: the policy (with `--store` applied) and the output. */
@@ -96,8 +97,18 @@ export async function heldLine(store: Store): Promise<string> {
   return `store: ${store.kind} ${store.location} holds ${formatUsage(await store.usage())} (${how})\n`;
 }
 
-/** Records one human action and reports its effect. */
-export async function act(ctx: StoreContext, scope: string, event: HumanAction, done: string): Promise<void> {
+/**
+ * Records one human action and reports its effect, once `claim` shows a person acts (before the store is
+ * opened, so a refused action touches nothing).
+ */
+export async function act(
+  ctx: StoreContext,
+  claim: PersonClaim,
+  scope: string,
+  event: HumanAction,
+  done: string,
+): Promise<void> {
+  provePerson(ctx.loaded().root, claim);
   await withStore(ctx, async (store, policy, loaded) => {
     const state = await recordAction(store, policy, loaded.root, scope, event, Date.now());
     const summary = currentSummary(state, policy, Date.now());

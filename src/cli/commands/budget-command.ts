@@ -3,12 +3,12 @@ import type { Command } from "commander";
 import { ReinsError } from "../../core/errors.js";
 import type { BudgetResource } from "../../core/reins-event.js";
 import { type StoreContext, RESOURCE_NAMES, EXTEND_USAGE, listed, actor, act } from "../store-access.js";
+import { claimOf, withPersonToken } from "../person-proof.js";
 
 /** Registers `reins budget`. */
 export function registerBudgetCommand(root: Command, ctx: StoreContext): void {
   const budget = root.command("budget").description("extend or reset a budget");
-  budget
-    .command("extend")
+  withPersonToken(budget.command("extend"))
     .description("give a scope more budget (un-pauses it when it is enough)")
     .usage(EXTEND_USAGE)
     // Checked in the action rather than by commander, which would name only the first thing missing
@@ -23,7 +23,7 @@ export function registerBudgetCommand(root: Command, ctx: StoreContext): void {
       async (
         scope: string | undefined,
         raw: string | undefined,
-        opts: { reason?: string; resource: string; task?: boolean; by?: string },
+        opts: { reason?: string; resource: string; task?: boolean; by?: string; token?: string },
       ) => {
         const missing = [
           ...(scope === undefined ? ["a scope"] : []),
@@ -47,6 +47,7 @@ export function registerBudgetCommand(root: Command, ctx: StoreContext): void {
         if (opts.reason.trim() === "") throw new ReinsError("usage", "--reason must not be empty");
         await act(
           ctx,
+          claimOf("budget extend", opts.token, ctx.io.env),
           scope,
           {
             kind: "human.budget_extended",
@@ -60,15 +61,15 @@ export function registerBudgetCommand(root: Command, ctx: StoreContext): void {
         );
       },
     );
-  budget
-    .command("reset")
+  withPersonToken(budget.command("reset"))
     .description("start a scope's budget from zero")
     .argument("<scope>")
     .requiredOption("--reason <text>", "why")
     .option("--by <name>", "who resets it")
-    .action(async (scope: string, opts: { reason: string; by?: string }) => {
+    .action(async (scope: string, opts: { reason: string; by?: string; token?: string }) => {
       await act(
         ctx,
+        claimOf("budget reset", opts.token, ctx.io.env),
         scope,
         { kind: "human.budget_reset", by: actor(opts.by), reason: opts.reason },
         "budget reset",
