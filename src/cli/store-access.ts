@@ -49,12 +49,12 @@ function bar(ratio: number, width = 20): string {
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}]`;
 }
 
-/** Opens the configured store, runs `fn`, and always closes it. */
+/** Opens the configured store (of `loaded`, when the caller has loaded it already), runs `fn`, and always closes it. */
 export async function withStore<T>(
   ctx: StoreContext,
   fn: (store: Store, policy: Policy, loaded: LoadedPolicy) => Promise<T>,
+  loaded: LoadedPolicy & { storeSpec: string } = ctx.loaded(),
 ): Promise<T> {
-  const loaded = ctx.loaded();
   const store = await openStore(loaded.storeSpec, loaded.root);
   try {
     return await fn(store, loaded.policy, loaded);
@@ -108,12 +108,17 @@ export async function act(
   event: HumanAction,
   done: string,
 ): Promise<void> {
-  provePerson(ctx.loaded().root, claim);
-  await withStore(ctx, async (store, policy, loaded) => {
-    const state = await recordAction(store, policy, loaded.root, scope, event, Date.now());
-    const summary = currentSummary(state, policy, Date.now());
-    ctx.io.stdout(`${done}: ${scope} is now ${summary.status}, breaker ${summary.breaker.status}\n`);
-  });
+  const loaded = ctx.loaded();
+  provePerson(loaded.root, claim);
+  await withStore(
+    ctx,
+    async (store, policy) => {
+      const state = await recordAction(store, policy, loaded.root, scope, event, Date.now());
+      const summary = currentSummary(state, policy, Date.now());
+      ctx.io.stdout(`${done}: ${scope} is now ${summary.status}, breaker ${summary.breaker.status}\n`);
+    },
+    loaded,
+  );
 }
 
 /** A scope's summary for the terminal: its budget bars, its breaker, its open alerts. */

@@ -29,33 +29,38 @@ export function registerAlertsCommand(root: Command, ctx: StoreContext): void {
       .option("--by <name>", "who acknowledges")
       .option("--json", "print JSON"),
   ).action(async (opts: AlertsOptions) => {
-    if (opts.ack !== undefined) provePerson(ctx.loaded().root, claimOf("alerts --ack", opts.token, io.env));
-    await withStore(ctx, async (store, policy, loaded) => {
-      if (opts.ack !== undefined) {
-        const by = actor(opts.by);
-        const alert = await acknowledgeAlert(store, policy, loaded.root, opts.ack, by, Date.now());
-        if (alert === null)
-          throw new ReinsError("not_found", `no alert "${opts.ack}" (see \`reins alerts --all\`)`);
-        if (opts.json === true) return json(alert);
-        return io.stdout(`acknowledged ${alert.id}\n`);
-      }
-      const alerts = await store.alerts({
-        ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
-        ...(opts.all === true ? {} : { acknowledged: false }),
-      });
-      if (opts.json === true) return json(alerts);
-      if (alerts.length === 0) return io.stdout("no open alerts\n");
-      io.stdout(
-        table(
-          ["id", "time (UTC)", "kind", "message"],
-          alerts.map((a) => [
-            a.id,
-            new Date(a.at).toISOString().slice(0, 19).replace("T", " "),
-            a.kind + (a.acknowledged ? ` (ack ${a.acknowledgedBy ?? ""})` : ""),
-            a.message,
-          ]),
-        ),
-      );
-    });
+    const loaded = ctx.loaded();
+    if (opts.ack !== undefined) provePerson(loaded.root, claimOf("alerts --ack", opts.token, io.env));
+    await withStore(
+      ctx,
+      async (store, policy) => {
+        if (opts.ack !== undefined) {
+          const by = actor(opts.by);
+          const alert = await acknowledgeAlert(store, policy, loaded.root, opts.ack, by, Date.now());
+          if (alert === null)
+            throw new ReinsError("not_found", `no alert "${opts.ack}" (see \`reins alerts --all\`)`);
+          if (opts.json === true) return json(alert);
+          return io.stdout(`acknowledged ${alert.id}\n`);
+        }
+        const alerts = await store.alerts({
+          ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
+          ...(opts.all === true ? {} : { acknowledged: false }),
+        });
+        if (opts.json === true) return json(alerts);
+        if (alerts.length === 0) return io.stdout("no open alerts\n");
+        io.stdout(
+          table(
+            ["id", "time (UTC)", "kind", "message"],
+            alerts.map((a) => [
+              a.id,
+              new Date(a.at).toISOString().slice(0, 19).replace("T", " "),
+              a.kind + (a.acknowledged ? ` (ack ${a.acknowledgedBy ?? ""})` : ""),
+              a.message,
+            ]),
+          ),
+        );
+      },
+      loaded,
+    );
   });
 }
