@@ -5,7 +5,15 @@
  * people's token and refuse the agents'.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,8 +39,15 @@ interface Project {
   alert: string;
 }
 
+/** Every project the tests made, removed when the file is done. */
+const made: string[] = [];
+afterAll(() => {
+  for (const root of made) rmSync(root, { recursive: true, force: true });
+});
+
 async function makeProject(store: string[] = []): Promise<Project> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), "reins-person-")));
+  made.push(root);
   const project = join(root, "project");
   const home = join(root, "home");
   mkdirSync(project);
