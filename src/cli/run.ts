@@ -132,7 +132,8 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
     }
     if (ReinsError.is(error)) {
       io.stderr(`reins: ${error.message}\n`);
-      return EXIT.usage;
+      // Refused, not misused: the command was right, the shell it ran in cannot show a person runs it.
+      return error.code === "not_a_person" ? EXIT.failed : EXIT.usage;
     }
     io.stderr(
       `reins: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

@@ -12,6 +12,7 @@ import { defaultStorePath, openStore } from "../store/open.js";
 import { recordAction, type HumanAction } from "../people/actions.js";
 import { currentSummary, storedSummary } from "../people/scope-view.js";
 import type { Io } from "./io.js";
+import { type PersonClaim, provePerson } from "./person-proof.js";
 import { formatUsage } from "./commands/gc-command.js";
 
 /** What the store commands need from the program: the policy (with `--store` applied) and the output. */
@@ -48,12 +49,12 @@ function bar(ratio: number, width = 20): string {
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}]`;
 }
 
-/** Opens the configured store, runs `fn`, and always closes it. */
+/** Opens the configured store (of `loaded`, when the caller has loaded it already), runs `fn`, and always closes it. */
 export async function withStore<T>(
   ctx: StoreContext,
   fn: (store: Store, policy: Policy, loaded: LoadedPolicy) => Promise<T>,
+  loaded: LoadedPolicy & { storeSpec: string } = ctx.loaded(),
 ): Promise<T> {
-  const loaded = ctx.loaded();
   const store = await openStore(loaded.storeSpec, loaded.root);
   try {
     return await fn(store, loaded.policy, loaded);
@@ -96,13 +97,28 @@ export async function heldLine(store: Store): Promise<string> {
   return `store: ${store.kind} ${store.location} holds ${formatUsage(await store.usage())} (${how})\n`;
 }
 
-/** Records one human action and reports its effect. */
-export async function act(ctx: StoreContext, scope: string, event: HumanAction, done: string): Promise<void> {
-  await withStore(ctx, async (store, policy, loaded) => {
-    const state = await recordAction(store, policy, loaded.root, scope, event, Date.now());
-    const summary = currentSummary(state, policy, Date.now());
-    ctx.io.stdout(`${done}: ${scope} is now ${summary.status}, breaker ${summary.breaker.status}\n`);
-  });
+/**
+ * Records one human action and reports its effect, once `claim` shows a person acts (before the store is
+ * opened, so a refused action touches nothing).
+ */
+export async function act(
+  ctx: StoreContext,
+  claim: PersonClaim,
+  scope: string,
+  event: HumanAction,
+  done: string,
+): Promise<void> {
+  const loaded = ctx.loaded();
+  provePerson(loaded.root, claim);
+  await withStore(
+    ctx,
+    async (store, policy) => {
+      const state = await recordAction(store, policy, loaded.root, scope, event, Date.now());
+      const summary = currentSummary(state, policy, Date.now());
+      ctx.io.stdout(`${done}: ${scope} is now ${summary.status}, breaker ${summary.breaker.status}\n`);
+    },
+    loaded,
+  );
 }
 
 /** A scope's summary for the terminal: its budget bars, its breaker, its open alerts. */

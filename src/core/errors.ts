@@ -16,7 +16,9 @@ export type ReinsErrorCode =
   /** A `git` command failed (src/git/git.ts: `GitError` carries the command, exit code and stderr). */
   | "git_failed"
   /** A run's task was asked to move where its state machine does not go: a bug in the control core. */
-  | "invalid_transition";
+  | "invalid_transition"
+  /** A person's action (a `human.*` event) asked where nothing shows that a person acts (docs/person-actions.md). */
+  | "not_a_person";
 
 const brand = Symbol.for("reins.error");
 

@@ -44,6 +44,38 @@ export function apiToken(root: string): { value: string; created: boolean } {
   return readOrCreate(tokenPath(root));
 }
 
+/**
+ * The people's token as a CLI command reads it to show that a person acts (docs/person-actions.md): the
+ * project's API token, made on first use. Null where it can be neither read nor made: inside the agent's
+ * boundary, which hides `.reins/` and keeps it from being written. A file that can be read but holds no
+ * secret is a ReinsError, as for every secret.
+ */
+export function personToken(root: string): string | null {
+  const path = tokenPath(root);
+  try {
+    return readOrCreate(path).value;
+  } catch (error) {
+    if (ReinsError.is(error) && readable(path)) throw error;
+    return null;
+  }
+}
+
+function readable(path: string): boolean {
+  try {
+    readFileSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether two secrets are the same, in time that does not tell how much of them matched. */
+export function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return expected.length > 0 && a.length === b.length && timingSafeEqual(a, b);
+}
+
 /** The shortest secret reins trusts from a file: anything shorter was not made by reins, or was cut. */
 export const MIN_SECRET = 32;
 

@@ -4,21 +4,36 @@ import { ReinsError } from "../../core/errors.js";
 import { acknowledgeAlert } from "../../people/actions.js";
 import { table } from "../../text/table.js";
 import { type StoreContext, withStore, actor } from "../store-access.js";
+import { claimOf, provePerson, withPersonToken } from "../person-proof.js";
+
+interface AlertsOptions {
+  scope?: string;
+  all?: boolean;
+  ack?: string;
+  by?: string;
+  token?: string;
+  json?: boolean;
+}
 
 /** Registers `reins alerts`. */
 export function registerAlertsCommand(root: Command, ctx: StoreContext): void {
   const { io } = ctx;
   const json = (value: unknown) => io.stdout(`${JSON.stringify(value, null, 2)}\n`);
-  root
-    .command("alerts")
-    .description("open alerts, newest first; --ack <id> acknowledges one")
-    .option("--scope <scope>", "only this scope's alerts")
-    .option("--all", "acknowledged ones too")
-    .option("--ack <id>", "acknowledge this alert")
-    .option("--by <name>", "who acknowledges")
-    .option("--json", "print JSON")
-    .action(async (opts: { scope?: string; all?: boolean; ack?: string; by?: string; json?: boolean }) => {
-      await withStore(ctx, async (store, policy, loaded) => {
+  withPersonToken(
+    root
+      .command("alerts")
+      .description("open alerts, newest first; --ack <id> acknowledges one")
+      .option("--scope <scope>", "only this scope's alerts")
+      .option("--all", "acknowledged ones too")
+      .option("--ack <id>", "acknowledge this alert")
+      .option("--by <name>", "who acknowledges")
+      .option("--json", "print JSON"),
+  ).action(async (opts: AlertsOptions) => {
+    const loaded = ctx.loaded();
+    if (opts.ack !== undefined) provePerson(loaded.root, claimOf("alerts --ack", opts.token, io.env));
+    await withStore(
+      ctx,
+      async (store, policy) => {
         if (opts.ack !== undefined) {
           const by = actor(opts.by);
           const alert = await acknowledgeAlert(store, policy, loaded.root, opts.ack, by, Date.now());
@@ -44,6 +59,8 @@ export function registerAlertsCommand(root: Command, ctx: StoreContext): void {
             ]),
           ),
         );
-      });
-    });
+      },
+      loaded,
+    );
+  });
 }

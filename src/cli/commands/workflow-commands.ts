@@ -12,6 +12,7 @@ import { assessProject, specFact } from "../../workflow/run-spec.js";
 import type { Io } from "../io.js";
 import { PLAN_FILES } from "../run-commands.js";
 import { actor } from "../store-commands.js";
+import { claimOf, provePerson, withPersonToken } from "../person-proof.js";
 
 /** What the workflow commands need from the program. */
 export interface WorkflowContext {
@@ -24,64 +25,75 @@ function specPath(root: string, cwd: string, named: string): string {
   return specFileKey(relative(root, resolve(cwd, named)));
 }
 
+interface ApproveOptions {
+  reason: string;
+  by?: string;
+  task?: string;
+  run?: string;
+  token?: string;
+}
+
 /** Registers `approve` and `workflow`. */
 export function registerWorkflowCommands(root: Command, ctx: WorkflowContext): void {
   const { io } = ctx;
-  root
-    .command("approve")
-    .description(
-      "approve a spec as it is now (the human gate before planning), or with --task the tests a run's agent changed while they were red: records who, why and what was approved",
-    )
-    .argument("[spec]", "the spec file", "spec.md")
-    .requiredOption("--reason <text>", "why it is approved")
-    .option("--by <name>", "who approves (default: your login name)")
-    .option("--task <id>", "approve the tests this task's agent changed while red (see the run's report)")
-    .option("--run <id>", "with --task: the run (default: the newest one awaiting approval)")
-    .action(async (named: string, opts: { reason: string; by?: string; task?: string; run?: string }) => {
-      const loaded = ctx.loaded();
-      if (opts.run !== undefined && opts.task === undefined)
-        throw new ReinsError("usage", "--run goes with --task: which task's edited tests to approve");
-      if (opts.task !== undefined) {
-        if (opts.reason.trim() === "") throw new ReinsError("usage", "--reason must say why");
-        const store = await openStore(loaded.storeSpec, loaded.root);
-        try {
-          const by = actor(opts.by);
-          const request = {
-            task: opts.task,
-            by,
-            reason: opts.reason,
-            ...(opts.run !== undefined ? { run: opts.run } : {}),
-          };
-          const done = await approveTask(store, loaded.policy, loaded.root, request, Date.now());
-          io.stdout(
-            `approved the tests task ${opts.task} changed while red (${done.files.join(", ")}) at its commit ${done.commit.slice(0, 12)}, by ${by}: go on with \`reins run --resume ${done.run}\`\n`,
-          );
-        } finally {
-          await store.close();
-        }
-        return;
-      }
-      const spec = specPath(loaded.root, io.cwd, named);
-      const fact = specFact(loaded.root, spec);
-      if (!fact.exists) throw new ReinsError("usage", `no spec ${spec} to approve`);
+  withPersonToken(
+    root
+      .command("approve")
+      .description(
+        "approve a spec as it is now (the human gate before planning), or with --task the tests a run's agent changed while they were red: records who, why and what was approved",
+      )
+      .argument("[spec]", "the spec file", "spec.md")
+      .requiredOption("--reason <text>", "why it is approved")
+      .option("--by <name>", "who approves (default: your login name)")
+      .option("--task <id>", "approve the tests this task's agent changed while red (see the run's report)")
+      .option("--run <id>", "with --task: the run (default: the newest one awaiting approval)"),
+  ).action(async (named: string, opts: ApproveOptions) => {
+    const loaded = ctx.loaded();
+    if (opts.run !== undefined && opts.task === undefined)
+      throw new ReinsError("usage", "--run goes with --task: which task's edited tests to approve");
+    if (opts.task !== undefined) {
       if (opts.reason.trim() === "") throw new ReinsError("usage", "--reason must say why");
+      provePerson(loaded.root, claimOf("approve --task", opts.token, io.env));
       const store = await openStore(loaded.storeSpec, loaded.root);
       try {
         const by = actor(opts.by);
-        await recordApproval(
-          store,
-          loaded.policy,
-          loaded.root,
-          { spec, hash: fact.hash, by, reason: opts.reason },
-          Date.now(),
-        );
+        const request = {
+          task: opts.task,
+          by,
+          reason: opts.reason,
+          ...(opts.run !== undefined ? { run: opts.run } : {}),
+        };
+        const done = await approveTask(store, loaded.policy, loaded.root, request, Date.now());
         io.stdout(
-          `approved ${spec} as it is now (sha256 ${fact.hash.slice(0, 12)}) by ${by}: an edit to it needs a new approval\n`,
+          `approved the tests task ${opts.task} changed while red (${done.files.join(", ")}) at its commit ${done.commit.slice(0, 12)}, by ${by}: go on with \`reins run --resume ${done.run}\`\n`,
         );
       } finally {
         await store.close();
       }
-    });
+      return;
+    }
+    const spec = specPath(loaded.root, io.cwd, named);
+    const fact = specFact(loaded.root, spec);
+    if (!fact.exists) throw new ReinsError("usage", `no spec ${spec} to approve`);
+    if (opts.reason.trim() === "") throw new ReinsError("usage", "--reason must say why");
+    provePerson(loaded.root, claimOf("approve", opts.token, io.env));
+    const store = await openStore(loaded.storeSpec, loaded.root);
+    try {
+      const by = actor(opts.by);
+      await recordApproval(
+        store,
+        loaded.policy,
+        loaded.root,
+        { spec, hash: fact.hash, by, reason: opts.reason },
+        Date.now(),
+      );
+      io.stdout(
+        `approved ${spec} as it is now (sha256 ${fact.hash.slice(0, 12)}) by ${by}: an edit to it needs a new approval\n`,
+      );
+    } finally {
+      await store.close();
+    }
+  });
 
   root
     .command("workflow")

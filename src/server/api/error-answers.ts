@@ -23,7 +23,8 @@ function oneLine(message: string): string {
  * The HTTP status of each error code; typed by the codes, so a new code does not compile until it
  * is given one here. An invalid_transition asks a task to move where its state does not go: the
  * request conflicts with the resource's state, as a conflict does (409). A git_failed is the server's
- * own tool failing, not the caller's request and not an upstream server's answer: 500.
+ * own tool failing, not the caller's request and not an upstream server's answer: 500. A not_a_person is
+ * a person's action asked without a person's proof: 403, as the API answers the agents' token.
  */
 export const STATUS_OF = {
   not_found: 404,
@@ -38,6 +39,7 @@ export const STATUS_OF = {
   invalid_plan: 400,
   git_failed: 500,
   invalid_transition: 409,
+  not_a_person: 403,
 } satisfies Record<ReinsErrorCode, number>;
 
 /** Answers validation failures 400, ReinsErrors by their code, other client errors as they are, the rest 500. */
