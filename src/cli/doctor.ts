@@ -25,6 +25,7 @@ import { REINS_BIN } from "../config/package-info.js";
 import { daemonName, socketPath } from "../daemon/paths.js";
 import { runtimeDir } from "../config/user-dirs.js";
 import { probeDaemon } from "../daemon/probe.js";
+import { containmentOf } from "../config/boundary.js";
 import { existingHookSecret } from "../server/secret.js";
 import { loadPolicy } from "../config/load-policy.js";
 import { defaultStorePath, openStore } from "../store/open.js";
@@ -485,6 +486,27 @@ export async function storeCheck(o: DoctorOptions): Promise<DoctorCheck> {
   }
 }
 
+/**
+ * Whether each agent with reins' hooks is kept from switching reins off (docs/threat-model.md): its own
+ * sandbox set to keep reins' judges, else "not contained", a warning (guarding works, but rests on the agent
+ * leaving it alone).
+ */
+function containmentChecks(installs: readonly AgentInstall[], o: DoctorOptions): DoctorCheck[] {
+  const agents = [...new Set(installs.map((i) => i.agent))];
+  return agents.map((agent) => {
+    const containment = containmentOf(agent, o.root, { ...o.env, HOME: o.home }, REINS_BIN);
+    return containment.contained
+      ? { subject: agent, check: "contained", status: "ok", message: `by ${containment.by}` }
+      : {
+          subject: agent,
+          check: "contained",
+          status: "warn",
+          message: `not contained: reins cannot keep this agent from switching it off (${containment.why})`,
+          fix: containment.fix,
+        };
+  });
+}
+
 /** Every check, for every agent reins knows, the daemon and the store. */
 export async function doctor(o: DoctorOptions): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [];
@@ -494,6 +516,7 @@ export async function doctor(o: DoctorOptions): Promise<DoctorReport> {
     checks.push(...found.checks);
     installs.push(...found.installs);
   }
+  checks.push(...containmentChecks(installs, o));
   checks.push(...(await daemonChecks(installs, o)), await storeCheck(o));
   return {
     root: o.root,

@@ -1,6 +1,6 @@
 /** The notice that an agent is not contained: said at every turn's start while reins cannot keep its judges. */
 import { containmentOf, notContainedLine, runningBin } from "../config/boundary.js";
-import type { NoticeSource } from "./notices.js";
+import type { NoticeSource } from "./notice-source.js";
 
 /**
  * Tells the model at each turn's start when the agent's boundary is missing or incomplete (docs/threat-model.md):

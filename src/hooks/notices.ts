@@ -5,12 +5,9 @@
  */
 import type { AgentName, Notices } from "./agent-adapter.js";
 import { containmentNotices } from "./containment-notice.js";
+import type { NoticeSource, ProjectNotices } from "./notice-source.js";
 
-/** The notices of a project for one agent's reply: `turn` opens a turn, `deny` goes with a deny. */
-export type ProjectNotices = (when: "turn" | "deny", agent: AgentName) => readonly string[];
-
-/** One source of notices for a project's hook replies (most ignore the agent). */
-export type NoticeSource = ProjectNotices;
+export type { NoticeSource, ProjectNotices } from "./notice-source.js";
 
 /** The notices of all `sources`, in order; a source that throws says so instead of silencing the rest. */
 export function combineNotices(sources: readonly NoticeSource[]): ProjectNotices {
