@@ -15,6 +15,7 @@ import {
 import { judgeMetamorphosis, METAMORPHOSES, type Metamorphosis } from "../../evaluate/metamorphic.js";
 import { sweepPolicies } from "../../evaluate/sweep.js";
 import { replayRun, traceOf } from "../../evaluate/replay.js";
+import { policyForLogs } from "../../evaluate/run-project.js";
 import { logFiles, readLog } from "../../logs/load.js";
 import type { LoggedRun } from "../../logs/run.js";
 import type { LoadedPolicy } from "../../config/load-policy.js";
@@ -48,7 +49,8 @@ function readOutcomes(path: string): Outcomes {
 /** `replay` and `evaluate`: reins' judgement on agents' own logs, before it guards anything live. */
 export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): void {
   const { io } = ctx;
-  const policy = (): Policy => ctx.loaded().policy;
+  // Logs come from other projects: the checks read from this folder's files are not theirs.
+  const policy = (): Policy => policyForLogs(ctx.loaded());
   root
     .command("replay")
     .description("replay an agent's own log through reins: where it would advise, deny or stop, and why")
@@ -61,7 +63,7 @@ export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): v
     .action((file: string, opts: { json?: boolean; trace?: string }) => {
       const resolved = policy();
       const replayed = replayRun(readLog(file), resolved);
-      if (opts.trace !== undefined) writeFileSync(opts.trace, traceOf(replayed, resolved));
+      if (opts.trace !== undefined) writeFileSync(opts.trace, traceOf(replayed));
       if (opts.json === true) {
         const { run, calls, ...rest } = replayed;
         io.stdout(
@@ -153,7 +155,7 @@ function transformed(
   opts: { json?: boolean; sweep?: string },
 ): void {
   const { io } = ctx;
-  const policy = (): Policy => ctx.loaded().policy;
+  const policy = (): Policy => policyForLogs(ctx.loaded());
   if (opts.sweep !== undefined) {
     const points = sweepPolicies(policy(), opts.sweep).map(({ value, policy: p }) => ({
       value,
