@@ -27,7 +27,8 @@ export interface EvaluateContext {
   loaded(): LoadedPolicy;
 }
 
-function readOutcomes(path: string): Outcomes {
+/** Reads an outcomes file (a SWE-bench report or a plain map); a bad one is one clear line. */
+export function readOutcomes(path: string): Outcomes {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -44,6 +45,23 @@ function readOutcomes(path: string): Outcomes {
     throw new ReinsError("usage", `${path}: not valid JSON`);
   }
   return parseOutcomes(data, path);
+}
+
+/** The logs under `paths`; files that are no log reins reads are skipped with a line each. */
+export function readLogs(io: Io, paths: string[]): { runs: LoggedRun[]; unreadable: number } {
+  const runs: LoggedRun[] = [];
+  let unreadable = 0;
+  for (const file of paths.flatMap((p) => logFiles(p))) {
+    try {
+      runs.push(readLog(file));
+    } catch (error) {
+      if (!ReinsError.is(error)) throw error;
+      unreadable += 1;
+      io.stderr(`reins: skipped ${error.message}\n`);
+    }
+  }
+  if (runs.length === 0) throw new ReinsError("usage", `no logs reins reads under ${paths.join(", ")}`);
+  return { runs, unreadable };
 }
 
 /** `replay` and `evaluate`: reins' judgement on agents' own logs, before it guards anything live. */
@@ -107,18 +125,7 @@ export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): v
           throw new ReinsError("usage", `--seed wants a whole number, not "${opts.seed}"`);
         const outcomes =
           opts.outcomes !== undefined ? readOutcomes(opts.outcomes) : new Map<string, boolean>();
-        const runs: LoggedRun[] = [];
-        let unreadable = 0;
-        for (const file of paths.flatMap((p) => logFiles(p))) {
-          try {
-            runs.push(readLog(file));
-          } catch (error) {
-            if (!ReinsError.is(error)) throw error;
-            unreadable += 1;
-            io.stderr(`reins: skipped ${error.message}\n`);
-          }
-        }
-        if (runs.length === 0) throw new ReinsError("usage", `no logs reins reads under ${paths.join(", ")}`);
+        const { runs, unreadable } = readLogs(io, paths);
         if (kind !== undefined) {
           transformed(ctx, runs, kind as Metamorphosis, seed, opts);
           return;
