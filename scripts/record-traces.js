@@ -11,6 +11,6 @@ const dir = join(import.meta.dirname, "..", "test", "traces");
 mkdirSync(dir, { recursive: true });
 for (const scenario of scenarios()) {
   const file = join(dir, `scenario-${scenario.name}.jsonl`);
-  writeFileSync(file, traceOf(replayRun(scenario.run, defaultPolicy), defaultPolicy));
+  writeFileSync(file, traceOf(replayRun(scenario.run, defaultPolicy)));
   console.log(`${file}: ${scenario.stuck ? "stuck" : "productive"}, ${scenario.what}`);
 }

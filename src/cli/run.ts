@@ -10,6 +10,7 @@ import { demoPlanRun } from "../demo/plan-run.js";
 import { demo } from "./demo.js";
 import { registerAgentCommands } from "./agent-commands.js";
 import { registerEvaluateCommands } from "./commands/evaluate-commands.js";
+import { registerTuneCommand } from "./commands/tune-command.js";
 import { registerGcCommands } from "./commands/gc-command.js";
 import { registerMcpCommands } from "./commands/mcp-command.js";
 import { registerRunCommands } from "./run-commands.js";
@@ -113,6 +114,7 @@ function program(io: Io, result: { code: number }): Command {
   registerStoreCommands(root, { io, loaded: policyOf });
   registerGcCommands(root, { io, loaded: policyOf });
   registerEvaluateCommands(root, { io, loaded: policyOf });
+  registerTuneCommand(root, { io, loaded: policyOf });
   registerRunCommands(root, { io, loaded: policyOf, result });
   registerMcpCommands(root, { io, loaded: policyOf });
   registerWorkflowCommands(root, { io, loaded: policyOf });

@@ -306,7 +306,15 @@ function applyCompletion(d: Draft, state: State, event: ToolCompleted): void {
       calls.errorStreak = error === "" ? 0 : 1;
     }
     const classes = writable(d, state, "failureClasses");
-    capSet(classes, cls, (classes[cls] ?? 0) + 1, CAPS.failureClasses);
+    // A command run again after edits that now fails differently is a check of the change, not a retry.
+    const prior = event.command === undefined ? undefined : state.resources[runKey(event.command)];
+    const changed =
+      prior !== undefined
+        ? prior.edits < state.edits.total && prior.content !== (out ?? "")
+        : event.command === undefined &&
+          (event.writes?.length ?? 0) > 0 &&
+          otherThanLastFailure(calls.recent, event.tool, sig);
+    capSet(classes, cls, changed ? 1 : (classes[cls] ?? 0) + 1, CAPS.failureClasses);
   } else {
     calls.errorHash = "";
     calls.errorStreak = 0;
@@ -314,9 +322,14 @@ function applyCompletion(d: Draft, state: State, event: ToolCompleted): void {
       writable(d, state, "failureClasses")[cls] = 0;
   }
 
+  if (failed && event.command === undefined && (event.writes?.length ?? 0) > 0) refusedEdit(d, state);
   if (event.command !== undefined) {
     const memoKey = runKey(event.command);
     const memo = state.resources[memoKey];
+    if (memo !== undefined && memo.edits < state.edits.total && isOwnCheck(event)) {
+      // The agent's own check (a reproduction script): run before the edits and again after them.
+      if (state.edits.sinceVerification !== 0) writable(d, state, "edits").sinceVerification = 0;
+    }
     const content = out ?? `#${state.seq}`; // an unknown output never matches another
     const sameContent = memo !== undefined && memo.content === content;
     const same = sameContent ? memo.same + 1 : 1;
@@ -328,6 +341,47 @@ function applyCompletion(d: Draft, state: State, event: ToolCompleted): void {
       CAPS.resources,
     );
   }
+}
+
+/**
+ * Whether a failed call of a tool without a command (an edit the editor refused) differs from the tool's
+ * failed call before it: a new edit refused is not a retry of the last one.
+ */
+function otherThanLastFailure(recent: State["calls"]["recent"], tool: string, sig: string): boolean {
+  let skipped = false;
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const call = recent[i];
+    if (call === undefined || call.tool !== tool || !call.failed) continue;
+    // The newest failed call of the tool is this one.
+    if (!skipped && call.sig === sig) {
+      skipped = true;
+      continue;
+    }
+    return call.sig !== sig;
+  }
+  return false;
+}
+
+/**
+ * An edit the editor refused (a failed edit tool call: SWE-agent's str_replace_editor, a Claude Code Edit
+ * whose text was not found) wrote nothing, so it is no edit: the counts its request raised go back.
+ */
+function refusedEdit(d: Draft, state: State): void {
+  const edits = state.edits;
+  if (edits.total === 0 && edits.sinceVerification === 0 && edits.sinceTests === 0) return;
+  const w = writable(d, state, "edits");
+  w.total = Math.max(0, w.total - 1);
+  w.sinceVerification = Math.max(0, w.sinceVerification - 1);
+  w.sinceTests = Math.max(0, w.sinceTests - 1);
+}
+
+/** A command that runs a program or script (not one that only shows or changes files). */
+const RUNS_PROGRAM =
+  /^\s*(?:cd\s+[^;&|]+(?:&&|;)\s*)?(?:(?:[A-Z_]+=\S*\s+)*)(?:python[0-9.]*|pytest|node|deno|ruby|perl|php|bash|sh|go\s+run|cargo\s+run|java|\.{0,2}\/[\w./-]+)\s/;
+
+/** Whether a finished shell call can be the agent's own check: it runs a program and writes nothing. */
+function isOwnCheck(event: ToolCompleted): boolean {
+  return (event.writes?.length ?? 0) === 0 && RUNS_PROGRAM.test(`${event.command ?? ""} `);
 }
 
 function applyUsage(d: Draft, state: State, event: UsageRecorded, policy: Policy): void {

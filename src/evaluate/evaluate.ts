@@ -63,6 +63,13 @@ export interface RunVerdict {
   refusedDone: number;
   /** Tool calls that would not have run after the stop. */
   saved: number;
+  /**
+   * Stops and denies after the first intervention: the real agent would have acted on what reins said
+   * first, so these are not evidence of anything and are not counted.
+   */
+  later: number;
+  /** Stops whose premise a log cannot hold (a deny the agent never saw), left uncounted. */
+  liveOnly: number;
 }
 
 /** Counts over one group of runs (successful, failed or unknown). */
@@ -74,6 +81,10 @@ export interface GroupCounts {
   refusedDone: number;
   steps: number;
   saved: number;
+  /** Runs with stops or denies after their first intervention (not counted). */
+  later: number;
+  /** Runs with a stop only a live agent can earn (not counted). */
+  liveOnly: number;
 }
 
 /** Per guard: how often it was the first to stop or first to deny, on successful and failed runs. */
@@ -100,19 +111,40 @@ function intervention(call: ReplayedCall | null): Intervention | null {
   return { step: call.step, hook: call.hook, guard: call.guard ?? "?", told: call.told ?? "" };
 }
 
-/** The verdict on one replayed run. */
+/**
+ * Rules whose premise a replayed log cannot hold: the breaker's `ignored_denials` says the agent made a
+ * denied call again, but a logged agent never saw reins' deny. They are measured with scripted and live
+ * agents (test/judgement-live.test.ts), never counted as a stop in a replay.
+ */
+export const LIVE_ONLY = new Set(["circuit-breaker:ignored_denials"]);
+
+/** Whether a replayed call is an intervention: a stop anywhere, or a deny of a tool call. */
+const intervenes = (c: ReplayedCall) => c.grade === "stop" || (isToolHook(c.hook) && c.grade === "deny");
+
+/**
+ * The verdict on one replayed run, as far as the log can support it: only the first intervention counts
+ * (after it the real agent would have acted on what reins said), and a stop whose premise the log cannot
+ * hold (LIVE_ONLY) is not one.
+ */
 export function verdictOf(replayed: ReplayedRun, outcome: boolean | null): RunVerdict {
-  const stop = intervention(replayed.stop);
+  const all = replayed.calls.filter(intervenes);
+  const liveOnly = all.filter((c) => c.guard !== undefined && LIVE_ONLY.has(c.guard)).length;
+  const counted = all.filter((c) => c.guard === undefined || !LIVE_ONLY.has(c.guard));
+  const first = counted[0] ?? null;
+  const stop = first !== null && first.grade === "stop" ? intervention(first) : null;
+  const deny = first !== null && isToolHook(first.hook) ? intervention(first) : null;
   const before = stop === null ? replayed.steps : Math.max(0, stop.step - (isToolHook(stop.hook) ? 1 : 0));
   return {
     id: replayed.run.id,
     outcome,
     steps: replayed.steps,
     stop,
-    deny: intervention(replayed.deny),
+    deny,
     advised: replayed.advise !== null,
     refusedDone: replayed.refusedDone,
     saved: replayed.steps - before,
+    later: Math.max(0, counted.length - 1),
+    liveOnly,
   };
 }
 
@@ -124,6 +156,8 @@ const empty = (): GroupCounts => ({
   refusedDone: 0,
   steps: 0,
   saved: 0,
+  later: 0,
+  liveOnly: 0,
 });
 
 /** Counts verdicts by outcome and by the guard that first stopped or denied. */
@@ -141,6 +175,8 @@ export function evaluate(verdicts: readonly RunVerdict[]): Evaluation {
     }
     if (v.deny !== null) g.denied += 1;
     if (v.advised) g.advised += 1;
+    if (v.later > 0) g.later += 1;
+    if (v.liveOnly > 0) g.liveOnly += 1;
     if (v.refusedDone > 0) g.refusedDone += 1;
     for (const [grade, at] of [
       ["stop", v.stop],

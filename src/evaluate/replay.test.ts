@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { defaultPolicy, resolvePolicy } from "../core/policy.js";
 import { jsonLines, readLog } from "../logs/load.js";
 import type { LoggedRun } from "../logs/run.js";
-import { evaluate, parseOutcomes, verdictOf } from "./evaluate.js";
+import { evaluate, LIVE_ONLY, parseOutcomes, verdictOf } from "./evaluate.js";
+import { runProjectChecks } from "./run-project.js";
 import { replayRun } from "./replay.js";
 import { scenarios } from "./scenarios.js";
 import { SessionScript } from "./script.js";
@@ -153,5 +154,73 @@ describe("evaluating runs with known outcomes", () => {
     for (let i = 0; i < 8; i++) s.bash("./deploy.sh", "error: missing separator", 2);
     const loose = resolvePolicy({ loops: { errorRepeatBlock: 10 }, circuit: { duplicateThreshold: 10 } });
     expect(replayRun(s.run(), loose).stop).toBeNull();
+  });
+});
+
+describe("honest replays: what a log can support", () => {
+  it("counts only a run's first intervention: a stop after a deny is not evidence", () => {
+    // Writing the same change three times is denied (circular); the agent in the log went on, and an
+    // identical failing call later trips the breaker: a real agent would have acted on the deny first.
+    const s = new SessionScript("deny-then-stop");
+    for (let i = 0; i < 4; i++) s.edit("a.ts", "x", "y");
+    for (let i = 0; i < 6; i++) s.bash("./build.sh", "error: missing separator", 2);
+    const replayed = replayRun(s.run(), defaultPolicy);
+    expect(replayed.stop?.guard).toMatch(/^circuit-breaker/);
+    const verdict = verdictOf(replayed, true);
+    expect(verdict.deny).toMatchObject({ guard: "circular" });
+    expect(verdict.stop).toBeNull();
+    expect(verdict.later).toBeGreaterThan(0);
+    expect(evaluate([verdict]).successful).toMatchObject({ stopped: 0, denied: 1, later: 1 });
+  });
+
+  it("never counts a stop whose premise the log cannot hold (a deny the agent never saw)", () => {
+    const replayed = replayRun(new SessionScript("x").bash("ls").run(), defaultPolicy);
+    const call = replayed.calls.find((c) => c.hook === "PreToolUse")!;
+    const faked = {
+      ...replayed,
+      calls: replayed.calls.map((c) =>
+        c === call ? { ...c, grade: "stop" as const, guard: "circuit-breaker:ignored_denials" } : c,
+      ),
+    };
+    const verdict = verdictOf(faked, true);
+    expect(verdict).toMatchObject({ stop: null, deny: null, liveOnly: 1 });
+    expect(LIVE_ONLY.has("circuit-breaker:ignored_denials")).toBe(true);
+  });
+
+  it("does not count an edit the editor refused, nor deny the edits after 20 refusals", () => {
+    const scenario = scenarios().find((s) => s.name === "refused-edits-then-fix")!;
+    const replayed = replayRun(scenario.run, defaultPolicy);
+    expect(replayed.deny).toBeNull();
+    expect(replayed.stop).toBeNull();
+    expect(replayed.state?.edits.total).toBe(8);
+  });
+
+  it("counts a reproduction script run before and after edits as a check", () => {
+    const scenario = scenarios().find((s) => s.name === "reproduce-script-checks")!;
+    const replayed = replayRun(scenario.run, defaultPolicy);
+    expect(replayed.deny).toBeNull();
+    // 32 edits in all, the script run after every 8: the gate (25 edits without a check) never closes.
+    expect(replayed.state?.edits.total).toBe(32);
+    expect(replayed.state?.edits.sinceVerification).toBe(0);
+    // Failing differently after each round of edits is a check of the change, not a retry.
+    expect(replayed.calls.some((c) => /failed \d+ times in a row/.test(c.told ?? ""))).toBe(false);
+  });
+
+  it("hints the run's own Python check, whatever folder the replay runs in", () => {
+    const s = new SessionScript("py", { cwd: "/testbed" });
+    s.bash("ls", "README.rst\nsetup.py\nastropy\ntox.ini");
+    for (let i = 0; i < 6; i++) s.edit("/testbed/astropy/units/core.py", `v${i}`, `v${i + 1}`);
+    const replayed = replayRun(s.run(), defaultPolicy);
+    const told = replayed.calls.map((c) => c.told ?? "").join("\n");
+    expect(told).toMatch(/Run `python -m pytest` before editing more/);
+    expect(told).not.toMatch(/npm test/);
+    expect(replayed.policy.completion.commands.tests).toBe("python -m pytest");
+    // A Django checkout runs its own runner.
+    const django = new SessionScript("dj", { cwd: "/testbed" });
+    django
+      .bash("ls", "setup.py\ntests")
+      .bash("ls tests/runtests.py", "tests/runtests.py")
+      .edit("/testbed/django/db/models/query.py", "a", "b");
+    expect(runProjectChecks(django.run()).tests).toBe("python tests/runtests.py");
   });
 });

@@ -11,6 +11,7 @@ import type { RolloutNews, UsageReader } from "../hooks/transcript.js";
 import { usageEvent } from "../vocabulary/usage.js";
 import { isToolHook, toolCallCount, type LoggedCall, type LoggedRun } from "../logs/run.js";
 import { traceHeader, traceLine } from "../trace/trace.js";
+import { withRunChecks } from "./run-project.js";
 
 /**
  * Replays a logged run through the hooks' own path: each call's input is checked by its agent's adapter,
@@ -56,6 +57,8 @@ export interface ReplayedRun {
   refusedDone: number;
   /** The session's state at the end. */
   state: State | null;
+  /** The policy it was replayed under: the one given, with the run's own check commands where it names none. */
+  policy: Policy;
 }
 
 /** The reason or context text of an agent reply, whatever the protocol. */
@@ -108,8 +111,12 @@ function decidingGuard(decision: Decision): string | undefined {
   return trip?.kind === "circuit.opened" ? `${result.guard}:${trip.reason}` : result.guard;
 }
 
-/** Replays one logged run under `policy`, deterministically: event ids come from the run and the call. */
-export function replayRun(run: LoggedRun, policy: Policy): ReplayedRun {
+/**
+ * Replays one logged run under `policy`, deterministically: event ids come from the run and the call. The
+ * checks reins suggests are the run's own project's (read from its log) where the policy names none.
+ */
+export function replayRun(run: LoggedRun, given: Policy): ReplayedRun {
+  const policy = withRunChecks(given, run);
   const adapter = HOOK_AGENTS[run.agent];
   if (adapter === undefined) throw new Error(`no adapter for agent ${run.agent}`);
   const states = new Map<string, State>();
@@ -180,10 +187,16 @@ export function replayRun(run: LoggedRun, policy: Policy): ReplayedRun {
       refusedDone: CLAIM_HOOKS.has(hook) && answer !== null && answer.verdict === "block",
     });
   }
-  return replayedRun(run, calls, states.get(`session:${run.id}`) ?? [...states.values()][0] ?? null);
+  const state = states.get(`session:${run.id}`) ?? [...states.values()][0] ?? null;
+  return replayedRun(run, calls, state, policy);
 }
 
-function replayedRun(run: LoggedRun, calls: ReplayedCall[], state: State | null): ReplayedRun {
+function replayedRun(
+  run: LoggedRun,
+  calls: ReplayedCall[],
+  state: State | null,
+  policy: Policy,
+): ReplayedRun {
   let stop: ReplayedCall | null = null;
   let deny: ReplayedCall | null = null;
   let advise: ReplayedCall | null = null;
@@ -203,6 +216,7 @@ function replayedRun(run: LoggedRun, calls: ReplayedCall[], state: State | null)
     advise,
     refusedDone: calls.filter((c) => c.refusedDone).length,
     state,
+    policy,
   };
 }
 
@@ -210,8 +224,8 @@ function replayedRun(run: LoggedRun, calls: ReplayedCall[], state: State | null)
  * A replayed run as a trace (`reins check` replays it): the policy, then every event of the session with
  * the decision it got. This is how a real run that reins judged wrongly becomes a regression test.
  */
-export function traceOf(replayed: ReplayedRun, policy: Policy): string {
-  const lines = [traceHeader(policy)];
+export function traceOf(replayed: ReplayedRun): string {
+  const lines = [traceHeader(replayed.policy)];
   for (const call of replayed.calls) for (const r of call.records) lines.push(traceLine(r.event, r.decision));
   return `${lines.join("\n")}\n`;
 }

@@ -69,6 +69,9 @@ export function evaluationText(e: Evaluation): string {
   const stops = e.successful.stopped + e.failed.stopped;
   text += `\nstops on failed runs: ${e.precision === null ? "no stops" : `${formatCount(e.failed.stopped)} of ${formatCount(stops)} (${(100 * e.precision).toFixed(1)}%)`}`;
   text += `; failed runs caught: ${pct(e.failed.stopped, e.failed.runs)}; tool calls of failed runs saved: ${pct(e.failed.saved, e.failed.steps)}\n`;
+  text += `only the first stop or deny of a run counts (the agent would have acted on it); runs with more after it, not counted: successful ${formatCount(e.successful.later)}, failed ${formatCount(e.failed.later)}`;
+  const live = e.successful.liveOnly + e.failed.liveOnly + e.unknown.liveOnly;
+  text += `; stops a log cannot support (a deny the agent never saw), not counted: ${formatCount(live)} run(s)\n`;
   if (e.guards.length > 0) {
     text += `\nfirst to step in, by guard:\n${table(
       ["grade", "guard", "successful", "failed", ...(e.unknown.runs > 0 ? ["unknown"] : [])],

@@ -199,6 +199,7 @@ function productiveSessions(): Scenario[] {
   docs.bash("python -m pytest tests/test_docs.py -q", "4 passed in 1.20s").done("The docs build.");
 
   return [
+    ...pythonSessions(),
     scenario(search, false, "six searches that find nothing (grep exits 1), then one that does"),
     scenario(docs, false, "the build output removed and rebuilt after each change"),
     scenario(poll, false, "the same status command until the build finishes"),
@@ -208,6 +209,49 @@ function productiveSessions(): Scenario[] {
     scenario(rerun, false, "the same test fails six times, with a real change before each run"),
     scenario(explore, false, "73 calls in one task: reading, searching, editing six packages"),
     scenario(parallel, false, "three turns of eight parallel reads within seconds"),
+  ];
+}
+
+/**
+ * Python work as SWE-bench agents do it: an editor that refuses edits (SWE-agent's str_replace_editor says
+ * "No replacement was performed"), and a reproduction script as the check, run before the edits and after.
+ */
+function pythonSessions(): Scenario[] {
+  const words = ["unit", "scale", "value", "factor", "offset", "quantity", "ratio", "base"];
+  const refused = new SessionScript("refused-edits-then-fix");
+  refused.bash("ls", "README.rst\npkg\nsetup.py\ntests").read("pkg/core.py");
+  refused.bash("python reproduce.py", "Traceback (most recent call last):\nValueError: bad unit", 1);
+  for (let i = 0; i < 20; i++) {
+    const old = `    return ${words[i % 8]}_of(${words[(i + 3) % 8]})`;
+    refused.tool(
+      "Edit",
+      { file_path: "pkg/core.py", old_string: old, new_string: `    return convert(${words[i % 8]})` },
+      { error: `No replacement was performed, old_str \`${old}\` did not appear verbatim in pkg/core.py.` },
+    );
+    if (i % 4 === 3) refused.read("pkg/core.py", `contents after try ${words[i % 8]}`);
+  }
+  for (let i = 0; i < 8; i++) refused.edit("pkg/core.py", `${words[i]}_of(x)`, `convert(${words[i]})`);
+  refused.bash("python reproduce.py", "ok: 1 m");
+  refused.bash("python -m pytest tests -q", "12 passed in 0.52s").done("Fixed.");
+
+  const repro = new SessionScript("reproduce-script-checks");
+  repro.bash("ls", "README.rst\npkg\nsetup.py\ntests");
+  repro.bash("python reproduce.py", "Traceback (most recent call last):\nValueError: bad unit", 1);
+  for (let round = 0; round < 4; round++) {
+    for (let i = 0; i < 8; i++)
+      repro.edit(
+        `pkg/${words[round]}.py`,
+        `def ${words[i]}_of(x):`,
+        `def ${words[i]}_of(x, ${words[round]}):`,
+      );
+    if (round < 3)
+      repro.bash("python reproduce.py", `Traceback (most recent call last):\nValueError: ${words[round]}`, 1);
+    else repro.bash("python reproduce.py", "ok: 1 m");
+  }
+  repro.bash("python -m pytest tests -q", "12 passed in 0.52s").done("Fixed.");
+  return [
+    scenario(refused, false, "20 edits the editor refused, then 8 that landed and the reproduction passing"),
+    scenario(repro, false, "32 edits in four rounds, a reproduction script run before and after each"),
   ];
 }
 

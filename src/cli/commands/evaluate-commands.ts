@@ -15,6 +15,7 @@ import {
 import { judgeMetamorphosis, METAMORPHOSES, type Metamorphosis } from "../../evaluate/metamorphic.js";
 import { sweepPolicies } from "../../evaluate/sweep.js";
 import { replayRun, traceOf } from "../../evaluate/replay.js";
+import { policyForLogs } from "../../evaluate/run-project.js";
 import { logFiles, readLog } from "../../logs/load.js";
 import type { LoggedRun } from "../../logs/run.js";
 import type { LoadedPolicy } from "../../config/load-policy.js";
@@ -26,7 +27,8 @@ export interface EvaluateContext {
   loaded(): LoadedPolicy;
 }
 
-function readOutcomes(path: string): Outcomes {
+/** Reads an outcomes file (a SWE-bench report or a plain map); a bad one is one clear line. */
+export function readOutcomes(path: string): Outcomes {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -45,10 +47,28 @@ function readOutcomes(path: string): Outcomes {
   return parseOutcomes(data, path);
 }
 
+/** The logs under `paths`; files that are no log reins reads are skipped with a line each. */
+export function readLogs(io: Io, paths: string[]): { runs: LoggedRun[]; unreadable: number } {
+  const runs: LoggedRun[] = [];
+  let unreadable = 0;
+  for (const file of paths.flatMap((p) => logFiles(p))) {
+    try {
+      runs.push(readLog(file));
+    } catch (error) {
+      if (!ReinsError.is(error)) throw error;
+      unreadable += 1;
+      io.stderr(`reins: skipped ${error.message}\n`);
+    }
+  }
+  if (runs.length === 0) throw new ReinsError("usage", `no logs reins reads under ${paths.join(", ")}`);
+  return { runs, unreadable };
+}
+
 /** `replay` and `evaluate`: reins' judgement on agents' own logs, before it guards anything live. */
 export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): void {
   const { io } = ctx;
-  const policy = (): Policy => ctx.loaded().policy;
+  // Logs come from other projects: the checks read from this folder's files are not theirs.
+  const policy = (): Policy => policyForLogs(ctx.loaded());
   root
     .command("replay")
     .description("replay an agent's own log through reins: where it would advise, deny or stop, and why")
@@ -61,7 +81,7 @@ export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): v
     .action((file: string, opts: { json?: boolean; trace?: string }) => {
       const resolved = policy();
       const replayed = replayRun(readLog(file), resolved);
-      if (opts.trace !== undefined) writeFileSync(opts.trace, traceOf(replayed, resolved));
+      if (opts.trace !== undefined) writeFileSync(opts.trace, traceOf(replayed));
       if (opts.json === true) {
         const { run, calls, ...rest } = replayed;
         io.stdout(
@@ -105,18 +125,7 @@ export function registerEvaluateCommands(root: Command, ctx: EvaluateContext): v
           throw new ReinsError("usage", `--seed wants a whole number, not "${opts.seed}"`);
         const outcomes =
           opts.outcomes !== undefined ? readOutcomes(opts.outcomes) : new Map<string, boolean>();
-        const runs: LoggedRun[] = [];
-        let unreadable = 0;
-        for (const file of paths.flatMap((p) => logFiles(p))) {
-          try {
-            runs.push(readLog(file));
-          } catch (error) {
-            if (!ReinsError.is(error)) throw error;
-            unreadable += 1;
-            io.stderr(`reins: skipped ${error.message}\n`);
-          }
-        }
-        if (runs.length === 0) throw new ReinsError("usage", `no logs reins reads under ${paths.join(", ")}`);
+        const { runs, unreadable } = readLogs(io, paths);
         if (kind !== undefined) {
           transformed(ctx, runs, kind as Metamorphosis, seed, opts);
           return;
@@ -153,7 +162,7 @@ function transformed(
   opts: { json?: boolean; sweep?: string },
 ): void {
   const { io } = ctx;
-  const policy = (): Policy => ctx.loaded().policy;
+  const policy = (): Policy => policyForLogs(ctx.loaded());
   if (opts.sweep !== undefined) {
     const points = sweepPolicies(policy(), opts.sweep).map(({ value, policy: p }) => ({
       value,
