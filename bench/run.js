@@ -1,4 +1,5 @@
 // `npm run bench`: prints each figure with its same-run baseline and the machine it was measured on.
+import { boundaryBench } from "./boundary.js";
 import { dashboardBench } from "./dashboard.js";
 import { efficacyBench } from "./efficacy.js";
 import { engineBench } from "./engine.js";
@@ -27,6 +28,7 @@ const parts = {
   redis: redisBench,
   "redis-retention": redisRetentionBench,
   hooks: hooksBench,
+  boundary: boundaryBench,
   projects: projectsBench,
   sessions: daemonSessionsBench,
   witness: witnessBench,

@@ -6,6 +6,7 @@ import { logFiles, readLog } from "../src/logs/load.js";
 import { loadPolicy } from "../src/config/load-policy.js";
 import { codexUnavailableReason, runCodex, type CodexRun } from "./support/codex-cli.js";
 import { e2eProject, failJs, initReins, recorded, removeE2eProject } from "./support/e2e-project.js";
+import { cleanEnv, runReins } from "./support/processes.js";
 import {
   developerTexts,
   execCommand,
@@ -132,5 +133,15 @@ describe.skipIf(codexUnavailableReason() !== null)("reins guarding the real Code
     // And the trust is reins' own doing, not the harness's: the config is what init wrote, unchanged.
     expect(config).toContain(`[projects.${JSON.stringify(project)}]`);
     expect(readFileSync(configPath, "utf8")).toBe(config);
+    // Codex CLI is not contained (its sandbox cannot hide reins' files): said at the session's start and by
+    // `reins doctor`.
+    expect(JSON.stringify(fake!.requests)).toContain(
+      "reins: not contained: reins cannot keep this agent from switching it off",
+    );
+    const doctor = runReins(["doctor", "--json"], { cwd: project, env: cleanEnv(home) });
+    const checks = (
+      JSON.parse(doctor.stdout) as { checks: { subject: string; check: string; status: string }[] }
+    ).checks;
+    expect(checks.find((c) => c.subject === "codex" && c.check === "contained")?.status).toBe("warn");
   }, 120_000);
 });

@@ -123,6 +123,11 @@ describe.skipIf(geminiUnavailableReason() !== null)("reins guarding the real Gem
     expect(statusOf("gemini", "hooks")).toBe("ok");
     expect(statusOf("gemini", "folder trust")).toBe("ok");
     expect(statusOf("daemon", "running")).toBe("ok");
+    // Gemini CLI is not contained (reins sets no sandbox for it): said by doctor and at the session's start.
+    expect(statusOf("gemini", "contained")).toBe("warn");
+    expect(JSON.stringify(fake!.requests)).toContain(
+      "reins: not contained: reins cannot keep this agent from switching it off",
+    );
     // The trust is reins' own doing, not the harness's: the file is what init wrote, unchanged.
     expect(readFileSync(join(home, ".gemini", "trustedFolders.json"), "utf8")).toBe(trust);
   }, 90_000);
