@@ -80,6 +80,8 @@ export interface Report {
   /** Each time the spec drifted: the sections that changed and the tasks implementing them, by step. */
   drift: { step: number; sections: string[]; tasks: string[] }[];
   proof: DoneProof;
+  /** Whether the agent worked in a box, as said at the run's start (docs/driven-boundary.md). */
+  boundary?: string | null;
 }
 
 function checksOf(results: CheckResult[]): ReportAttempt["checks"] {
@@ -261,6 +263,9 @@ export function reportMarkdown(report: Report): string {
     `- agent: ${report.agent}`,
     `- branch: \`${report.branch}\` (from ${report.base.slice(0, 12)})`,
     `- iterations: ${report.iterations}; tokens: ${report.tokens.toLocaleString("en")}; cost: $${report.costUsd.toFixed(4)}`,
+    ...(report.boundary != null
+      ? [`- boundary: ${report.boundary.startsWith("not") ? `**${report.boundary}**` : report.boundary}`]
+      : []),
     "",
     "## Done proof",
     "",

@@ -53,6 +53,9 @@ interface RunFlags {
   request?: string;
   unverified?: boolean;
   tag?: string;
+  /** false with `--no-contain`. */
+  contain?: boolean;
+  requireContained?: boolean;
 }
 
 /** The numeric flags of `reins run`, checked, and the agent it names. */
@@ -101,6 +104,11 @@ export function registerRunCommand(root: Command, ctx: RunContext): void {
     .option("--max-turns <n>", "model round trips one Claude Code iteration may take (its --max-turns)")
     .option("--unverified", "let tasks no check verifies run (the run then ends unverified, never proven)")
     .option("--tag <name>", "for a task-master file with several tags: the tag to run (default: master)")
+    .option(
+      "--no-contain",
+      "run the agent without its bubblewrap box (said at the start and in the report: not contained)",
+    )
+    .option("--require-contained", "refuse to run when the agent cannot work in a bubblewrap box")
     .option("--json", "print the outcome as JSON instead of progress")
     .action((planArg: string | undefined, opts: RunFlags) => runPlan(ctx, planArg, opts));
 }
@@ -120,6 +128,8 @@ async function runPlan(ctx: RunContext, planArg: string | undefined, opts: RunFl
 
   if (opts.replay !== undefined) return replay(ctx, loaded, opts.replay, opts.json === true);
 
+  if (opts.contain === false && opts.requireContained === true)
+    throw new ReinsError("usage", "--no-contain and --require-contained ask for opposite things: give one");
   if (opts.spec === undefined && opts.request !== undefined)
     throw new ReinsError("usage", "--request goes with --spec");
   if (opts.spec !== undefined && opts.resume !== undefined)
@@ -142,6 +152,7 @@ async function runPlan(ctx: RunContext, planArg: string | undefined, opts: RunFl
       signal: controller.signal,
       ...(progress !== undefined ? { progress } : {}),
       onNote: (line: string) => io.stderr(`${line}\n`),
+      contain: opts.contain === false ? "off" : opts.requireContained === true ? "required" : "auto",
     };
     let resume = opts.resume;
     let planFile = planArg;
