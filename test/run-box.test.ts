@@ -123,13 +123,17 @@ describe.skipIf(!bwrapWorks)("reins run with its agent in a bubblewrap box", () 
       `${HONEST_WORK}\n{ test -e .reins/runs && echo visible || echo hidden; } > ${seen}`,
     );
     const ran = await reinsIn(dir, ["run", "--agent", agent]);
-    expect(ran.err).toContain("reins: contained: the agent");
+    // A contained run says so in its report; only a run without a box says it at once.
+    expect(ran.err).toBe("");
     expect(lastLine(ran.out)).toMatch(/^proven: /);
     expect(ran.code).toBe(0);
     const { json, md } = reportOf(dir, ran.out);
     expect(json.status).toBe("proven");
     expect(json.boundary).toMatch(/^contained: /);
     expect(md).toContain("- boundary: contained: ");
+    // The line is in the trace: a report written again says it too.
+    const again = await reinsIn(dir, ["report", runIdOf(ran.out), "--json"]);
+    expect((JSON.parse(again.out) as BoxReport).boundary).toBe(json.boundary);
     expect(json.tasks[0]?.tampering).toEqual([]);
     expect(git(dir, "show", "HEAD:lib.js")).toBe("exports.add = (a, b) => a + b;");
     expect(git(dir, "show", "HEAD:src/more.js")).toBe("export {}");
@@ -141,6 +145,7 @@ describe.skipIf(!bwrapWorks)("reins run with its agent in a bubblewrap box", () 
     const runtime = process.env.REINS_RUNTIME_DIR ?? "";
     expect(runtime).not.toBe("");
     const install = installDir();
+    const evil = `evil-from-agent-${process.pid}-${Date.now()}`;
     const { dir, agent } = runProject(FILES, "");
     const hookSecret = `hook-secret-${Math.random().toString(36).slice(2)}`;
     const serverToken = `server-token-${Math.random().toString(36).slice(2)}`;
@@ -152,7 +157,7 @@ describe.skipIf(!bwrapWorks)("reins run with its agent in a bubblewrap box", () 
     writeFileSync(join(stateDir, "marks.json"), `{"kept":true}\n`);
     // A first honest run fills the store, so the hostile run has events to try to delete.
     const first = await reinsIn(dir, ["run", "--agent", "cmd:true", "--max-iterations", "1"]);
-    expect(first.err).toContain("reins: contained");
+    expect(reportOf(dir, first.out).json.boundary).toMatch(/^contained: /);
     const before = storeWhole(dir);
     expect(before.events).toBeGreaterThan(0);
     const plan = readFileSync(join(dir, "reins.plan.yaml"));
@@ -192,8 +197,8 @@ describe.skipIf(!bwrapWorks)("reins run with its agent in a bubblewrap box", () 
       // reins' runtime and state folders and its install.
       `python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.bind("${runtime}/d-00000000.sock")'`,
       `echo '{}' > ${stateDir}/marks.json`,
-      `touch ${install}/evil-from-agent`,
-      `touch ${install}/node_modules/evil-from-agent`,
+      `touch ${install}/${evil}`,
+      `touch ${install}/node_modules/${evil}`,
     ];
     const script = [
       ...attacks.map((line, i) => `( ${line} ) || echo "attack ${i + 1} failed" >&2`),
@@ -240,8 +245,8 @@ describe.skipIf(!bwrapWorks)("reins run with its agent in a bubblewrap box", () 
     expect(readFileSync(join(dir, ".reins", "hook-secret"), "utf8")).toBe(`${hookSecret}\n`);
     expect(readFileSync(join(stateDir, "marks.json"), "utf8")).toBe(`{"kept":true}\n`);
     expect(existsSync(join(runtime, "d-00000000.sock"))).toBe(false);
-    expect(existsSync(join(install, "evil-from-agent"))).toBe(false);
-    expect(existsSync(join(install, "node_modules", "evil-from-agent"))).toBe(false);
+    expect(existsSync(join(install, evil))).toBe(false);
+    expect(existsSync(join(install, "node_modules", evil))).toBe(false);
     // No file of the tree holds a secret.
     for (const file of treeFiles(dir)) {
       const text = readFileSync(join(dir, file), "utf8");

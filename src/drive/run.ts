@@ -72,8 +72,8 @@ export interface RunOptions {
 }
 
 /**
- * The run's box, tried once (a trivial box made as the agent's will be), and said in one line; a usage
- * error when `required` and none can be had.
+ * The run's box, tried once (a trivial box made as the agent's will be); a run without one says so in one
+ * line at once, and a usage error when `required`.
  */
 function containRun(options: RunOptions, plan: string): Containment {
   const mode = options.contain ?? "auto";
@@ -81,7 +81,8 @@ function containRun(options: RunOptions, plan: string): Containment {
   const made = containment(mode, place, options.runner.name, unboxableWhy(options.runner));
   if (!made.contained && mode === "required")
     throw new ReinsError("usage", `--require-contained: ${made.line}`);
-  options.onNote?.(`reins: ${made.line}`);
+  // Said at once only when the agent is not contained: the report says it either way.
+  if (!made.contained) options.onNote?.(`reins: ${made.line}`);
   return made;
 }
 
@@ -190,8 +191,7 @@ function context(
     },
     writeReport: (state) => {
       const read = readRunTrace(join(dir, "trace.jsonl"));
-      const report = { ...buildReport(meta, state, read), boundary: box?.line ?? null };
-      return Promise.resolve(relative(options.root, writeReportFiles(dir, report)));
+      return Promise.resolve(relative(options.root, writeReportFiles(dir, buildReport(meta, state, read))));
     },
   };
   return ctx;
@@ -280,6 +280,7 @@ export async function startRun(
   };
   const trace = new TraceWriter(join(dir, "trace.jsonl"));
   trace.write({ t: "meta", meta });
+  trace.write({ t: "box", line: box.line });
   const guard = runGuard(runGovernor(options), run);
   await guard.started(meta.agent, now);
   const ctx = context(options, meta, liveRecorder(trace), trace, null, guard, box);
@@ -359,6 +360,7 @@ export async function resumeRun(options: RunOptions & { run?: string }): Promise
     const trust = checkpoint.tip === undefined ? null : await trustedTip(git, meta, checkpoint);
     if (trust !== null && trust.undone !== "") options.onNote?.(trust.undone);
     const trace = new TraceWriter(tracePath, checkpoint.traceBytes);
+    trace.write({ t: "box", line: box.line });
     const ctx = context(
       options,
       meta,
