@@ -194,6 +194,10 @@ describe.skipIf(!bwrapWorks)("reins run with its agent in a bubblewrap box", () 
       "rm -rf .claude",
       "ln -s .claude cl; echo '{}' > cl/settings.json",
       "ln -s .reins x; rm -rf x/*",
+      // The box itself: unmounted, remounted, escaped through a user namespace of its own.
+      "umount .reins && rm -f .reins/reins.db",
+      "mount -o remount,rw,bind .git && touch .git/escaped",
+      "unshare -Urm sh -c 'umount .git; umount -l .reins; touch .git/escaped; rm -f .reins/reins.db'",
       // reins' runtime and state folders and its install.
       `python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.bind("${runtime}/d-00000000.sock")'`,
       `echo '{}' > ${stateDir}/marks.json`,
@@ -234,6 +238,7 @@ describe.skipIf(!bwrapWorks)("reins run with its agent in a bubblewrap box", () 
     expect(git(dir, "branch", "--list", "evil")).toBe("");
     expect(readdirSync(join(dir, ".git", "hooks")).filter((f) => !f.endsWith(".sample"))).toEqual([]);
     expect(existsSync(join(dir, ".git", "bg"))).toBe(false);
+    expect(existsSync(join(dir, ".git", "escaped"))).toBe(false);
     for (const line of git(dir, "log", "--format=%B%x00", "main..HEAD")
       .split("\0")
       .filter((s) => s.trim()))

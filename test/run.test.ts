@@ -1,6 +1,6 @@
 /** `reins run` end to end with scripted agents: plans, guards, replay, reports and interrupted runs. */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -70,7 +70,30 @@ async function runUntilTheAgentWaits(dir: string, agent: string, log: string) {
   child.stdout.on("data", (chunk: Buffer) => (printed += chunk.toString()));
   const deadline = Date.now() + 20_000;
   while (!existsSync(`${log}.pid`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  return { child, agentPid: Number(readFileSync(`${log}.pid`, "utf8")), printed: () => printed };
+  let agentPid = hostPid(log);
+  while (agentPid === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    agentPid = hostPid(log);
+  }
+  return { child, agentPid: agentPid ?? Number(readFileSync(`${log}.pid`, "utf8")), printed: () => printed };
+}
+
+/**
+ * The waiting agent's pid as this machine sees it (its `sleep`, `REINS_LOG=<log>` in its environment): the
+ * `$$` it wrote is its box's own, a pid namespace of its own (docs/driven-boundary.md). Null until it runs.
+ */
+function hostPid(log: string): number | null {
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8");
+      const env = readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
+      if (argv.startsWith("sleep\0") && env.includes(`REINS_LOG=${log}`)) return Number(name);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return null;
 }
 
 /** `reins run --resume [--agent <agent>]` in-process, `REINS_LOG=<log>` set for the agent. */

@@ -57,7 +57,12 @@ function within(inner: string, outer: string): boolean {
 export function boxArgs(place: BoxPlace): string[] {
   const root = real(place.root);
   const cwd = real(place.cwd);
-  const args = ["--dev-bind", "/", "/", "--die-with-parent", "--unshare-pid", "--proc", "/proc"];
+  // Every capability dropped, even for root (bwrap run by root keeps them otherwise: the agent could
+  // unmount the box), so nothing in the box mounts, unmounts or remounts.
+  const args = [
+    ...["--dev-bind", "/", "/", "--die-with-parent", "--unshare-pid", "--proc", "/proc"],
+    ...["--cap-drop", "ALL"],
+  ];
   const hidden = [join(root, ".reins"), runtimeDir(place.env), stateDir(place.env)];
   for (const given of hidden) {
     if (!existsSync(given)) mkdirSync(given, { recursive: true, mode: 0o700 });
