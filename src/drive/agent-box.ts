@@ -21,7 +21,8 @@ export type Containment =
 export interface BoxPlace {
   root: string;
   cwd: string;
-  plan: string;
+  /** The plan file, read-only in the box. @default none (the spec workflow's agent writes it) */
+  plan?: string;
   env: NodeJS.ProcessEnv;
   /** reins' install (the package folder of bin/reins.js). @default this reins' */
   install?: string;
@@ -76,7 +77,7 @@ export function boxArgs(place: BoxPlace): string[] {
   const install = place.install ?? installDir();
   const readOnly = [
     join(root, ".git"),
-    real(isAbsolute(place.plan) ? place.plan : join(cwd, place.plan)),
+    ...(place.plan !== undefined ? [real(isAbsolute(place.plan) ? place.plan : join(cwd, place.plan))] : []),
     ...SETTINGS.map((name) => join(root, name)),
     ...(cwd !== root ? [join(cwd, ".git"), ...SETTINGS.map((name) => join(cwd, name))] : []),
     real(install),

@@ -9,6 +9,8 @@ import { progressWriter } from "../../drive/progress.js";
 import { readRunTrace } from "../../drive/run-trace.js";
 import { DivergenceError } from "../../drive/recorder.js";
 import { runGuard } from "../../drive/run-guard.js";
+import { boxArgs, containment, unboxableWhy } from "../../drive/agent-box.js";
+import type { AgentRunner } from "../../agents/runner.js";
 import {
   DEFAULT_AGENT_IDLE_MS,
   newestUnfinished,
@@ -219,6 +221,7 @@ async function specStep(
   const { root, store, policy } = common;
   const specPath = resolve(io.cwd, specFile);
   const spec = specFileKey(relative(root, specPath));
+  const runner = startable(runnerOf(limits.agent, root, limits.maxTurns, undefined), root, process.env);
   const step = await advanceSpec({
     root,
     store,
@@ -226,7 +229,7 @@ async function specStep(
     spec,
     plan: planArg !== undefined ? resolve(io.cwd, planArg) : join(root, PLAN_FILES[0]!),
     ...(opts.request !== undefined ? { request: opts.request } : {}),
-    runner: startable(runnerOf(limits.agent, root, limits.maxTurns, undefined), root, process.env),
+    ...workflowBox(ctx, common, runner),
     guard: runGuard(runGovernor({ store, policy, root }), "workflow", `reins run --spec ${spec}`),
     now: Date.now,
     agentTimeoutMs: limits.agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
@@ -252,6 +255,30 @@ async function specStep(
     return null;
   }
   return { resume: step.resume, plan: step.plan };
+}
+
+/**
+ * The box of the spec workflow's agent (drafting the spec, writing the plan: both stay writable), or, when
+ * it cannot have one, nothing and one line saying so (docs/driven-boundary.md).
+ */
+function workflowBox(
+  ctx: RunContext,
+  common: RunCommon,
+  runner: AgentRunner,
+): { runner: AgentRunner; box?: string[] } {
+  const mode = common.contain ?? "auto";
+  const place = { root: common.root, cwd: common.root, env: process.env };
+  const made = containment(mode, place, runner.name, unboxableWhy(runner));
+  if (made.contained) return { runner, box: [made.bwrap, ...boxArgs(place)] };
+  if (mode === "required") throw new ReinsError("usage", `--require-contained: ${made.line}`);
+  // Said once the agent is about to work: a start that stops before (at the gate, say) runs none.
+  let said = false;
+  const run: AgentRunner["run"] = (request) => {
+    if (!said) ctx.io.stderr(`reins: the spec workflow's agent: ${made.line}\n`);
+    said = true;
+    return runner.run(request);
+  };
+  return { runner: { ...runner, run } };
 }
 
 /** `--resume [run]`: the run goes on as it was started, its agent and options, whatever this command line says. */
