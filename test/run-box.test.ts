@@ -141,6 +141,37 @@ describe.skipIf(!bwrapWorks)("reins run with its agent in a bubblewrap box", () 
     expect(readFileSync(seen, "utf8").trim()).toBe("hidden");
   });
 
+  it("boxes each task in its own worktree with --wip 2: the worktree is writable, the rest of .reins/ hidden", async () => {
+    const seen = mkdtempSync(join(tmpdir(), "reins-box-seen-"));
+    const plan = `version: 1
+name: two
+checks:
+  a: { command: "grep -qx ok a.txt", tier: medium }
+  b: { command: "grep -qx ok b.txt", tier: medium }
+tasks:
+  - id: a
+    title: Write a
+    checks: [a]
+  - id: b
+    title: Write b
+    checks: [b]
+`;
+    // The worktree is <root>/.reins/runs/<run>/worktrees/<task>: three folders up is .reins/ itself.
+    const { dir, agent } = runProject(
+      { "reins.plan.yaml": plan },
+      `echo ok > "$REINS_TASK.txt"; { test -e ../../../reins.db && echo visible || echo hidden; } > ${seen}/$REINS_TASK`,
+    );
+    const ran = await reinsIn(dir, ["run", "--agent", agent, "--wip", "2"]);
+    expect(lastLine(ran.out)).toMatch(/^proven: /);
+    expect(existsSync(join(dir, ".reins", "reins.db"))).toBe(true);
+    expect(readFileSync(join(seen, "a"), "utf8").trim()).toBe("hidden");
+    expect(readFileSync(join(seen, "b"), "utf8").trim()).toBe("hidden");
+    expect(git(dir, "log", "--format=%s", "main..HEAD").split("\n").sort()).toEqual([
+      "a: Write a",
+      "b: Write b",
+    ]);
+  });
+
   it("keeps every guard-off act of a hostile agent from taking effect, and ends the run not proven with them in its report", async () => {
     const runtime = process.env.REINS_RUNTIME_DIR ?? "";
     expect(runtime).not.toBe("");
