@@ -68,7 +68,7 @@ export function boxArgs(place: BoxPlace): string[] {
   for (const given of hidden) {
     if (!existsSync(given)) mkdirSync(given, { recursive: true, mode: 0o700 });
     const dir = real(given);
-    if (within(root, dir) && dir !== join(root, ".reins")) continue;
+    if (within(root, dir)) continue;
     args.push("--tmpfs", dir);
     // A task's own worktree lies under `.reins/`: it comes back (its `.git` file read-only, below).
     if (within(cwd, dir) && cwd !== dir) args.push("--bind", cwd, cwd);
