@@ -32,7 +32,9 @@ const hooks = (dir: string) => readdirSync(join(dir, ".git", "hooks")).filter((f
 async function attacked(script: string) {
   const { dir, agent } = runProject({ "reins.plan.yaml": PLAN }, script);
   const main = git(dir, "rev-parse", "main");
-  const ran = await reinsIn(dir, ["run", "--agent", agent]);
+  // Without a box on purpose: these show the undoing that holds where none can be had (in a box each of
+  // these acts is refused outright: test/run-box.test.ts).
+  const ran = await reinsIn(dir, ["run", "--agent", agent, "--no-contain"]);
   const report = JSON.parse(
     readFileSync(join(dir, ".reins", "runs", runIdOf(ran.out), "report.json"), "utf8"),
   ) as { status: string; tasks: { id: string; tampering: string[]; commit: string | null }[] };
@@ -117,7 +119,8 @@ describe("resuming a run an agent or a crash left behind", () => {
       ].join("\n"),
     );
     const mark = join(mkdtempSync(join(tmpdir(), "reins-mark-")), "at-work");
-    const child = await runUntilMarked(dir, agent, mark);
+    // Without a box, so the agent's forged commit is made (in a box, .git is read-only to it).
+    const child = await runUntilMarked(dir, agent, mark, ["--no-contain"]);
     process.kill(-(child.pid ?? 0), "SIGKILL");
     await new Promise((r) => child.on("close", r));
     const resumed = await reinsIn(dir, ["run", "--resume"]);

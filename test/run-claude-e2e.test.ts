@@ -28,6 +28,10 @@ import { git, gitProject } from "./support/run-project.js";
 
 const e2e = e2eEach<FakeAnthropic>("run-claude");
 
+/** What a driven Claude Code run says at once: it works without a box yet (docs/driven-boundary.md). */
+const NOT_CONTAINED =
+  "reins: not contained: the hooks and MCP tools of claude reach the run's store in .reins/, which a box around it would hide, so it runs without one; reins cannot keep the agent claude from switching it off (--require-contained refuses to run it)\n";
+
 const FILES: Record<string, string> = {
   ".gitignore": ".reins/\n",
   // A pool every session of the project charges: the run's spend must reach it once.
@@ -217,7 +221,7 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
       );
       expect(ran.timedOut).toBe(false);
       expect(anthropic.errors).toEqual([]);
-      expect(ran.stderr).toBe("");
+      expect(ran.stderr).toBe(NOT_CONTAINED);
       expect(ran.code, ran.stdout).toBe(0);
       expect(ran.stdout).toMatch(/\nproven: every task.s checks witnessed its change/);
       const run = /^run (\S+): 3 of 3 task\(s\) done/m.exec(ran.stdout)?.[1];
@@ -455,7 +459,7 @@ tasks:
       );
       expect(ran.timedOut).toBe(false);
       expect(anthropic.errors).toEqual([]);
-      expect(ran.stderr).toBe("");
+      expect(ran.stderr).toBe(NOT_CONTAINED);
       expect(ran.code, ran.stdout).toBe(1);
       expect(ran.stdout.trimEnd().split("\n").at(-1)).toBe(
         "unwitnessed: task bump: its checks still pass with its change to src/version.js set aside",

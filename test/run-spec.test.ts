@@ -85,12 +85,16 @@ function withEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<
   });
 }
 
-function project(env: Record<string, string> = {}, files: Record<string, string> = {}) {
+function project(
+  env: Record<string, string> = {},
+  files: Record<string, string> = {},
+  flags: readonly string[] = [],
+) {
   const { dir, agent } = runProject(files, AGENT);
   const prompts = mkdtempSync(join(tmpdir(), "reins-spec-prompts-"));
   const start = () =>
     withEnv({ REINS_PROMPTS: prompts, ...env }, () =>
-      reinsIn(dir, ["run", "--spec", "spec.md", "--request", "a greeter", "--agent", agent]),
+      reinsIn(dir, ["run", "--spec", "spec.md", "--request", "a greeter", "--agent", agent, ...flags]),
     );
   return { dir, agent, prompts, start };
 }
@@ -132,7 +136,10 @@ describe("reins run --spec", () => {
   });
 
   it("never counts an approval the agent records while it drafts: that start stops at the gate, and so do the next", async () => {
-    const { dir, prompts, start } = project({ REINS_SELF_APPROVE: "1", REINS_BIN: reinsBin });
+    // Without a box (in one, the agent's `reins approve` cannot reach the store at all: below).
+    const { dir, prompts, start } = project({ REINS_SELF_APPROVE: "1", REINS_BIN: reinsBin }, {}, [
+      "--no-contain",
+    ]);
     const first = await start();
     expect(first.code).toBe(1);
     expect(first.out.trim().split("\n").at(-1)).toBe(GATE);
@@ -152,6 +159,14 @@ describe("reins run --spec", () => {
     const third = await start();
     expect(third.code).toBe(0);
     expect(readdirSync(prompts)).toContain("workflow:plan.1");
+  });
+
+  it("keeps the drafting agent's own approval from the store in its box: the step fails, nothing is recorded", async () => {
+    const { dir, start } = project({ REINS_SELF_APPROVE: "1", REINS_BIN: reinsBin });
+    const first = await start();
+    expect(first.code).toBe(1);
+    expect(first.out).toMatch(/workflow stopped: drafting spec\.md: .*cannot open \S+\/\.reins\/reins\.db/);
+    expect((await reinsIn(dir, ["export", "spec:spec.md"])).out).not.toContain('"by":"alice"');
   });
 
   it("refuses a spec outside the project in one line, before any agent runs", async () => {

@@ -1,6 +1,6 @@
 /** `reins run` end to end with scripted agents: plans, guards, replay, reports and interrupted runs. */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -70,7 +70,43 @@ async function runUntilTheAgentWaits(dir: string, agent: string, log: string) {
   child.stdout.on("data", (chunk: Buffer) => (printed += chunk.toString()));
   const deadline = Date.now() + 20_000;
   while (!existsSync(`${log}.pid`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  return { child, agentPid: Number(readFileSync(`${log}.pid`, "utf8")), printed: () => printed };
+  let agentPid = hostPid(log);
+  while (agentPid === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    agentPid = hostPid(log);
+  }
+  if (agentPid === null) throw new Error(`the waiting agent of ${log} was not found`);
+  return { child, agentPid, printed: () => printed };
+}
+
+/**
+ * Kills a killed run's agent if it lives on as an orphan, as it does without a box; in one, bwrap's
+ * --die-with-parent has ended it with the run already.
+ */
+function killOrphan(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
+}
+
+/**
+ * The waiting agent's pid as this machine sees it (its `sleep`, `REINS_LOG=<log>` in its environment): the
+ * `$$` it wrote is its box's own, a pid namespace of its own (docs/driven-boundary.md). Null until it runs.
+ */
+function hostPid(log: string): number | null {
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8");
+      const env = readFileSync(`/proc/${name}/environ`, "utf8").split("\0");
+      if (argv.startsWith("sleep\0") && env.includes(`REINS_LOG=${log}`)) return Number(name);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return null;
 }
 
 /** `reins run --resume [--agent <agent>]` in-process, `REINS_LOG=<log>` set for the agent. */
@@ -310,8 +346,8 @@ describe("reins run with a scripted agent", () => {
     expect(readFileSync(log, "utf8")).toContain("b 1");
     process.kill(child.pid ?? 0, "SIGKILL");
     await new Promise((r) => child.on("close", r));
-    // The killed run's agent lives on as an orphan, as it would after a crash; end it as a person would.
-    process.kill(agentPid, "SIGKILL");
+    // Without a box the killed run's agent lives on as an orphan, as after a crash: ended as a person would.
+    killOrphan(agentPid);
     writeFileSync(`${log}.resumed`, "");
     const resumed = await resumeWithLog(dir, agent, log);
     expect(resumed.err).toBe("");
@@ -335,7 +371,7 @@ describe("reins run and its agent", () => {
     const { child, agentPid } = await runUntilTheAgentWaits(dir, agent, log);
     process.kill(child.pid ?? 0, "SIGKILL");
     await new Promise((r) => child.on("close", r));
-    process.kill(agentPid, "SIGKILL");
+    killOrphan(agentPid);
     writeFileSync(`${log}.resumed`, "");
     return { dir, agent, log };
   }

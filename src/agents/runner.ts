@@ -28,6 +28,11 @@ export interface AgentRequest {
   idleMs?: number;
   /** Aborting (Ctrl-C) kills the whole process group. */
   signal?: AbortSignal;
+  /**
+   * The box the agent works in: a program and its arguments the agent's command line is given to (bwrap and
+   * its mounts, see drive/agent-box.ts). @default none: the agent runs as it is
+   */
+  box?: readonly string[];
 }
 
 /** What an iteration produced: the parse of its output, plus the output itself for the run's record. */
@@ -71,6 +76,8 @@ export interface AgentRunner {
    * charges the project's pools with the spend as it goes, so the run must not charge it again.
    */
   readonly hooked?: boolean;
+  /** Whether it runs a program that the request's `box` holds (see AgentRequest.box); false for one in-process. */
+  readonly boxable?: boolean;
 }
 
 /** Options every CLI adapter takes. */
@@ -114,8 +121,9 @@ export function agentRunner(
     name,
     parse,
     program,
+    boxable: true,
     async run(request) {
-      const call = invocation(request);
+      const call = boxed(invocation(request), request.box);
       const env = agentEnv(request, call.env ?? {}, options);
       const out = await spawnAgent({
         ...call,
@@ -133,6 +141,13 @@ export function agentRunner(
       };
     },
   };
+}
+
+/** `call` run inside `box` (its program and arguments first), or as it is without one. */
+function boxed(call: Invocation, box: readonly string[] | undefined): Invocation {
+  const [program, ...args] = box ?? [];
+  if (program === undefined) return call;
+  return { ...call, command: program, args: [...args, "--", call.command, ...call.args] };
 }
 
 /**

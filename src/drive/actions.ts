@@ -7,6 +7,7 @@ import { ReinsError, assertNever } from "../core/errors.js";
 import type { Store } from "../core/store.js";
 import type { AgentRunner } from "../agents/runner.js";
 import { touchesBoundary } from "./boundaries.js";
+import { boxArgs, boxRefusals, type Containment } from "./agent-box.js";
 import { runChecks } from "../checks/checks.js";
 import { Git } from "../git/git.js";
 import { judgesOf, restoreJudges } from "./judges.js";
@@ -56,6 +57,8 @@ export interface DriveContext {
   /** How long an agent may print nothing before it is stopped as hung (and retried as transient). */
   agentIdleMs: number;
   progress: (state: RunState, decisions: RunDecision[]) => void;
+  /** The box the agent works in, as tried at the run's start; null in a replay (no agent runs). */
+  box: Containment | null;
   /** Builds a resumed run's `run.resumed` event (also used by replay when the recorded run resumed). */
   resumeEvent: (key: string, state: RunState) => Promise<RunEvent>;
   /** Writes the evidence report; returns the path of report.md. */
@@ -156,8 +159,14 @@ async function runAgent(
   const { prompt, checks } = await promptFor(ctx, key, run, node, action);
   const planPath = isAbsolute(ctx.meta.plan) ? ctx.meta.plan : join(tree.cwd, ctx.meta.plan);
   const judges = await ctx.recorder.io(key, "git.judges", () => judgesOf(ctx.git(tree.cwd), planPath));
+  const box = ctx.box?.contained === true ? ctx.box : null;
   const output = await ctx.recorder.io(key, "agent", async () => {
     const result = await ctx.runner.run({
+      ...(box !== null
+        ? {
+            box: [box.bwrap, ...boxArgs({ root: ctx.root, cwd: tree.cwd, plan: planPath, env: process.env })],
+          }
+        : {}),
       run: ctx.meta.run,
       task: action.task,
       attempt: action.attempt,
@@ -175,7 +184,7 @@ async function runAgent(
   const parsed = ctx.runner.parse(output.raw, output.exitCode, output.stderr);
   // What judges the work is the run's: the agent's own commits, checkouts, resets, branches and hooks are
   // undone before anything else looks at the tree.
-  const tampering = await ctx.recorder.io(key, "git.judges_restored", () =>
+  const undone = await ctx.recorder.io(key, "git.judges_restored", () =>
     restoreJudges(
       ctx.git(tree.cwd),
       judges,
@@ -183,6 +192,11 @@ async function runAgent(
       ctx.meta.branch,
     ),
   );
+  // What the box refused the agent (read from its recorded output, so a replay finds the same).
+  const refused = boxRefusals(output.raw, output.stderr).map(
+    (line) => `the box refused the agent a write: ${line}`,
+  );
+  const tampering = [...undone, ...refused];
   if (tampering.length > 0)
     ctx.instructions.set(action.task, [
       ...(ctx.instructions.get(action.task) ?? []),

@@ -80,6 +80,11 @@ export interface Report {
   /** Each time the spec drifted: the sections that changed and the tasks implementing them, by step. */
   drift: { step: number; sections: string[]; tasks: string[] }[];
   proof: DoneProof;
+  /**
+   * Whether the agent worked in a box, as said when the run last started or resumed
+   * (docs/driven-boundary.md); null for a run of an older reins.
+   */
+  boundary: string | null;
 }
 
 function checksOf(results: CheckResult[]): ReportAttempt["checks"] {
@@ -96,7 +101,11 @@ function checksOf(results: CheckResult[]): ReportAttempt["checks"] {
  * Builds the report from the run's state and its trace. The proof is the core's, taken as it holds once
  * this report exists (its last clause is the report itself).
  */
-export function buildReport(meta: RunMeta, state: RunState, trace: Pick<ReadTrace, "steps" | "io">): Report {
+export function buildReport(
+  meta: RunMeta,
+  state: RunState,
+  trace: Pick<ReadTrace, "steps" | "io" | "boxes">,
+): Report {
   const attempts = new Map<string, ReportAttempt[]>();
   const interventions = new Map<string, string[]>();
   const taskOfKey = new Map<string, string>();
@@ -201,6 +210,7 @@ export function buildReport(meta: RunMeta, state: RunState, trace: Pick<ReadTrac
     tasks,
     drift,
     proof,
+    boundary: trace.boxes?.at(-1) ?? null,
   };
 }
 
@@ -261,6 +271,9 @@ export function reportMarkdown(report: Report): string {
     `- agent: ${report.agent}`,
     `- branch: \`${report.branch}\` (from ${report.base.slice(0, 12)})`,
     `- iterations: ${report.iterations}; tokens: ${report.tokens.toLocaleString("en")}; cost: $${report.costUsd.toFixed(4)}`,
+    ...(report.boundary != null
+      ? [`- boundary: ${report.boundary.startsWith("not") ? `**${report.boundary}**` : report.boundary}`]
+      : []),
     "",
     "## Done proof",
     "",

@@ -45,7 +45,9 @@ export type RunTraceLine =
   /** One event fed to the core (answering the action `key`), and what the core decided and asked. */
   | { t: "step"; n: number; key: string; event: RunEvent; decisions: RunDecision[]; actions: KeyedAction[] }
   /** One outside interaction made while carrying out the action `key`, with its result. */
-  | { t: "io"; key: string; op: string; result: unknown };
+  | { t: "io"; key: string; op: string; result: unknown }
+  /** Whether the agent works in a box from here on, as said when the run started or resumed. */
+  | { t: "box"; line: string };
 
 /**
  * Appends trace lines to a file, one `write` per line. A line is whole or absent after a crash: the
@@ -94,6 +96,8 @@ export interface ReadTrace {
   meta: RunMeta;
   steps: Extract<RunTraceLine, { t: "step" }>[];
   io: Map<string, Extract<RunTraceLine, { t: "io" }>[]>;
+  /** The box lines, one per start and resume (none in a trace of an older reins). */
+  boxes?: string[];
 }
 
 /** Reads a run's trace; a line that is not JSON or not a trace line is named with its number. */
@@ -103,6 +107,7 @@ export function readRunTrace(path: string): ReadTrace {
   let meta: RunMeta | null = null;
   const steps: ReadTrace["steps"] = [];
   const io: ReadTrace["io"] = new Map();
+  const boxes: string[] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i];
@@ -121,8 +126,9 @@ export function readRunTrace(path: string): ReadTrace {
       const list = io.get(line.key) ?? [];
       list.push(line);
       io.set(line.key, list);
-    } else throw new ReinsError("usage", `${path}:${i + 1}: not a run trace line`);
+    } else if (line.t === "box") boxes.push(String(line.line));
+    else throw new ReinsError("usage", `${path}:${i + 1}: not a run trace line`);
   }
   if (meta === null) throw new ReinsError("usage", `${path}: not a run trace (no meta line)`);
-  return { meta, steps, io };
+  return { meta, steps, io, boxes };
 }

@@ -24,6 +24,7 @@ import { runGuard, type RunGuard } from "./run-guard.js";
 import { liveRecorder, replayRecorder, type Recorder } from "./recorder.js";
 import { approvalsFor, awaitingApproval } from "./approvals.js";
 import { buildReport, writeReportFiles } from "./report.js";
+import { containment, unboxableWhy, type ContainMode, type Containment } from "./agent-box.js";
 import {
   readRunTrace,
   runDir,
@@ -62,6 +63,27 @@ export interface RunOptions {
   progress?: (state: RunState, decisions: RunDecision[]) => void;
   /** One line to tell the person (a resume undoing commits reins did not make). @default nothing */
   onNote?: (line: string) => void;
+  /**
+   * Whether the agent works in a box (docs/driven-boundary.md): where one can be had (`auto`), refused
+   * without one (`required`), or deliberately not (`off`). Said at the start and in the report.
+   * @default "auto"
+   */
+  contain?: ContainMode;
+}
+
+/**
+ * The run's box, tried once (a trivial box made as the agent's will be); a run without one says so in one
+ * line at once, and a usage error when `required`.
+ */
+function containRun(options: RunOptions, plan: string): Containment {
+  const mode = options.contain ?? "auto";
+  const place = { root: options.root, cwd: options.root, plan, env: process.env };
+  const made = containment(mode, place, options.runner.name, unboxableWhy(options.runner));
+  if (!made.contained && mode === "required")
+    throw new ReinsError("usage", `--require-contained: ${made.line}`);
+  // Said at once only when the agent is not contained: the report says it either way.
+  if (!made.contained) options.onNote?.(`reins: ${made.line}`);
+  return made;
 }
 
 /** How a run came out. */
@@ -103,6 +125,7 @@ function context(
   trace: TraceWriter | null,
   replay: ReadTrace | null,
   guard: RunGuard,
+  box: Containment | null,
 ): DriveContext {
   const dir = runDir(options.root, meta.run);
   const ctx: DriveContext = {
@@ -129,6 +152,7 @@ function context(
     agentTimeoutMs: options.agentTimeoutMs ?? 30 * 60_000,
     agentIdleMs: options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS,
     progress: options.progress ?? (() => undefined),
+    box,
     resumeEvent: async (key, state) => {
       // The tests people approved since the run stopped (read only when a task awaits one: older traces
       // have no such read).
@@ -204,6 +228,7 @@ export async function startRun(
     );
   const dirty = await git.dirtyFiles();
   if (dirty.length > 0) throw new ReinsError("usage", dirtyTreeLine(options.root, dirty, "reins run"));
+  const box = containRun(options, options.plan.file);
   const settings = resolveSettings(
     {
       ...options.plan.settings,
@@ -255,9 +280,10 @@ export async function startRun(
   };
   const trace = new TraceWriter(join(dir, "trace.jsonl"));
   trace.write({ t: "meta", meta });
+  trace.write({ t: "box", line: box.line });
   const guard = runGuard(runGovernor(options), run);
   await guard.started(meta.agent, now);
-  const ctx = context(options, meta, liveRecorder(trace), trace, null, guard);
+  const ctx = context(options, meta, liveRecorder(trace), trace, null, guard, box);
   await ctx.recorder.io("begin", "clock", () => Promise.resolve(now));
   // The hashes of the sections the plan names, recorded before the first step: drift is measured from them.
   ctx.spec = await specHashes(ctx.recorder, "begin", options.root, options.plan.nodes);
@@ -318,6 +344,7 @@ export async function resumeRun(options: RunOptions & { run?: string }): Promise
     // The trace is checked before anything is touched: a damaged one is refused, never padded or extended.
     const tracePath = join(dir, "trace.jsonl");
     checkTrace(tracePath, checkpoint.traceBytes, meta.run);
+    const box = containRun(options, meta.plan);
     const git = new Git(options.root);
     if ((await git.currentBranch()) !== meta.branch) {
       const dirty = await git.dirtyFiles();
@@ -333,6 +360,7 @@ export async function resumeRun(options: RunOptions & { run?: string }): Promise
     const trust = checkpoint.tip === undefined ? null : await trustedTip(git, meta, checkpoint);
     if (trust !== null && trust.undone !== "") options.onNote?.(trust.undone);
     const trace = new TraceWriter(tracePath, checkpoint.traceBytes);
+    trace.write({ t: "box", line: box.line });
     const ctx = context(
       options,
       meta,
@@ -340,6 +368,7 @@ export async function resumeRun(options: RunOptions & { run?: string }): Promise
       trace,
       null,
       runGuard(runGovernor(options), meta.run),
+      box,
     );
     ctx.keys = { ...checkpoint.keys };
     ctx.spec = checkpoint.spec ?? null;
@@ -427,7 +456,7 @@ export async function replayRun(
     verified: () => Promise.resolve({ stop: null, advice: [] }),
     taskEnded: () => Promise.resolve({ stop: null, advice: [] }),
   };
-  const ctx = context(options, read.meta, replayRecorder(read), null, read, noGuard);
+  const ctx = context(options, read.meta, replayRecorder(read), null, read, noGuard, null);
   // A run that kept its branch's tip resumed from the commits it trusted; the replay reads them back.
   const trusted = [...read.io.values()].some((lines) => lines.some((l) => l.op === "git.trusted_commits"));
   if (trusted) ctx.trusted = {};

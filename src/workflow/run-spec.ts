@@ -49,6 +49,11 @@ export interface SpecRunOptions {
   signal?: AbortSignal;
   /** Progress, one line each. */
   say: (line: string) => void;
+  /**
+   * The box its agent works in (bwrap and its arguments, see drive/agent-box.ts): the spec and the plan stay
+   * writable, since writing them is its work. @default none
+   */
+  box?: readonly string[];
 }
 
 /** How the workflow's part of a start ended: waiting at the gate, failed, done already, or building. */
@@ -162,6 +167,7 @@ async function agentStep(
     timeoutMs: options.agentTimeoutMs,
     idleMs: options.agentIdleMs,
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
+    ...(options.box !== undefined ? { box: options.box } : {}),
   });
   // A stop this spend causes (a budget used up) keeps the next step's agent from starting; the step that
   // spent it is done and its work is kept.

@@ -55,11 +55,16 @@ export async function reinsIn(cwd: string, argv: string[]) {
 }
 
 /**
- * Starts `reins run --agent <agent>` in `dir` as a process group of its own, `REINS_MARK=<mark>` set, and
+ * Starts `reins run --agent <agent> [flags]` in `dir` as a process group of its own, `REINS_MARK=<mark>` set, and
  * waits (up to 30 s) for the run to touch `mark` (its agent or a check says it got there): the process.
  */
-export async function runUntilMarked(dir: string, agent: string, mark: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent], {
+export async function runUntilMarked(
+  dir: string,
+  agent: string,
+  mark: string,
+  flags: readonly string[] = [],
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [reinsBin, "run", "--agent", agent, ...flags], {
     cwd: dir,
     env: { ...process.env, REINS_MARK: mark },
     stdio: "ignore",

@@ -9,6 +9,8 @@ import { progressWriter } from "../../drive/progress.js";
 import { readRunTrace } from "../../drive/run-trace.js";
 import { DivergenceError } from "../../drive/recorder.js";
 import { runGuard } from "../../drive/run-guard.js";
+import { boxArgs, containment, unboxableWhy } from "../../drive/agent-box.js";
+import type { AgentRunner } from "../../agents/runner.js";
 import {
   DEFAULT_AGENT_IDLE_MS,
   newestUnfinished,
@@ -53,6 +55,9 @@ interface RunFlags {
   request?: string;
   unverified?: boolean;
   tag?: string;
+  /** false with `--no-contain`. */
+  contain?: boolean;
+  requireContained?: boolean;
 }
 
 /** The numeric flags of `reins run`, checked, and the agent it names. */
@@ -101,6 +106,11 @@ export function registerRunCommand(root: Command, ctx: RunContext): void {
     .option("--max-turns <n>", "model round trips one Claude Code iteration may take (its --max-turns)")
     .option("--unverified", "let tasks no check verifies run (the run then ends unverified, never proven)")
     .option("--tag <name>", "for a task-master file with several tags: the tag to run (default: master)")
+    .option(
+      "--no-contain",
+      "run the agent without its bubblewrap box (said at the start and in the report: not contained)",
+    )
+    .option("--require-contained", "refuse to run when the agent cannot work in a bubblewrap box")
     .option("--json", "print the outcome as JSON instead of progress")
     .action((planArg: string | undefined, opts: RunFlags) => runPlan(ctx, planArg, opts));
 }
@@ -120,6 +130,8 @@ async function runPlan(ctx: RunContext, planArg: string | undefined, opts: RunFl
 
   if (opts.replay !== undefined) return replay(ctx, loaded, opts.replay, opts.json === true);
 
+  if (opts.contain === false && opts.requireContained === true)
+    throw new ReinsError("usage", "--no-contain and --require-contained ask for opposite things: give one");
   if (opts.spec === undefined && opts.request !== undefined)
     throw new ReinsError("usage", "--request goes with --spec");
   if (opts.spec !== undefined && opts.resume !== undefined)
@@ -142,6 +154,7 @@ async function runPlan(ctx: RunContext, planArg: string | undefined, opts: RunFl
       signal: controller.signal,
       ...(progress !== undefined ? { progress } : {}),
       onNote: (line: string) => io.stderr(`${line}\n`),
+      contain: opts.contain === false ? "off" : opts.requireContained === true ? "required" : "auto",
     };
     let resume = opts.resume;
     let planFile = planArg;
@@ -208,6 +221,7 @@ async function specStep(
   const { root, store, policy } = common;
   const specPath = resolve(io.cwd, specFile);
   const spec = specFileKey(relative(root, specPath));
+  const runner = startable(runnerOf(limits.agent, root, limits.maxTurns, undefined), root, process.env);
   const step = await advanceSpec({
     root,
     store,
@@ -215,7 +229,7 @@ async function specStep(
     spec,
     plan: planArg !== undefined ? resolve(io.cwd, planArg) : join(root, PLAN_FILES[0]!),
     ...(opts.request !== undefined ? { request: opts.request } : {}),
-    runner: startable(runnerOf(limits.agent, root, limits.maxTurns, undefined), root, process.env),
+    ...workflowBox(ctx, common, runner),
     guard: runGuard(runGovernor({ store, policy, root }), "workflow", `reins run --spec ${spec}`),
     now: Date.now,
     agentTimeoutMs: limits.agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
@@ -241,6 +255,30 @@ async function specStep(
     return null;
   }
   return { resume: step.resume, plan: step.plan };
+}
+
+/**
+ * The box of the spec workflow's agent (drafting the spec, writing the plan: both stay writable), or, when
+ * it cannot have one, nothing and one line saying so (docs/driven-boundary.md).
+ */
+function workflowBox(
+  ctx: RunContext,
+  common: RunCommon,
+  runner: AgentRunner,
+): { runner: AgentRunner; box?: string[] } {
+  const mode = common.contain ?? "auto";
+  const place = { root: common.root, cwd: common.root, env: process.env };
+  const made = containment(mode, place, runner.name, unboxableWhy(runner));
+  if (made.contained) return { runner, box: [made.bwrap, ...boxArgs(place)] };
+  if (mode === "required") throw new ReinsError("usage", `--require-contained: ${made.line}`);
+  // Said once the agent is about to work: a start that stops before (at the gate, say) runs none.
+  let said = false;
+  const run: AgentRunner["run"] = (request) => {
+    if (!said) ctx.io.stderr(`reins: the spec workflow's agent: ${made.line}\n`);
+    said = true;
+    return runner.run(request);
+  };
+  return { runner: { ...runner, run } };
 }
 
 /** `--resume [run]`: the run goes on as it was started, its agent and options, whatever this command line says. */
