@@ -55,11 +55,6 @@ export function installedChecks(o: DoctorOptions): DoctorCheck[] {
   });
 }
 
-/** The agents reins recorded installing in the project. */
-export function recordedAgents(o: DoctorOptions): Set<string> {
-  return new Set(Object.keys(readInstallRecord(o.root, o.env)?.agents ?? {}));
-}
-
 const FIX =
   "see what removed them (the store's log, the agent's transcript); `reins init <agent>` again clears this line";
 
