@@ -163,6 +163,9 @@ describe("the store's events removed from the agent's shell", () => {
         p,
         `python3 -c "import sqlite3; c = sqlite3.connect('.reins/reins.db'); c.execute('delete from events'); c.commit()"`,
       );
+      // The turn goes on and ends: its end does not move the mark past the loss.
+      work(p, "s1", 1);
+      hook(p, { session_id: "s1", hook_event_name: "Stop" });
       const context = prompt(p, "s1", "p3");
       expect(context).toMatch(
         /reins: the store \.reins\/reins\.db lost events of this session \(it holds \d+ of the \d+ events reins saw recorded\)/,
@@ -173,6 +176,43 @@ describe("the store's events removed from the agent's shell", () => {
       expect(checked.failed.join("\n")).toMatch(/session:s1: the store \.reins\/reins\.db lost events/);
       // Said once: the next turn goes on from what the store holds now.
       expect(prompt(p, "s1", "p4")).not.toMatch(TAMPER_LINE);
+    },
+  );
+
+  it.skipIf(!hasPython)(
+    "a `delete from events` under a long-lived store (the daemon's, which keeps states in memory)",
+    async () => {
+      const p = setUp();
+      const services = await openServices(p.project, p.env);
+      try {
+        const call = async (input: Record<string, unknown>) => {
+          const checked = readHookInput(
+            "claude",
+            JSON.stringify({ cwd: p.project, session_id: "s1", ...input }),
+          );
+          if (!("adapter" in checked)) throw new Error("bad input");
+          const { reply } = await answerHook(checked.adapter, checked.input, services, Date.now());
+          const specific = (reply as { hookSpecificOutput?: { additionalContext?: string } } | null)
+            ?.hookSpecificOutput;
+          return specific?.additionalContext ?? "";
+        };
+        const tool = { tool_name: "Bash", tool_use_id: "t1", tool_input: { command: "ls" } };
+        expect(await call({ hook_event_name: "SessionStart" })).not.toMatch(TAMPER_LINE);
+        for (const event of ["PreToolUse", "PostToolUse"]) await call({ ...tool, hook_event_name: event });
+        expect(await call({ hook_event_name: "UserPromptSubmit", prompt_id: "p1" })).not.toMatch(TAMPER_LINE);
+        sh(
+          p,
+          `python3 -c "import sqlite3; c = sqlite3.connect('.reins/reins.db'); c.execute('delete from events'); c.commit()"`,
+        );
+        for (const event of ["PreToolUse", "PostToolUse"])
+          await call({ ...tool, tool_use_id: "t2", hook_event_name: event });
+        expect(await call({ hook_event_name: "UserPromptSubmit", prompt_id: "p2" })).toMatch(
+          /reins: the store \.reins\/reins\.db lost events of this session \(event #\d+ that reins saw recorded is gone\)/,
+        );
+      } finally {
+        await services.store.close();
+      }
+      expect(await tampered(p, "s1")).toEqual([expect.stringMatching(/lost events/)]);
     },
   );
 
@@ -212,6 +252,29 @@ describe("the store's events removed from the agent's shell", () => {
     const checked = doctor(p);
     expect(checked.code).toBe(1);
     expect(checked.failed.join("\n")).toMatch(/lost events: session:s1: it holds 0 of the \d+ events/);
+  });
+});
+
+describe("a store's identity", () => {
+  it("is drawn once per file, and a file put at its path shows even to a store that keeps the old one open", async () => {
+    const p = e2eProject("tamper-id");
+    projects.push(p);
+    const file = join(p.project, "reins.db");
+    const kept = new SqliteStore(file);
+    const id = await kept.identity();
+    expect(id).toMatch(/^[0-9a-f]{32}$/);
+    const again = new SqliteStore(file);
+    expect(await again.identity()).toBe(id);
+    await again.close();
+    execFileSync("sh", ["-c", "rm -f reins.db reins.db-wal reins.db-shm && : > reins.db"], {
+      cwd: p.project,
+    });
+    const fresh = new SqliteStore(file);
+    expect(await fresh.identity()).toMatch(/^[0-9a-f]{32}$/);
+    expect(await fresh.identity()).not.toBe(id);
+    expect(await kept.identity()).toBe("(another file)");
+    await fresh.close();
+    await kept.close();
   });
 });
 

@@ -11,6 +11,7 @@ import type { Store } from "../core/store.js";
 import { hookChanges, readInstallRecord, type HookChanges } from "../config/install-record.js";
 import {
   addFinding,
+  readFindings,
   readMark,
   readSeenStore,
   writeMark,
@@ -96,7 +97,9 @@ export function tamperWatch(root: string, env: NodeJS.ProcessEnv, policy: Policy
         ...(await storeTampering(store, scope, state.seq - added, now)),
       ];
       writeMark(root, env, { scope, seq: state.seq, at: now });
-      for (const f of found) addFinding(root, env, { at: now, scope, ...f });
+      // A change to the hooks is told at every turn while it lasts, but kept for doctor once.
+      const known = found.length > 0 ? new Set(readFindings(root, env).map((f) => f.detail)) : new Set();
+      for (const f of found) if (!known.has(f.detail)) addFinding(root, env, { at: now, scope, ...f });
       return found;
     },
     async close(store, scope, state, added, now) {
