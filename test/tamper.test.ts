@@ -13,6 +13,8 @@ import { answerHook, openServices, readHookInput } from "../src/hooks/run-hook.j
 import { SqliteStore } from "../src/store/sqlite.js";
 import { e2eProject, removeE2eProject, type E2eProject } from "./support/e2e-project.js";
 import { cleanEnv, reinsBin, runReins } from "./support/processes.js";
+import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
+import { startFakeAnthropic, type FakeAnthropic, type Script } from "./support/fake-anthropic.js";
 
 const projects: E2eProject[] = [];
 afterEach(async () => {
@@ -335,4 +337,47 @@ describe("what is not tampering", () => {
     expect(sessionStart(p, "idle")).not.toMatch(TAMPER_LINE);
     expect(readFileSync(join(p.project, ".reins", "reins.db")).length).toBeGreaterThan(0);
   });
+});
+
+describe.skipIf(claudeUnavailableReason() !== null)("with the real Claude Code CLI", () => {
+  let fake: FakeAnthropic | undefined;
+  afterEach(async () => {
+    await fake?.close();
+    fake = undefined;
+  });
+
+  it("after `perl -pi` renamed PreToolUse, the next session's model is told, and doctor exits 1", async () => {
+    const p = setUp();
+    const script: Script = (_request, turn) =>
+      turn < 1
+        ? { toolUses: [{ name: "Bash", input: { command: "echo hi", description: "run" } }] }
+        : { text: "Done." };
+    fake = await startFakeAnthropic(script);
+    const session = async () => {
+      const before = fake!.mainRequests().length;
+      const result = await runClaude({
+        cwd: p.project,
+        home: p.home,
+        prompt: "Say hi.",
+        baseUrl: fake!.url,
+        env: { XDG_STATE_HOME: p.env.XDG_STATE_HOME!, REINS_RUNTIME_DIR: p.env.REINS_RUNTIME_DIR! },
+        timeoutMs: 90_000,
+      });
+      expect(result.timedOut, result.stderr).toBe(false);
+      const first = fake!.mainRequests()[before];
+      // The SessionStart hook's context reaches the model in the first request (Claude Code puts it with
+      // the environment's description).
+      return JSON.stringify(first?.body ?? null);
+    };
+    const told = await session();
+    expect(told).toContain("SessionStart hook additional context: reins: session budget");
+    expect(told).not.toMatch(TAMPER_LINE);
+    sh(p, "perl -pi -e 's/PreToolUse/X/' .claude/settings.local.json");
+    expect(await session()).toContain(
+      "reins: the hooks reins installed in .claude/settings.local.json were changed: PreToolUse is gone. Guarding of tool calls is off until a person runs `reins init claude` again.",
+    );
+    const checked = doctor(p);
+    expect(checked.code).toBe(1);
+    expect(checked.failed.join("\n")).toMatch(/PreToolUse is gone/);
+  }, 240_000);
 });

@@ -87,7 +87,9 @@ export async function openServices(
     spool: new Spool(join(root, ".reins", "spool")),
     transcripts: new TranscriptReader(join(root, ".reins", "transcripts")),
     notices: projectNotices(root, env),
-    tamper: tamperWatch(root, env, policy),
+    // The daemon opens a project with the variables its hook call sent (REINS_*), not the user's folders:
+    // the state folder is the user's, as the daemon's own environment says.
+    tamper: tamperWatch(root, { ...process.env, ...env }, policy),
   };
 }
 
