@@ -311,7 +311,7 @@ describe("SQLite schema migrations", () => {
     await store.close();
 
     const upgraded = new Database(file, { readonly: true });
-    expect(upgraded.pragma("user_version", { simple: true })).toBe(4);
+    expect(upgraded.pragma("user_version", { simple: true })).toBe(5);
     expect(
       upgraded
         .prepare(

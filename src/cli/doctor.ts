@@ -30,6 +30,7 @@ import { existingHookSecret } from "../server/secret.js";
 import { loadPolicy } from "../config/load-policy.js";
 import { defaultStorePath, openStore } from "../store/open.js";
 import { redact } from "../store/redact.js";
+import { installedChecks, storeTamperChecks } from "./doctor-tamper.js";
 
 /** `ok`; `warn`: worth knowing, nothing broken; `fail`: an installed agent is not guarded; `off`: not set up. */
 export type CheckStatus = "ok" | "warn" | "fail" | "off";
@@ -511,13 +512,21 @@ function containmentChecks(installs: readonly AgentInstall[], o: DoctorOptions):
 export async function doctor(o: DoctorOptions): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [];
   const installs: AgentInstall[] = [];
+  // An agent reins was set up for here (its record outside the project) whose hooks are gone or changed is
+  // a failure, not "not set up" (docs/tamper-detection.md): one line per agent, the hooks check's own when
+  // it already fails.
+  const installed = installedChecks(o);
   for (const agent of INIT_AGENTS) {
     const found = agentChecks(agent, o);
-    checks.push(...found.checks);
+    const changed = installed.find((c) => c.subject === agent && c.status === "fail");
+    const failing = found.checks.some((c) => c.check === "hooks" && c.status === "fail");
+    checks.push(...found.checks.filter((c) => changed === undefined || c.status !== "off"));
+    if (changed !== undefined && !failing) checks.push(changed);
+    else if (changed === undefined) checks.push(...installed.filter((c) => c.subject === agent));
     installs.push(...found.installs);
   }
   checks.push(...containmentChecks(installs, o));
-  checks.push(...(await daemonChecks(installs, o)), await storeCheck(o));
+  checks.push(...(await daemonChecks(installs, o)), await storeCheck(o), ...(await storeTamperChecks(o)));
   return {
     root: o.root,
     // One field order for every line of the JSON output.

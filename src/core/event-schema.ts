@@ -120,6 +120,12 @@ export const eventSchema = z.discriminatedUnion("kind", [
     task: z.string().min(1).max(1024),
     commit: z.string().regex(/^[0-9a-f]{7,64}$/),
   }),
+  z.object({
+    kind: z.literal("guard.tampered"),
+    ...base,
+    what: z.enum(["hooks", "store"]),
+    detail: z.string().max(4096),
+  }),
 ]);
 
 /** Checks that `input` is an event; throws a one-line ReinsError naming the first bad field otherwise. */

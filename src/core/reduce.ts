@@ -100,6 +100,7 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy, draf
     case "human.alert_acknowledged":
     case "human.spec_approved":
     case "human.task_approved":
+    case "guard.tampered":
       break;
     case "human.confirmed": {
       // A person's confirmation also lets one call on reins' own files through (self-protection); at most

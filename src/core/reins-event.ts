@@ -202,6 +202,19 @@ export interface TaskApproved extends HumanAction {
   commit: string;
 }
 
+/**
+ * Reins found its own guarding tampered with at a turn's start (docs/tamper-detection.md): the hooks it
+ * installed gone or changed, or the store short of the events it recorded. A fact for the record; it
+ * changes no state and no guard reads it.
+ */
+export interface GuardTampered extends EventBase {
+  kind: "guard.tampered";
+  /** `hooks`: an agent's hook settings; `store`: the store's events. */
+  what: "hooks" | "store";
+  /** The one line the model was told. */
+  detail: string;
+}
+
 /** Every fact reins knows about, as a tagged union on `kind`. */
 export type ReinsEvent =
   | SessionStarted
@@ -221,7 +234,8 @@ export type ReinsEvent =
   | AlertAcknowledged
   | Confirmed
   | SpecApproved
-  | TaskApproved;
+  | TaskApproved
+  | GuardTampered;
 
 /** Omit over each member of a union. */
 export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -66,6 +66,12 @@ export interface Store {
    * older than this could be counted twice, so the spool does not make one.
    */
   readonly exactlyOnceMs?: number;
+  /**
+   * Who the store's data is: an id drawn when its file was made, so a store replaced (a new file, another
+   * file put in its place) is told from the one reins wrote. Asked at a turn's start, never on a tool call;
+   * absent (or null) where the store keeps none.
+   */
+  identity?(): Promise<string | null>;
   /** How much the store holds, counted when asked (never on the hot path); absent where it cannot say. */
   usage?(): Promise<StoreUsage>;
   /** Releases connections and file handles. */

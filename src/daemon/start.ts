@@ -22,6 +22,9 @@ const KEPT = [
   "TZ",
   "XDG_RUNTIME_DIR",
   "XDG_CACHE_HOME",
+  // The state folder: what `reins init` installed and the store's marks, checked at every turn's start.
+  "XDG_STATE_HOME",
+  "REINS_STATE_DIR",
   "REINS_RUNTIME_DIR",
   "REINS_DAEMON_IDLE",
   "REINS_DAEMON_PROJECT_IDLE",

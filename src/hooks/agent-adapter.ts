@@ -22,6 +22,11 @@ export interface HookPlan {
   events: EventInput[];
   /** The agent's JSON reply, or null for "nothing to say" (allow). */
   reply(answers: Answer[], state: State | null): object | null;
+  /**
+   * Whether the call opens a turn (a session's start, a prompt) or closes one (a stop, a session's end): the
+   * tamper check runs then (hooks/tamper-check.ts), never on a tool call. @default neither
+   */
+  turn?: "open" | "close";
 }
 
 /** What a hook call is planned with, besides its input. */

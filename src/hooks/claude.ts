@@ -86,15 +86,17 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
         scope,
         events: [{ kind: "session.started", agent: "claude" satisfies AgentName }],
         reply: statusReply("SessionStart", ctx.policy, ctx.notices),
+        turn: "open",
       };
     case "SessionEnd":
-      return { scope, events: [...usage(), { kind: "session.ended" }], reply: none };
+      return { scope, turn: "close", events: [...usage(), { kind: "session.ended" }], reply: none };
     case "UserPromptSubmit":
       return {
         scope,
         // A prompt sent again under the id of the task in flight (scripted sessions reuse one) starts it anew.
         events: [...usage(), ...promptTaskEvents(ctx.before, task, "prompt-", { sameTask: "restart" })],
         reply: statusReply("UserPromptSubmit", ctx.policy, ctx.notices),
+        turn: "open",
       };
     case "PreToolUse":
       return {
@@ -131,6 +133,7 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
     case "SubagentStop":
       return {
         scope,
+        turn: "close",
         events: [...usage(), claimEvent(ctx.policy, input.last_assistant_message, task)],
         reply: (answers) => {
           // The claim's own answer decides, not an earlier event's.

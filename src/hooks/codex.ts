@@ -124,10 +124,12 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
           },
         ],
         reply: statusReply("SessionStart", ctx.policy, ctx.notices),
+        turn: "open",
       };
     case "SessionEnd":
       return {
         scope,
+        turn: "close",
         events: [
           ...rollout().usage,
           { kind: "session.ended", ...(input.reason !== undefined ? { reason: input.reason } : {}) },
@@ -140,6 +142,7 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
         scope,
         events: [...rollout().usage, ...promptTaskEvents(ctx.before, task, "turn-")],
         reply: statusReply("UserPromptSubmit", ctx.policy, ctx.notices),
+        turn: "open",
       };
     case "PreToolUse":
       return {
@@ -190,6 +193,7 @@ export function planCodex(input: CodexInput, ctx: HookContext): HookPlan {
     case "SubagentStop":
       return {
         scope,
+        turn: "close",
         events: [...rollout().usage, claimEvent(ctx.policy, input.last_assistant_message, task)],
         reply: (answers) => {
           // The claim's own answer decides, not an earlier event's.

@@ -188,16 +188,23 @@ export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
         scope,
         events: [{ kind: "session.started", agent: "gemini" satisfies AgentName }],
         reply: statusReply("SessionStart", ctx.policy, ctx.notices),
+        turn: "open",
       };
     case "SessionEnd":
       return {
         scope,
+        turn: "close",
         events: [{ kind: "session.ended", ...(input.reason !== undefined ? { reason: input.reason } : {}) }],
         // Gemini CLI does not wait for SessionEnd hooks and ignores their flow control.
         reply: none,
       };
     case "BeforeAgent":
-      return { scope, events: [], reply: statusReply("BeforeAgent", ctx.policy, ctx.notices) };
+      return {
+        scope,
+        events: [],
+        reply: statusReply("BeforeAgent", ctx.policy, ctx.notices),
+        turn: "open",
+      };
     case "BeforeTool":
       return {
         scope,
@@ -242,6 +249,7 @@ export function planGemini(input: GeminiInput, ctx: HookContext): HookPlan {
     case "AfterAgent":
       return {
         scope,
+        turn: "close",
         events: [claimEvent(ctx.policy, input.prompt_response)],
         reply: (answers) => {
           const verdict = verdictOf(answers[answers.length - 1], ctx.notices);

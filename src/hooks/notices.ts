@@ -3,7 +3,6 @@
  * contained, tampering found, a config that did not load. Each source is asked only when a reply needs it
  * (a turn's start, a deny), never on an allowed tool call.
  */
-import type { AgentName, Notices } from "./agent-adapter.js";
 import { containmentNotices } from "./containment-notice.js";
 import type { NoticeSource, ProjectNotices } from "./notice-source.js";
 
@@ -24,11 +23,6 @@ export function combineNotices(sources: readonly NoticeSource[]): ProjectNotices
     }
     return lines;
   };
-}
-
-/** The notices of one agent's replies, from a project's. */
-export function noticesFor(notices: ProjectNotices, agent: AgentName): Notices {
-  return (when) => notices(when, agent);
 }
 
 /**

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../core/store.js";
-import { createGovernor } from "../governor.js";
+import { createGovernor, type Governor } from "../governor.js";
 import { findRoot } from "../config/load-policy.js";
 import { reinsDir } from "../config/reins-dir.js";
 import { loadPolicyCached } from "../config/policy-cache.js";
@@ -13,10 +13,12 @@ import { redact } from "../store/redact.js";
 import { UnavailableStore } from "../store/unavailable.js";
 import { Spool } from "../store/spool.js";
 import { HOOK_AGENTS, AGENTS } from "./hook-agents.js";
-import type { AgentAdapter } from "./agent-adapter.js";
+import type { AgentAdapter, HookPlan } from "./agent-adapter.js";
+import type { State } from "../core/state.js";
 import { TranscriptReader } from "./transcript.js";
 import { eventsAt } from "../vocabulary/event-builders.js";
-import { noticesFor, projectNotices, type ProjectNotices } from "./notices.js";
+import { projectNotices, type ProjectNotices } from "./notices.js";
+import { tamperWatch, type TamperWatch } from "./tamper-check.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
@@ -44,6 +46,8 @@ export interface HookServices {
    * a deny only. @default nothing to tell
    */
   notices?: ProjectNotices;
+  /** The checks at a turn's start and end that the hooks and the store are as reins left them. @default none */
+  tamper?: TamperWatch;
 }
 
 /**
@@ -82,6 +86,9 @@ export async function openServices(
     spool: new Spool(join(root, ".reins", "spool")),
     transcripts: new TranscriptReader(join(root, ".reins", "transcripts")),
     notices: projectNotices(root, env),
+    // The daemon opens a project with the variables its hook call sent (REINS_*), not the user's folders:
+    // the state folder is the user's, as the daemon's own environment says.
+    tamper: tamperWatch(root, { ...process.env, ...env }, policy),
   };
 }
 
@@ -223,11 +230,14 @@ export async function answerHook(
   // The transcript's new lines are read as this call's; where the reading got to is saved only once the
   // events are stored or spooled, so a call that dies in between leaves them to the next.
   const transcripts = services.transcripts.forCall();
+  // What the tamper check finds is told with the turn's status, after the project's own notices.
+  let tampered: readonly string[] = [];
+  const project = services.notices;
   const plan = adapter.plan(input, {
     policy,
     before,
     transcripts,
-    ...(services.notices !== undefined ? { notices: noticesFor(services.notices, adapter.name) } : {}),
+    notices: (when) => [...(project?.(when, adapter.name) ?? []), ...(when === "turn" ? tampered : [])],
   });
   const events = eventsAt(plan.scope, now, plan.events);
   let warning = "";
@@ -244,7 +254,44 @@ export async function answerHook(
   const state =
     recorded.state ??
     (events.length === 0 && recorded.degraded === null ? await store.state(plan.scope) : null);
+  if (plan.turn !== undefined && services.tamper !== undefined && state !== null) {
+    const added = recorded.records.filter((r) => r.scope === plan.scope).length;
+    tampered = await checkTurn(services.tamper, plan, governor, state, added, now);
+  }
   return { reply: plan.reply(recorded.answers, state), warning };
+}
+
+/**
+ * The tamper check of a turn's start or end (hooks/tamper-check.ts): what it found is recorded in the
+ * session's scope and returned for the model. A check that fails says so instead.
+ */
+async function checkTurn(
+  watch: TamperWatch,
+  plan: HookPlan,
+  governor: Governor,
+  state: State,
+  added: number,
+  now: number,
+): Promise<string[]> {
+  try {
+    if (plan.turn === "close") {
+      await watch.close(governor.store, plan.scope, state, added, now);
+      return [];
+    }
+    const found = await watch.open(governor.store, plan.scope, state, added, now);
+    if (found.length > 0)
+      await governor.record(
+        plan.scope,
+        eventsAt(
+          plan.scope,
+          now,
+          found.map((f) => ({ kind: "guard.tampered", what: f.what, detail: f.detail })),
+        ),
+      );
+    return found.map((f) => f.detail);
+  } catch (error) {
+    return [`reins could not check its own guarding: ${(error as Error).message.split("\n")[0] ?? ""}`];
+  }
 }
 
 /** A result with one more line of warning, when there is one. */

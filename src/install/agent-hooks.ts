@@ -67,6 +67,19 @@ function isOurs(entry: HookEntry, agent: string): boolean {
   );
 }
 
+/** Reins' hook entries for `agent` in a settings file, by event (the first of each): what `reins init` records. */
+export function reinsEntries(settingsPath: string, agent: string): Map<string, unknown> {
+  const entries = new Map<string, unknown>();
+  for (const [event, groups] of Object.entries(readSettings(settingsPath).hooks ?? {})) {
+    if (!Array.isArray(groups)) continue;
+    const ours = groups
+      .flatMap((g) => (Array.isArray(g?.hooks) ? g.hooks : []))
+      .find((h) => isOurs(h, agent));
+    if (ours !== undefined) entries.set(event, ours);
+  }
+  return entries;
+}
+
 /** Events answered by a command hook even in http mode: they start the daemon and report when it was down. */
 const ENSURING = new Set(["SessionStart", "UserPromptSubmit"]);
 

@@ -1,5 +1,5 @@
 /** The store in a SQLite file (reins/sqlite), the default. */
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type Database from "better-sqlite3";
@@ -80,6 +80,8 @@ const MIGRATIONS = [
   // The ids of records `reins gc` removed, kept for the retention's age: a redelivery of their events (the
   // spool's) is still recognised and applied once.
   `CREATE TABLE event_ids (scope TEXT NOT NULL, event_id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (scope, event_id)) WITHOUT ROWID;`,
+  // The file's identity, drawn once: a file put in this one's place has another (docs/tamper-detection.md).
+  `INSERT OR IGNORE INTO reins_meta (key, value) VALUES ('store_id', lower(hex(randomblob(16))));`,
 ];
 
 interface AlertRow {
@@ -106,6 +108,15 @@ function toAlert(row: AlertRow): StoredAlert {
     acknowledged: row.acknowledged === 1,
     acknowledgedBy: row.acknowledged_by,
   };
+}
+
+/** The inode of the file at `path`, or -1 when there is none. */
+function inodeOf(path: string): number {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return -1;
+  }
 }
 
 /** Turns SQLite's errors into one-line ReinsErrors that name the file. */
@@ -248,6 +259,8 @@ export class SqliteStore implements Store {
    */
   readonly #cache = new Map<string, Cached>();
   readonly #writes: WriteCounts = { records: 0, snapshots: 0, bytes: 0 };
+  /** The inode of the file as opened: another file at the path means this store is no longer what is there. */
+  #inode: number | null = null;
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.location = path;
@@ -261,6 +274,7 @@ export class SqliteStore implements Store {
       });
       // A database reins creates holds every session's commands and paths: its owner's alone.
       if (fresh) chmodSync(path, 0o600);
+      if (path !== ":memory:") this.#inode = statSync(path).ino;
       this.#db.pragma("journal_mode = WAL");
       this.#db.pragma("synchronous = NORMAL");
       // A checkpoint copies the WAL into the file and fsyncs it. Every 4,000 pages instead of SQLite's
@@ -533,6 +547,17 @@ export class SqliteStore implements Store {
 
   runs(): Promise<Omit<StoredRun, "checkpoint">[]> {
     return this.#read(() => this.#stmt.runs.all().map(decodeListedRun));
+  }
+
+  identity(): Promise<string | null> {
+    return this.#read(() => {
+      const row = this.#db.prepare("SELECT value FROM reins_meta WHERE key = 'store_id'").get() as
+        { value: string } | undefined;
+      // A long-lived store (the daemon's) keeps writing the file it opened even once another is put at
+      // its path: that is a replacement too.
+      if (this.#inode !== null && this.#inode !== inodeOf(this.location)) return "(another file)";
+      return row?.value ?? null;
+    });
   }
 
   usage(): Promise<StoreUsage> {

@@ -82,6 +82,8 @@ export function describe(event: ReinsEvent): string {
       return `${event.spec} approved (${event.hash.slice(0, 12)})`;
     case "human.task_approved":
       return `task ${event.task} of run ${event.run} approved (${event.commit.slice(0, 12)})`;
+    case "guard.tampered":
+      return event.detail;
     case "human.budget_reset":
     case "human.circuit_acknowledged":
     case "human.circuit_reset":

@@ -1,6 +1,7 @@
 /** `reins gc`: removes what the retention setting lets go of the store and of `.reins/runs/`. */
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { forgetMarks } from "../../config/store-marks.js";
 import type { Command } from "commander";
 import { formatCount } from "../../core/format.js";
 import type { StoreUsage } from "../../core/store.js";
@@ -116,6 +117,8 @@ export function registerGcCommands(root: Command, ctx: GcContext): void {
           return ctx.io.stdout(`nothing to do: a ${store.kind} store keeps nothing on disk\n`);
         const { days, records } = loaded.policy.retention;
         const result = await store.collect({ before: Date.now() - days * DAY_MS, records, dryRun });
+        // A scope removed whole is gone by the retention setting, not by tampering: its mark goes too.
+        if (!dryRun) forgetMarks(loaded.root, ctx.io.env, result.scopes);
         const traces = collectTraces(loaded.root, result.runs, dryRun);
         ctx.io.stdout(
           opts.json === true

@@ -6,11 +6,14 @@ import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { ReinsError } from "../../core/errors.js";
 import { REINS_BIN } from "../../config/package-info.js";
+import { recordInstall } from "../../config/install-record.js";
+import { clearFindings } from "../../config/store-marks.js";
 import { daemonName } from "../../daemon/paths.js";
 import {
   INIT_AGENTS,
   initAgent,
   readSettings,
+  reinsEntries,
   settingsPathOf,
   type InstallMode,
 } from "../../install/agent-hooks.js";
@@ -155,10 +158,12 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
     if (removed.startsWith("removed")) said.push(removed);
     if (!user) said.push(...releaseWritten(loaded.root, other));
   }
-  if (!user)
+  if (!user) {
     said.push(
       ...(uninstall ? releaseWritten(loaded.root, target) : noteWritten(loaded.root, target, !existed, dirs)),
     );
+    recordProjectInstall(io.env, loaded.root, agent, target, uninstall);
+  }
   // Codex and Gemini CLI run no hook of a project they do not trust, and say nothing about it.
   const trust = trustAgentHooks(agent, {
     root: loaded.root,
@@ -175,6 +180,21 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
     io.stderr(`${trust.said.map((line) => `reins: ${line}`).join("\n")}\n`);
     result.code = 1;
   }
+}
+
+/**
+ * Records what was installed outside the project (docs/tamper-detection.md), where the turn's tamper check
+ * and `reins doctor` compare the settings with it; a person setting reins up again clears what was found.
+ */
+function recordProjectInstall(
+  env: NodeJS.ProcessEnv,
+  root: string,
+  agent: string,
+  target: string,
+  uninstall: boolean,
+): void {
+  recordInstall(root, env, agent, target, uninstall ? new Map() : reinsEntries(target, agent), Date.now());
+  clearFindings(root, env);
 }
 
 /** `init <agent> --mcp`: the MCP server in the agent's configuration, and the trust the agent needs to read it. */
