@@ -94,7 +94,8 @@ export function outcomeOf(state: RunState, finished: { proven: boolean } | null)
     const where = hunks.unwitnessed
       .slice(0, 3)
       .map((h) => `${h.file}:${h.lines}${h.context !== "" ? ` (${h.context})` : ""}`);
-    const untried = hunks.untried > 0 ? `${hunks.untried} not tried (the cap or the slow-check budget)` : "";
+    const untried =
+      hunks.untried > 0 ? `${hunks.untried} not tried (the cap per task or the run's hunk budget)` : "";
     return {
       kind: "unwitnessed",
       cause: `task ${id}: ${count} of the ${hunks.total} hunks of its change no check witnesses on its own (witness: hunks): ${[...where, untried].filter((w) => w !== "").join(", ")}${strict.length > 1 ? ` (also ${ids(strict.slice(1).map((m) => m.id))})` : ""}`,

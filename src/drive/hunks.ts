@@ -54,6 +54,39 @@ export class HunkCache {
   }
 }
 
+/** A line git takes for a function's header by default (it starts with a letter, `_` or `$`). */
+const FUNCTION_LINE = /^[A-Za-z_$]/;
+
+/**
+ * The lines a hunk changes in the new file (`12-14`, `12`, or `12 (removed)` for a removal alone), and
+ * the function around them: the last function-like context line before the first change, if any.
+ */
+function changedLines(from: number, body: readonly string[]): { lines: string; context?: string } {
+  let line = from;
+  let first: number | null = null;
+  let last = 0;
+  let added = false;
+  let context: string | undefined;
+  for (const text of body) {
+    const sign = text[0];
+    if (sign === " ") {
+      if (first === null && FUNCTION_LINE.test(text.slice(1))) context = text.slice(1);
+      line += 1;
+    } else if (sign === "+") {
+      first ??= line;
+      last = line;
+      added = true;
+      line += 1;
+    } else if (sign === "-") {
+      first ??= line;
+      last = Math.max(last, first);
+    }
+  }
+  const start = first ?? from;
+  const span = last > start ? `${start}-${last}` : `${start}`;
+  return { lines: added ? span : `${start} (removed)`, ...(context !== undefined ? { context } : {}) };
+}
+
 /** The hunks of a unified diff (`git diff` of modified files), each as a patch of its own. */
 export function parseHunks(diff: string): Hunk[] {
   const hunks: Hunk[] = [];
@@ -67,17 +100,11 @@ export function parseHunks(diff: string): Hunk[] {
     for (let i = first + 1; i <= lines.length; i++) {
       if (i < lines.length && !lines[i]!.startsWith("@@")) continue;
       const body = lines.slice(start, i);
-      const at = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$/.exec(lines[start] ?? "");
+      const at = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)$/.exec(lines[start] ?? "");
       if (at !== null) {
-        const [a, b, c, d] = [at[1], at[2] ?? "1", at[3], at[4] ?? "1"].map(Number) as [
-          number,
-          number,
-          number,
-          number,
-        ];
-        const span = d > 0 ? `${c}-${c + d - 1}` : `${a}-${a + b - 1} (removed)`;
+        const where = changedLines(Number(at[1]), body.slice(1));
         hunks.push({
-          ref: { file, lines: span, context: (at[5] ?? "").trim().slice(0, 120) },
+          ref: { file, lines: where.lines, context: (where.context ?? at[2] ?? "").trim().slice(0, 120) },
           aside: { patch: `${header}\n${body.join("\n")}\n` },
         });
       }

@@ -483,7 +483,8 @@ export class Git {
     const env = { GIT_INDEX_FILE: index };
     try {
       await this.#git(["read-tree", "HEAD"], { env });
-      await this.#git(["add", "-A", "--", ...ALL_BUT_STATE], { env });
+      const ignored = await this.#git(["check-ignore", "-q", STATE_DIR], { ok: [0, 1] });
+      await this.#git(["add", "-A", "--", ...(ignored.code === 0 ? ["."] : ALL_BUT_STATE)], { env });
       return (await this.#git(["write-tree"], { env })).stdout.trim();
     } finally {
       await rm(index, { force: true });
