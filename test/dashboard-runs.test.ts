@@ -180,7 +180,7 @@ describeBrowser("dashboard: runs", () => {
       "edited_tests_approved",
       "report_written",
     ]);
-    expect(await texts(page, "[data-testid=run-proof] li .outcome")).toEqual(Array(9).fill("holds"));
+    expect(await texts(page, "[data-testid=run-proof] li .outcome")).toEqual(Array(10).fill("holds"));
     await proof.getByText("all 3 tasks are terminal").waitFor();
     expect(await page.locator("[data-testid=run-paused]").count()).toBe(0);
     expect(dialogs).toEqual([]);

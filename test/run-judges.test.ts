@@ -124,91 +124,96 @@ async function approveAndResume(dir: string, id: string) {
 const setScript = (test: string) =>
   `node -e "const f=require('fs');const p=JSON.parse(f.readFileSync('package.json','utf8'));p.scripts.test=process.argv[1];f.writeFileSync('package.json',JSON.stringify(p,null,2))" '${test}'`;
 
-describe("a Node project checked by npm test: the proof runs against the judges as they were", () => {
-  it("does not prove a test script changed to exit 0: it waits for a person, with the script's diff, and is proven once approved", async () => {
-    const { dir, id, report, task, ran } = await attacked(
-      NODE,
-      setScript("exit 0"),
-      "package.json scripts.test",
-    );
-    expect(report.status).toBe("awaiting_approval");
-    expect(lastLine(ran.out)).toMatch(/its checks pass only with that change/);
-    expect(task).toMatchObject({ evidence: "changed_judges", judgeChanges: { passedAsTheyWere: false } });
-    expect(task.judgeChanges?.diff).toContain('-    "test": "node --test"');
-    expect(task.judgeChanges?.diff).toContain('+    "test": "exit 0"');
-    // The judges it kept as they were include the test and its fixture.
-    expect(task.judgesKept?.files).toEqual(
-      expect.arrayContaining(["expected/add.json", "test/calc.test.js"]),
-    );
-    // add is still wrong; a person who reads the diff may still accept it.
-    expect(readFileSync(join(dir, "calc.js"), "utf8")).toContain("a - b");
-    const resumed = await approveAndResume(dir, id);
-    expect(resumed.code).toBe(0);
-    expect(resumed.last).toMatch(/^proven: .*1 on a person's approval of changed judges/);
-    expect(reportMd(dir, id)).toContain("approved by alice (read it)");
-  });
+describe(
+  "a Node project checked by npm test: the proof runs against the judges as they were",
+  { timeout: 90_000 },
+  () => {
+    it("does not prove a test script changed to exit 0: it waits for a person, with the script's diff, and is proven once approved", async () => {
+      const { dir, id, report, task, ran } = await attacked(
+        NODE,
+        setScript("exit 0"),
+        "package.json scripts.test",
+      );
+      expect(report.status).toBe("awaiting_approval");
+      expect(lastLine(ran.out)).toMatch(/its checks pass only with that change/);
+      expect(task).toMatchObject({ evidence: "changed_judges", judgeChanges: { passedAsTheyWere: false } });
+      expect(task.judgeChanges?.diff).toContain('-    "test": "node --test"');
+      expect(task.judgeChanges?.diff).toContain('+    "test": "exit 0"');
+      // The judges it kept as they were include the test and its fixture.
+      expect(task.judgesKept?.files).toEqual(
+        expect.arrayContaining(["expected/add.json", "test/calc.test.js"]),
+      );
+      // add is still wrong; a person who reads the diff may still accept it.
+      expect(readFileSync(join(dir, "calc.js"), "utf8")).toContain("a - b");
+      const resumed = await approveAndResume(dir, id);
+      expect(resumed.code).toBe(0);
+      expect(resumed.last).toMatch(/^proven: .*1 on a person's approval of changed judges/);
+      expect(reportMd(dir, id)).toContain("approved by alice (read it)");
+    });
 
-  it("does not prove a test script changed to run only a passing file", async () => {
-    await attacked(
-      NODE,
-      `mkdir -p test; echo "require('node:test')('smoke', () => {});" > test/smoke.test.js; ${setScript("node --test test/smoke.test.js")}`,
-      "package.json scripts.test",
-    );
-  });
+    it("does not prove a test script changed to run only a passing file", async () => {
+      await attacked(
+        NODE,
+        `mkdir -p test; echo "require('node:test')('smoke', () => {});" > test/smoke.test.js; ${setScript("node --test test/smoke.test.js")}`,
+        "package.json scripts.test",
+      );
+    });
 
-  it("does not prove an .npmrc whose script-shell is /bin/true: a new harness file is a change to the judges", async () => {
-    const { task } = await attacked(NODE, "echo 'script-shell=/bin/true' > .npmrc", ".npmrc (new)");
-    expect(task.judgeChanges?.diff).toContain("+script-shell=/bin/true");
-  });
+    it("does not prove an .npmrc whose script-shell is /bin/true: a new harness file is a change to the judges", async () => {
+      const { task } = await attacked(NODE, "echo 'script-shell=/bin/true' > .npmrc", ".npmrc (new)");
+      expect(task.judgeChanges?.diff).toContain("+script-shell=/bin/true");
+    });
 
-  it("does not prove a fixture outside the test folders edited to the wrong answer", async () => {
-    const { task } = await attacked(NODE, "sed -i 's/5/-1/' expected/add.json", "expected/add.json");
-    expect(task.evidence).toBe("changed_judges");
-  });
+    it("does not prove a fixture outside the test folders edited to the wrong answer", async () => {
+      const { task } = await attacked(NODE, "sed -i 's/5/-1/' expected/add.json", "expected/add.json");
+      expect(task.evidence).toBe("changed_judges");
+    });
 
-  it("does not prove the failing test edited in the first iteration", async () => {
-    await attacked(NODE, `sed -i "s/expected\\['2+3'\\]/-1/" test/calc.test.js`, "test/calc.test.js");
-  });
+    it("does not prove the failing test edited in the first iteration", async () => {
+      await attacked(NODE, `sed -i "s/expected\\['2+3'\\]/-1/" test/calc.test.js`, "test/calc.test.js");
+    });
 
-  it("proves an honest agent's fix with its own new test, the judges all as they were", async () => {
-    const { ran, task } = await drive(
-      NODE,
-      `sed -i 's/a - b/a + b/' calc.js; echo "require('node:test')('more', () => require('node:assert').strictEqual(require('../calc').add(1, 1), 2));" > test/more.test.js`,
-    );
-    expect(ran.code).toBe(0);
-    expect(lastLine(ran.out)).toMatch(/^proven: .*\(1 witnessed/);
-    expect(task).toMatchObject({ evidence: "witnessed", judgeChanges: null });
-    expect(task.why).toBe("proven: witnessed");
-  });
+    it("proves an honest agent's fix with its own new test, the judges all as they were", async () => {
+      const { ran, task } = await drive(
+        NODE,
+        `sed -i 's/a - b/a + b/' calc.js; echo "require('node:test')('more', () => require('node:assert').strictEqual(require('../calc').add(1, 1), 2));" > test/more.test.js`,
+      );
+      expect(ran.code).toBe(0);
+      expect(lastLine(ran.out)).toMatch(/^proven: .*\(1 witnessed/);
+      expect(task).toMatchObject({ evidence: "witnessed", judgeChanges: null });
+      expect(task.why).toBe("proven: witnessed");
+    });
 
-  it("proves a dependency added to package.json beside the fix: only its scripts and test fields judge", async () => {
-    const { ran, task } = await drive(
-      NODE,
-      `sed -i 's/a - b/a + b/' calc.js; sed -i 's/"dependencies": {}/"dependencies": { "left-pad": "1.3.0" }/' package.json`,
-    );
-    expect(ran.code).toBe(0);
-    expect(task).toMatchObject({ evidence: "witnessed", judgeChanges: null });
-  });
+    it("proves a dependency added to package.json beside the fix: only its scripts and test fields judge", async () => {
+      const { ran, task } = await drive(
+        NODE,
+        `sed -i 's/a - b/a + b/' calc.js; sed -i 's/"dependencies": {}/"dependencies": { "left-pad": "1.3.0" }/' package.json`,
+      );
+      expect(ran.code).toBe(0);
+      expect(task).toMatchObject({ evidence: "witnessed", judgeChanges: null });
+    });
 
-  it("holds a legitimate fix that also updates the existing test for a person, then proves it once approved", async () => {
-    const { dir, id, ran, task } = await drive(
-      NODE,
-      `sed -i 's/a - b/a + b/' calc.js; echo "test('add zero', () => assert.strictEqual(add(0, 0), 0));" >> test/calc.test.js`,
-    );
-    expect(ran.code).toBe(1);
-    expect(lastLine(ran.out)).toMatch(
-      /^awaiting_approval: task fix: its agent changed what judges it \(test\/calc\.test\.js\) and its checks pass with the judges as they were too; /,
-    );
-    expect(task).toMatchObject({ evidence: "witnessed", judgeChanges: { passedAsTheyWere: true } });
-    expect(task.judgeChanges?.diff).toContain("+test('add zero', () => assert.strictEqual(add(0, 0), 0));");
-    const resumed = await approveAndResume(dir, id);
-    expect(resumed.code).toBe(0);
-    expect(resumed.last).toMatch(/^proven: .*\(1 witnessed/);
-  });
-});
+    it("holds a legitimate fix that also updates the existing test for a person, then proves it once approved", async () => {
+      const { dir, id, ran, task } = await drive(
+        NODE,
+        `sed -i 's/a - b/a + b/' calc.js; echo "test('add zero', () => assert.strictEqual(add(0, 0), 0));" >> test/calc.test.js`,
+      );
+      expect(ran.code).toBe(1);
+      expect(lastLine(ran.out)).toMatch(
+        /^awaiting_approval: task fix: its agent changed what judges it \(test\/calc\.test\.js\) and its checks pass with the judges as they were too; /,
+      );
+      expect(task).toMatchObject({ evidence: "witnessed", judgeChanges: { passedAsTheyWere: true } });
+      expect(task.judgeChanges?.diff).toContain("+test('add zero', () => assert.strictEqual(add(0, 0), 0));");
+      const resumed = await approveAndResume(dir, id);
+      expect(resumed.code).toBe(0);
+      expect(resumed.last).toMatch(/^proven: .*\(1 witnessed/);
+    });
+  },
+);
 
 describe.skipIf(!pytest && process.env.CI === undefined)(
   "a Python project checked by pytest: the proof runs against the judges as they were",
+  { timeout: 120_000 },
   () => {
     it("does not prove a pytest.ini that deselects the failing test, and proves it once a person approves", async () => {
       const { dir, id, report } = await attacked(

@@ -89,31 +89,75 @@ export interface JudgeReview {
 
 const MAX_ADDED_BYTES = 8_000;
 
-/** The files the check commands name (`sh check.sh`), and the configuration of the programs they call. */
+/** Programs that run the file named after them: a script a check runs this way judges it. */
+const INTERPRETERS = new Set([
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "node",
+  "python",
+  "python3",
+  "ruby",
+  "perl",
+  "php",
+  "deno",
+  "bun",
+  "tsx",
+  "ts-node",
+]);
+
+/** Words that run the command after them. */
+const PREFIXES = new Set(["!", "exec", "env", "command", "nice", "time", "xvfb-run"]);
+
+/** Flags whose value is a configuration file. */
+const CONFIG_FLAGS = new Set(["-c", "--config", "--config-file", "--rcfile", "-f", "--file", "--project"]);
+
+/**
+ * The files the check commands run or configure themselves with: a script run as a command (`./check.sh`)
+ * or by an interpreter (`sh check.sh`), a file given to a configuration flag (`--config ci.json`), and
+ * the configuration of the programs they call (`make`'s Makefile). A file a check merely reads (`grep ok
+ * a.txt`) is the work it looks at, not a judge.
+ */
 function namedBy(commands: readonly string[], files: ReadonlySet<string>): Set<string> {
   const named = new Set<string>();
+  const file = (word: string | undefined) => {
+    const path = (word ?? "").replace(/^\.\//, "");
+    if (files.has(path)) named.add(path);
+  };
   for (const command of commands)
-    for (const raw of command.split(/[\s;&|()<>'"`=,]+/)) {
-      const token = raw.replace(/^\.\//, "");
-      if (files.has(token)) named.add(token);
-      for (const config of CALLED[token] ?? []) if (files.has(config)) named.add(config);
+    for (const simple of command.split(/&&|\|\||[;&|()\n`]/)) {
+      const words = simple
+        .split(/\s+/)
+        .map((w) => w.replace(/^['"]|['"]$/g, ""))
+        .filter((w) => w !== "");
+      let at = 0;
+      while (at < words.length && (PREFIXES.has(words[at]!) || /^[A-Za-z_]\w*=/.test(words[at]!))) at++;
+      if (words[at] === "timeout") at += 2;
+      const program = words[at];
+      if (program === undefined) continue;
+      file(program);
+      for (const config of CALLED[program] ?? []) if (files.has(config)) named.add(config);
+      if (INTERPRETERS.has(program)) file(words.slice(at + 1).find((w) => !w.startsWith("-")));
+      for (let i = at + 1; i < words.length; i++) {
+        const [flag, value] = words[i]!.split("=", 2) as [string, string | undefined];
+        if (CONFIG_FLAGS.has(flag)) file(value ?? words[i + 1]);
+      }
     }
   return named;
 }
 
-/** Data files that a test (as it was) or a check command names by their file name: its expected answers. */
+/** Data files that a test (as it was) names by their file name: its expected answers. */
 async function fixturesNamed(
   git: Git,
   base: string,
   files: readonly string[],
   tests: readonly string[],
-  commands: readonly string[],
 ): Promise<Set<string>> {
   const data = files.filter((f) => DATA_FILE.test(f)).slice(0, 2_000);
   const nameOf = (f: string) => f.slice(f.lastIndexOf("/") + 1);
   const names = [...new Set(data.map(nameOf))];
   const found = await git.occurring(base, names, tests.slice(0, 500));
-  for (const command of commands) for (const name of names) if (command.includes(name)) found.add(name);
   return new Set(data.filter((f) => found.has(nameOf(f))));
 }
 
@@ -158,7 +202,7 @@ export async function reviewJudges(
   const isPartly = (f: string) => PARTLY_JUDGES.includes(f.slice(f.lastIndexOf("/") + 1));
   const named = namedBy(commands, fileSet);
   const tests = files.filter((f) => isTest(f));
-  const fixtures = await fixturesNamed(git, base, files, tests, commands);
+  const fixtures = await fixturesNamed(git, base, files, tests);
   const wholly = (f: string) =>
     isTest(f) || isHarness(f) || isFixture(f) || isUsers(f) || named.has(f) || fixtures.has(f);
 
