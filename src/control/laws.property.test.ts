@@ -703,7 +703,7 @@ describe("plans", () => {
 const acyclic = planArb.filter((p) => !cyclic(p.nodes));
 
 describe("laws under random failures, timings, crashes and repeats", () => {
-  it("keeps every invariant on every step, never writes to a state it is given, and always finishes; proven exactly when every task is over, every done task witnessed, no agent tampered and no edited test awaits approval", () => {
+  it("keeps every invariant on every step, never writes to a state it is given, and always finishes; proven exactly when every task is over, every done task witnessed, no agent tampered and no changed judge awaits approval", () => {
     let tamperedRuns = 0;
     let awaitingRuns = 0;
     let approvedRuns = 0;
