@@ -177,7 +177,8 @@ describeBrowser("dashboard: runs", () => {
       "every_task_terminal",
       "every_change_witnessed",
       "judges_untouched",
-      "edited_tests_approved",
+      "changed_judges_approved",
+      "every_hunk_witnessed",
       "report_written",
     ]);
     expect(await texts(page, "[data-testid=run-proof] li .outcome")).toEqual(Array(10).fill("holds"));

@@ -258,7 +258,8 @@ describe.skipIf(claudeUnavailableReason() !== null)("reins run driving the real 
         ["every_task_terminal", true],
         ["every_change_witnessed", true],
         ["judges_untouched", true],
-        ["edited_tests_approved", true],
+        ["changed_judges_approved", true],
+        ["every_hunk_witnessed", true],
         ["report_written", true],
       ]);
       // The real agent's change to each task's files went red with it set aside: every task is witnessed.
