@@ -94,11 +94,9 @@ const settingsSchema = z
       description:
         "change: a task is proven when its checks see its whole change (hunks no check sees alone are reported); hunks: every hunk must be seen on its own too. Default change.",
     }),
-    hunkCap: count(0)
-      .optional()
-      .meta({
-        description: "Hunks of one task set aside one at a time, at most (0: the tier is off). Default 8.",
-      }),
+    hunkCap: count(0).optional().meta({
+      description: "Hunks of one task set aside one at a time, at most (0: the tier is off). Default 8.",
+    }),
     hunkRuns: count(0)
       .optional()
       .meta({ description: "Check runs of the hunk tier allowed over the whole run. Default 40." }),
