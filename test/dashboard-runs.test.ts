@@ -177,10 +177,11 @@ describeBrowser("dashboard: runs", () => {
       "every_task_terminal",
       "every_change_witnessed",
       "judges_untouched",
-      "edited_tests_approved",
+      "changed_judges_approved",
+      "every_hunk_witnessed",
       "report_written",
     ]);
-    expect(await texts(page, "[data-testid=run-proof] li .outcome")).toEqual(Array(9).fill("holds"));
+    expect(await texts(page, "[data-testid=run-proof] li .outcome")).toEqual(Array(10).fill("holds"));
     await proof.getByText("all 3 tasks are terminal").waitFor();
     expect(await page.locator("[data-testid=run-paused]").count()).toBe(0);
     expect(dialogs).toEqual([]);

@@ -33,7 +33,7 @@ interface Report {
     id: string;
     evidence: string | null;
     witness: { setAside: string[]; red: string[] } | null;
-    editedTests?: { files: string[]; approved: unknown } | null;
+    judgeChanges?: { files: string[]; approved: unknown } | null;
   }[];
 }
 
@@ -68,7 +68,7 @@ describe("reins run proves a task only when its checks witness its change", () =
     expect(git(dir, "for-each-ref", "refs/reins/")).toBe("");
   });
 
-  it("keeps a change that only rewrites the failing test, but ends unwitnessed with exit 1, naming the task and why", async () => {
+  it("keeps a change that only rewrites the failing test, but ends awaiting approval with exit 1, naming the test it changed", async () => {
     // The hostile fix: the test is made to expect the wrong answer, and goes green.
     const { dir, agent } = runProject(
       { ...CALC, "reins.plan.yaml": plan(fixAdd) },
@@ -76,16 +76,16 @@ describe("reins run proves a task only when its checks witness its change", () =
     );
     const ran = await reinsIn(dir, ["run", "--agent", agent]);
     expect(ran.code).toBe(1);
-    expect(lastLine(ran.out)).toBe(
-      "unwitnessed: task fix: it changed no file outside its tests, so no check could see its change",
+    expect(lastLine(ran.out)).toMatch(
+      /^awaiting_approval: task fix: its agent changed what judges it \(calc\.test\.js\) and its checks pass only with that change; /,
     );
     const r = reportOf(dir, ran.out);
-    expect(r.status).toBe("unwitnessed");
-    // The rewritten test is named too, with its assertions' diff, for the person who looks.
+    expect(r.status).toBe("awaiting_approval");
+    // The rewritten test is named, with its assertions' diff, for the person who looks.
     expect(r.tasks[0]).toMatchObject({
-      evidence: "unwitnessed",
+      evidence: "changed_judges",
       witness: { setAside: [], red: [] },
-      editedTests: { files: ["calc.test.js"], approved: null },
+      judgeChanges: { files: ["calc.test.js"], passedAsTheyWere: false, approved: null },
     });
     // The work is kept, committed on the run's branch, for a person to look at.
     expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("fix: Fix add");
@@ -133,7 +133,7 @@ describe("reins run proves a task only when its checks witness its change", () =
   });
 });
 
-describe("a failing test the agent changed in the iteration that made it pass", () => {
+describe("a test the agent changed, red seen or not", () => {
   it("keeps the work, shows the assertions' diff, and proves the task only once a person approves it", async () => {
     // The agent makes add multiply and the test expect what it now gives: green, and witnessed (with
     // calc.js set aside, the changed test fails), but it may pass only because it changed. A second task's
@@ -158,11 +158,11 @@ describe("a failing test the agent changed in the iteration that made it pass", 
     expect(ran.code).toBe(1);
     const id = runIdOf(ran.out);
     expect(lastLine(ran.out)).toBe(
-      `awaiting_approval: task fix: its agent changed calc.test.js while its checks were red; a person reads the assertions' diff in the report, then \`reins approve --run ${id} --task fix --reason "..."\` and \`reins run --resume ${id}\``,
+      `awaiting_approval: task fix: its agent changed what judges it (calc.test.js) and its checks pass only with that change; a person reads the diff in the report, then \`reins approve --run ${id} --task fix --reason "..."\` and \`reins run --resume ${id}\``,
     );
     const report = readFileSync(join(dir, ".reins", "runs", id, "report.md"), "utf8");
     expect(report).toContain(
-      "tests changed by its agent while red: `calc.test.js`, **awaiting a person's approval**",
+      "judges changed by its agent: `calc.test.js`, **awaiting a person's approval**; its checks pass only with this change",
     );
     expect(report).toContain("-if (add(2, 3) !== 5)");
     expect(report).toContain("+if (add(2, 3) !== 6)");
@@ -185,7 +185,7 @@ describe("a failing test the agent changed in the iteration that made it pass", 
     ]);
     expect(approved.err).toBe("");
     expect(approved.out).toMatch(
-      /^approved the tests task fix changed while red \(calc\.test\.js\) at its commit [0-9a-f]{12}, by alice: go on with `reins run --resume \S+`\n$/,
+      /^approved the judges task fix changed \(calc\.test\.js\) at its commit [0-9a-f]{12}, by alice: go on with `reins run --resume \S+`\n$/,
     );
     // Approving twice, or a task awaiting nothing, is refused.
     const again = await reinsIn(dir, ["approve", "--run", id, "--task", "note", "--reason", "x"]);
@@ -199,7 +199,7 @@ describe("a failing test the agent changed in the iteration that made it pass", 
     );
   });
 
-  it("needs no approval for tests the agent added, nor for a change its checks were never red for", async () => {
+  it("needs no approval for tests the agent added", async () => {
     const { dir, agent } = runProject(
       {
         ...CALC,

@@ -142,7 +142,7 @@ describe("reins run with a scripted agent", () => {
     );
     const r = report(dir, out);
     expect(r.status).toBe("proven");
-    expect(r.proof.clauses.map((c) => c.holds)).toEqual(Array(9).fill(true));
+    expect(r.proof.clauses.map((c) => c.holds)).toEqual(Array(10).fill(true));
     expect(r.tasks.map((t) => t.evidence)).toEqual(["witnessed", "witnessed"]);
     expect(r.tasks.map((t) => [t.id, t.status, t.attempts.length])).toEqual([
       ["a", "done", 1],

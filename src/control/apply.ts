@@ -44,7 +44,7 @@ export function apply(d: Draft, event: AppliedEvent): void {
       return;
     case "witness.ran":
       settle(d, event.task);
-      witnessed(d, event.task, event.setAside, event.results, event.editedTests);
+      witnessed(d, event);
       return;
     case "task.committed": {
       settle(d, event.task);
@@ -222,12 +222,13 @@ function resume(d: Draft, commits: Readonly<Record<string, string>>): void {
 }
 
 /**
- * A person approved the tests `approval.task`'s agent changed while its checks were red: the task counts as
- * proven again, on its other evidence. An approval of a task with nothing awaiting one changes nothing.
+ * A person approved the judges `approval.task`'s agent changed: the task counts as proven, on its other
+ * evidence (or, when its checks passed only through the change, on the person's word). An approval of a
+ * task with nothing awaiting one changes nothing.
  */
 function approve(d: Draft, approval: { task: string; by: string; reason: string }): void {
   const task = d.state.tasks[approval.task];
-  const edited = task?.editedTests;
+  const edited = task?.judgeChanges;
   if (task === undefined || edited === undefined || edited.approved !== null) {
     d.decisions.push({
       kind: "ignored",
@@ -236,6 +237,6 @@ function approve(d: Draft, approval: { task: string; by: string; reason: string 
     });
     return;
   }
-  task.editedTests = { ...edited, approved: { by: approval.by, reason: approval.reason } };
+  task.judgeChanges = { ...edited, approved: { by: approval.by, reason: approval.reason } };
   d.decisions.push({ kind: "approved", ...approval });
 }

@@ -46,7 +46,8 @@ describe("the done proof", () => {
       "every_task_terminal",
       "every_change_witnessed",
       "judges_untouched",
-      "edited_tests_approved",
+      "changed_judges_approved",
+      "every_hunk_witnessed",
       "report_written",
     ]);
   });

@@ -58,7 +58,16 @@ export function doneProof(state: RunState): DoneProof {
     const task = state.tasks[id];
     if (task?.status !== "done") return [];
     const evidence = task.evidence ?? "unverified";
+    // Checks that pass only through the agent's change to their judges stand on a person's word alone.
+    if (evidence === "changed_judges" && task.judgeChanges?.approved != null) return [];
     return PROVEN.has(evidence) ? [] : [`${id} (${evidence})`];
+  });
+  const hunksMissed = state.order.flatMap((id) => {
+    const task = state.tasks[id];
+    const hunks = task?.hunks;
+    if (task?.status !== "done" || hunks === undefined) return [];
+    const missed = hunks.unwitnessed.length + hunks.untried;
+    return missed === 0 ? [] : [`${id} (${missed} of ${hunks.total} hunks)`];
   });
   const tampered = state.order.flatMap((id) => {
     const said = state.tasks[id]?.tampering;
@@ -66,7 +75,7 @@ export function doneProof(state: RunState): DoneProof {
   });
   const awaiting = state.order.flatMap((id) => {
     const task = state.tasks[id];
-    const edited = task?.editedTests;
+    const edited = task?.judgeChanges;
     return task?.status !== "done" || edited === undefined || edited.approved !== null
       ? []
       : [`${id} (${edited.files.join(", ")})`];
@@ -96,11 +105,26 @@ export function doneProof(state: RunState): DoneProof {
       "a person must look: the agent touched what judges its work, and reins undid it",
     ),
     clause(
-      "edited_tests_approved",
+      "changed_judges_approved",
       awaiting,
-      "no task's checks pass because its agent changed their tests (or a person approved the change)",
-      "tests changed by the agent while red, awaiting a person's approval (reins approve --task)",
+      "no task's agent changed what judges it (its tests, fixtures, runner configuration), or a person approved the change",
+      "judges changed by the agent, awaiting a person's approval (reins approve --task)",
     ),
+    state.settings.witness === "hunks"
+      ? clause(
+          "every_hunk_witnessed",
+          hunksMissed,
+          "every hunk of every done task's change is witnessed on its own (witness: hunks)",
+          "hunks no check witnesses alone (witness: hunks)",
+        )
+      : {
+          name: "every_hunk_witnessed",
+          holds: true,
+          evidence:
+            hunksMissed.length === 0
+              ? "every hunk tried is witnessed on its own"
+              : `reported, not required (witness: change): ${list(hunksMissed)}`,
+        },
     state.reportWritten
       ? { name: "report_written", holds: true, evidence: "the report is written" }
       : { name: "report_written", holds: false, evidence: "no report is written yet" },

@@ -156,6 +156,9 @@ const settingsArb: fc.Arbitrary<RunSettingsInput> = fc.record({
     .map(([baseMs, extra]) => ({ baseMs, maxMs: baseMs + extra })),
   slowCheckRuns: fc.integer({ min: 0, max: 5 }),
   maxIterations: fc.integer({ min: 3, max: 80 }),
+  witness: fc.constantFrom("change" as const, "hunks" as const),
+  hunkCap: fc.integer({ min: 0, max: 3 }),
+  hunkRuns: fc.integer({ min: 0, max: 6 }),
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -210,11 +213,20 @@ function tampered(s: RunState): string[] {
     .map(([id]) => id);
 }
 
-/** The done tasks whose tests their agent changed while red, not approved by a person. */
+/** The done tasks whose judges their agent changed, not approved by a person. */
 function awaiting(s: RunState): string[] {
   return leafIds(s).filter((id) => {
     const t = s.tasks[id]!;
-    return t.status === "done" && t.editedTests !== undefined && t.editedTests.approved === null;
+    return t.status === "done" && t.judgeChanges !== undefined && t.judgeChanges.approved === null;
+  });
+}
+
+/** The done tasks with a hunk no check witnessed alone (or not tried), when the settings ask for hunks. */
+function hunksMissed(s: RunState): string[] {
+  if (s.settings.witness !== "hunks") return [];
+  return leafIds(s).filter((id) => {
+    const t = s.tasks[id]!;
+    return t.status === "done" && t.hunks !== undefined && t.hunks.unwitnessed.length + t.hunks.untried > 0;
   });
 }
 
@@ -222,9 +234,11 @@ function awaiting(s: RunState): string[] {
 function unproven(s: RunState): string[] {
   return leafIds(s)
     .filter((id) => s.tasks[id]!.status === "done")
-    .filter(
-      (id) => !["witnessed", "already_done", "no_behaviour"].includes(s.tasks[id]!.evidence ?? "unverified"),
-    )
+    .filter((id) => {
+      const t = s.tasks[id]!;
+      if (t.evidence === "changed_judges") return t.judgeChanges?.approved == null;
+      return !["witnessed", "already_done", "no_behaviour"].includes(t.evidence ?? "unverified");
+    })
     .map((id) => `${id} (${s.tasks[id]!.evidence ?? "unverified"})`);
 }
 
@@ -332,9 +346,33 @@ function answer(sim: Sim, state: RunState, a: RunAction, now: number): Pending |
         task,
         setAside: ["src/x.ts"],
         results: a.checks.map((n, i) => result(n, tier(n), !(seen && i === 0))),
-        // Now and then the agent changed a test that was there before (the core decides if it was red).
+        // Now and then the agent changed a judge (a test there before, a script, a conftest.py), and the
+        // checks passed with the judges as they were, or only through the change.
         ...(mode === "chaos" && r("edited") < 0.1
-          ? { editedTests: { files: ["test/x.test.ts"], diff: "--- test/x.test.ts\n-expect(1)\n+expect(2)" } }
+          ? {
+              judges: {
+                kept: ["test/y.test.ts"],
+                keptTotal: 1,
+                changed: ["test/x.test.ts"],
+                diff: "--- test/x.test.ts\n-expect(1)\n+expect(2)",
+                passedAsTheyWere: r("as-they-were") < 0.5,
+              },
+            }
+          : {}),
+        // The hunk tier: now and then a hunk no check sees alone.
+        ...(a.hunks > 0
+          ? {
+              hunks: {
+                total: 2,
+                unwitnessed:
+                  mode === "chaos" && r("hunk") < 0.2
+                    ? [{ file: "src/x.ts", lines: "3-4", context: "f" }]
+                    : [],
+                untried: 0,
+                ran: Math.min(2, a.hunks),
+                allowed: a.hunks,
+              },
+            }
           : {}),
       };
       break;
@@ -480,6 +518,7 @@ interface Tally {
   settings: RunSettings;
   agents: number;
   slow: number;
+  hunks: number;
   retries: Map<string, number>;
   /** Per task, the step at which an action for it was first handed out. */
   firstStart: Map<string, number>;
@@ -490,6 +529,7 @@ const newTally = (settings: RunSettings): Tally => ({
   settings,
   agents: 0,
   slow: 0,
+  hunks: 0,
   retries: new Map(),
   firstStart: new Map(),
   steps: 0,
@@ -516,6 +556,9 @@ function checkStep(tally: Tally, before: RunState, event: RunEvent, r: StepResul
     );
     return;
   }
+  // The hunk tier gives back the runs it was allowed and did not spend.
+  if (event.kind === "witness.ran" && event.hunks !== undefined)
+    tally.hunks -= Math.max(0, event.hunks.allowed - event.hunks.ran);
 
   // Every status change is an allowed transition, recorded in order.
   const running = new Map(
@@ -553,6 +596,7 @@ function checkStep(tally: Tally, before: RunState, event: RunEvent, r: StepResul
     if (a.kind === "run_agent") tally.agents += 1;
     if (a.kind === "check_noop" || a.kind === "run_checks")
       tally.slow += a.checks.filter((n) => s.checks[n]!.tier === "slow").length;
+    if (a.kind === "witness") tally.hunks += a.hunks;
     const fresh = a.kind === "check_noop" || (a.kind === "run_agent" && a.attempt === 1);
     if (!fresh) continue;
     // Fix-only: no new leaf starts while an open leaf is red.
@@ -578,6 +622,7 @@ function checkStep(tally: Tally, before: RunState, event: RunEvent, r: StepResul
     s.slowCheckRuns === tally.slow && s.slowCheckRuns <= settings.slowCheckRuns,
     () => "slow checks overrun",
   );
+  ok((s.hunkRuns ?? 0) === tally.hunks && (s.hunkRuns ?? 0) <= settings.hunkRuns, () => "hunk runs overrun");
   for (const [id, t] of Object.entries(s.tasks)) {
     ok(t.attempts <= settings.maxAttempts, () => `${id} past its attempts`);
     for (const cls of ["checks", "agent", "transient", "conflict"] as FailureClass[]) {
@@ -658,7 +703,7 @@ describe("plans", () => {
 const acyclic = planArb.filter((p) => !cyclic(p.nodes));
 
 describe("laws under random failures, timings, crashes and repeats", () => {
-  it("keeps every invariant on every step, never writes to a state it is given, and always finishes; proven exactly when every task is over, every done task witnessed, no agent tampered and no edited test awaits approval", () => {
+  it("keeps every invariant on every step, never writes to a state it is given, and always finishes; proven exactly when every task is over, every done task witnessed, no agent tampered and no changed judge awaits approval", () => {
     let tamperedRuns = 0;
     let awaitingRuns = 0;
     let approvedRuns = 0;
@@ -668,13 +713,22 @@ describe("laws under random failures, timings, crashes and repeats", () => {
         const end = trace.steps[trace.steps.length - 1]!.state;
         if (tampered(end).length > 0) tamperedRuns += 1;
         if (awaiting(end).length > 0) awaitingRuns += 1;
-        if (Object.values(end.tasks).some((t) => t.editedTests?.approved != null)) approvedRuns += 1;
+        if (Object.values(end.tasks).some((t) => t.judgeChanges?.approved != null)) approvedRuns += 1;
         const finish = finishOf(trace);
         const allOver = leafIds(end).every((id) => isTerminal(end.tasks[id]!));
         expect(end.finished).toEqual({
           proven:
-            allOver && unproven(end).length === 0 && tampered(end).length === 0 && awaiting(end).length === 0,
+            allOver &&
+            unproven(end).length === 0 &&
+            tampered(end).length === 0 &&
+            awaiting(end).length === 0 &&
+            hunksMissed(end).length === 0,
         });
+        // Proven never holds while a judge was changed without a person's approval.
+        if (end.finished?.proven === true)
+          for (const t of Object.values(end.tasks))
+            if (t.status === "done" && t.judgeChanges !== undefined)
+              expect(t.judgeChanges.approved).not.toBeNull();
         expect(finish).toBeDefined();
         // Liveness without a pause or the iteration cap: the run ends with every task over.
         if (end.paused === null && end.iterations < end.settings.maxIterations) expect(allOver).toBe(true);

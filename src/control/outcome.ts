@@ -10,8 +10,9 @@ import type { RunState } from "./types.js";
  *   undid it, and a person must look;
  * - `unverified`: a task was done with no check verifying it (a run started with `--unverified`);
  * - `unwitnessed`: a task's checks pass with its change set aside, or it changed nothing they could see;
- * - `awaiting_approval`: a task's checks went green after its agent changed their tests while they were
- *   red; a person approves the change (`reins approve --task`) and resumes the run;
+ * - `unwitnessed`, too, under `witness: hunks`: a hunk of a task's change no check witnesses on its own;
+ * - `awaiting_approval`: a task's agent changed what judges it (its tests, their fixtures, the runner's
+ *   configuration); a person approves the change (`reins approve --task`) and resumes the run;
  * - `unproven`: another clause of the done proof does not hold;
  * - `interrupted`: the run stopped before it finished (Ctrl-C, a crash); `--resume` goes on.
  */
@@ -74,31 +75,56 @@ export function outcomeOf(state: RunState, finished: { proven: boolean } | null)
     const first = state.tasks[unwitnessed[0]!];
     const how =
       first?.witness === undefined || first.witness.setAside.length === 0
-        ? "it changed no file outside its tests, so no check could see its change"
+        ? "it changed no file outside its tests and judges, so no check could see its change"
         : `its checks still pass with its change to ${ids(first.witness.setAside)} set aside`;
+    const judged =
+      first?.judgeChanges !== undefined ? `; its agent also changed ${ids(first.judgeChanges.files)}` : "";
     return {
       kind: "unwitnessed",
-      cause: `task ${unwitnessed[0]}: ${how}${unwitnessed.length > 1 ? ` (also ${ids(unwitnessed.slice(1))})` : ""}`,
+      cause: `task ${unwitnessed[0]}: ${how}${judged}${unwitnessed.length > 1 ? ` (also ${ids(unwitnessed.slice(1))})` : ""}`,
+    };
+  }
+  const missed = done.flatMap((id) => {
+    const hunks = state.tasks[id]?.hunks;
+    return hunks === undefined ? [] : [{ id, hunks, count: hunks.unwitnessed.length + hunks.untried }];
+  });
+  const strict = missed.filter((m) => m.count > 0);
+  if (state.settings.witness === "hunks" && strict.length > 0) {
+    const { id, hunks, count } = strict[0]!;
+    const where = hunks.unwitnessed
+      .slice(0, 3)
+      .map((h) => `${h.file}:${h.lines}${h.context !== "" ? ` (${h.context})` : ""}`);
+    const untried =
+      hunks.untried > 0 ? `${hunks.untried} not tried (the cap per task or the run's hunk budget)` : "";
+    return {
+      kind: "unwitnessed",
+      cause: `task ${id}: ${count} of the ${hunks.total} hunks of its change no check witnesses on its own (witness: hunks): ${[...where, untried].filter((w) => w !== "").join(", ")}${strict.length > 1 ? ` (also ${ids(strict.slice(1).map((m) => m.id))})` : ""}`,
     };
   }
   const awaiting = done.filter((id) => {
-    const edited = state.tasks[id]?.editedTests;
+    const edited = state.tasks[id]?.judgeChanges;
     return edited !== undefined && edited.approved === null;
   });
   if (awaiting.length > 0) {
     const first = awaiting[0]!;
-    const files = state.tasks[first]?.editedTests?.files ?? [];
+    const changes = state.tasks[first]?.judgeChanges;
+    const how =
+      changes?.passedAsTheyWere === true
+        ? "its checks pass with the judges as they were too"
+        : "its checks pass only with that change";
     return {
       kind: "awaiting_approval",
-      cause: `task ${first}: its agent changed ${ids(files)} while its checks were red; a person reads the assertions' diff in the report, then \`reins approve --run ${state.run} --task ${first} --reason "..."\` and \`reins run --resume ${state.run}\`${awaiting.length > 1 ? ` (also ${ids(awaiting.slice(1))})` : ""}`,
+      cause: `task ${first}: its agent changed what judges it (${ids(changes?.files ?? [])}) and ${how}; a person reads the diff in the report, then \`reins approve --run ${state.run} --task ${first} --reason "..."\` and \`reins run --resume ${state.run}\`${awaiting.length > 1 ? ` (also ${ids(awaiting.slice(1))})` : ""}`,
     };
   }
   const proof = doneProof(state);
   if (finished.proven && proof.holds) {
     const count = (evidence: string) => by(evidence).length;
+    const approved = by("changed_judges").length;
+    const hunks = missed.reduce((n, m) => n + m.count, 0);
     return {
       kind: "proven",
-      cause: `every task's checks witnessed its change (${count("witnessed")} witnessed, ${count("already_done")} already done, ${count("no_behaviour")} changing no behaviour)`,
+      cause: `every task's checks witnessed its change (${count("witnessed")} witnessed, ${count("already_done")} already done, ${count("no_behaviour")} changing no behaviour${approved > 0 ? `, ${approved} on a person's approval of changed judges` : ""})${hunks > 0 ? `; ${hunks} hunk(s) no check witnesses on its own (see the report)` : ""}`,
     };
   }
   const broken = proof.clauses.find((c) => !c.holds);

@@ -37,6 +37,10 @@ export const DEFAULT_SETTINGS: RunSettings = {
   boundaries: [],
   maxIterations: 100,
   testFiles: [...DEFAULT_TEST_FILES],
+  judges: [],
+  witness: "change",
+  hunkCap: 8,
+  hunkRuns: 40,
 };
 
 /** Built on first use, like the policy schema: a process that never resolves settings pays nothing. */
@@ -67,6 +71,10 @@ function buildSchema() {
       boundaries: z.array(z.string().min(1)).default(() => [...d.boundaries]),
       maxIterations: positive.default(d.maxIterations),
       testFiles: z.array(z.string().min(1)).default(() => [...d.testFiles]),
+      judges: z.array(z.string().min(1)).default(() => [...d.judges]),
+      witness: z.enum(["change", "hunks"]).default(d.witness),
+      hunkCap: count.default(d.hunkCap),
+      hunkRuns: count.default(d.hunkRuns),
     })
     .strict();
 }

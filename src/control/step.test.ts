@@ -97,7 +97,7 @@ class Run {
    * Answers the witness in flight for `task`: its change set aside, the first check red (`seen`) or none;
    * `edited`: tests that were there before the task and its change touched.
    */
-  witness(task: string, seen = true, setAside = ["src/a.ts"], edited?: string[]) {
+  witness(task: string, seen = true, setAside = ["src/a.ts"], edited?: string[], passedAsTheyWere = true) {
     const a = this.action(task);
     if (a.kind !== "witness") throw new Error(`${task} runs ${a.kind}`);
     const results = a.checks.map((name, i) =>
@@ -113,7 +113,15 @@ class Run {
       setAside,
       results,
       ...(edited !== undefined
-        ? { editedTests: { files: edited, diff: `--- ${edited[0]}\n-  expect(5)\n+  expect(-1)` } }
+        ? {
+            judges: {
+              kept: ["test/other.test.ts"],
+              keptTotal: 1,
+              changed: edited,
+              diff: `--- ${edited[0]}\n-  expect(5)\n+  expect(-1)`,
+              passedAsTheyWere: passedAsTheyWere,
+            },
+          }
         : {}),
     });
   }
@@ -200,7 +208,7 @@ describe("a run's happy path", () => {
     run.agent("a");
     expect(run.action("a")).toMatchObject({ kind: "run_checks", checks: ["unit"] });
     expect(run.green("a").actions).toEqual([
-      { kind: "witness", task: "a", checks: ["unit"], ref: run.state.seq },
+      { kind: "witness", task: "a", checks: ["unit"], hunks: 8, ref: run.state.seq },
     ]);
     expect(run.witness("a").actions).toEqual([{ kind: "commit", task: "a", ref: run.state.seq }]);
     expect(run.state.tasks.a).toMatchObject({
@@ -256,7 +264,7 @@ describe("a run's happy path", () => {
     ]);
     expect(run.state.tasks.a).toMatchObject({
       evidence: "witnessed",
-      editedTests: { files: ["test/a.test.ts"], approved: null },
+      judgeChanges: { files: ["test/a.test.ts"], approved: null },
     });
     run.committed("a");
     const end = run.report();
@@ -283,18 +291,49 @@ describe("a run's happy path", () => {
     expect(outcomeOf(run.state, run.state.finished).kind).toBe("proven");
   });
 
-  it("needs no approval for tests changed by a task whose checks were never red, or tests it added", () => {
+  it("needs no approval when the shell saw no judge changed, and needs one when it did, red seen or not", () => {
     const run = new Run([planNode("a", { checks: ["unit"] })], [check("unit", "medium")]);
     run.noop("a", [fail("unit", "not yet", "medium")]);
     run.agent("a");
     run.green("a");
     run.witness("a", true, ["src/a.ts"]);
-    expect(run.state.tasks.a?.editedTests).toBeUndefined();
+    expect(run.state.tasks.a?.judgeChanges).toBeUndefined();
     const never = new Run([planNode("b")], [check("lint")]);
     never.agent("b");
     never.green("b");
-    never.witness("b", true, ["src/b.ts"], ["test/b.test.ts"]);
-    expect(never.state.tasks.b?.editedTests).toBeUndefined();
+    never.witness("b", true, ["src/b.ts"], ["package.json scripts.test"]);
+    expect(never.state.tasks.b?.judgeChanges).toMatchObject({
+      files: ["package.json scripts.test"],
+      approved: null,
+    });
+    never.committed("b");
+    expect(never.report().actions).toEqual([{ kind: "finish", proven: false }]);
+  });
+
+  it("takes checks that pass only through the agent's change to their judges as changed_judges: proven only once a person approves", () => {
+    const run = new Run([planNode("a", { checks: ["unit"] })], [check("unit", "medium")]);
+    run.noop("a", [fail("unit", "not yet", "medium")]);
+    run.agent("a");
+    run.green("a");
+    run.witness("a", true, [], ["conftest.py (new)"], false);
+    expect(run.state.tasks.a).toMatchObject({
+      evidence: "changed_judges",
+      judgeChanges: { files: ["conftest.py (new)"], passedAsTheyWere: false, approved: null },
+    });
+    run.committed("a");
+    expect(run.report().actions).toEqual([{ kind: "finish", proven: false }]);
+    expect(outcomeOf(run.state, run.state.finished)).toMatchObject({ kind: "awaiting_approval" });
+    expect(outcomeOf(run.state, run.state.finished).cause).toContain("its checks pass only with that change");
+    run.feed({
+      kind: "run.resumed",
+      at: run.at(),
+      commits: {},
+      approvals: [{ task: "a", by: "alice", reason: "the new harness is right" }],
+    });
+    expect(run.report().actions).toEqual([{ kind: "finish", proven: true }]);
+    expect(outcomeOf(run.state, run.state.finished).cause).toContain(
+      "1 on a person's approval of changed judges",
+    );
   });
 
   it("ignores an approval of a task with nothing awaiting one", () => {
@@ -308,7 +347,7 @@ describe("a run's happy path", () => {
       approvals: [{ task: "a", by: "mallory", reason: "x" }],
     });
     expect(r.decisions.filter((d) => d.kind === "approved")).toEqual([]);
-    expect(run.state.tasks.a?.editedTests).toBeUndefined();
+    expect(run.state.tasks.a?.judgeChanges).toBeUndefined();
   });
 
   it("takes a change with nothing outside its tests as unwitnessed, whatever the checks say", () => {

@@ -79,6 +79,24 @@ export interface RunSettings {
    * @default DEFAULT_TEST_FILES
    */
   testFiles: string[];
+  /**
+   * Globs of more files that judge the work, beyond those reins recognises (see drive/judge-files.ts):
+   * the proof runs against them as they were when the task started, and a change to them waits for a
+   * person's approval. @default []
+   */
+  judges: string[];
+  /**
+   * How strong a witness proves a task: `change`, its whole change seen by a check (the hunks no check
+   * sees alone are reported); `hunks`, every hunk of it seen on its own too. @default "change"
+   */
+  witness: "change" | "hunks";
+  /** Hunks of one task set aside one at a time, at most (0: never); each is a run of its checks. @default 8 */
+  hunkCap: number;
+  /**
+   * Runs of the hunk tier allowed over the whole run (the slowest tier of the gradient has a budget of its
+   * own, so it never takes a slow check's). @default 40
+   */
+  hunkRuns: number;
 }
 
 /** Why an attempt failed, which selects the retry budget. */
@@ -91,20 +109,65 @@ export type FailureClass = "checks" | "agent" | "transient" | "conflict";
  * - `already_done`: closed without the agent, the checks that name it already passing;
  * - `no_behaviour`: the plan says it changes no behaviour (`type: docs` or `config`);
  * - `unwitnessed`: its checks passed with its change set aside too (or it changed nothing to set aside);
+ * - `changed_judges`: its checks pass only with its agent's changes to what judges it (its tests, their
+ *   fixtures, the runner's configuration): with the judges as they were they fail;
  * - `unverified`: no check ran for it.
- * Only the first three make a task proven.
+ * Only the first three make a task proven, and a task whose agent changed a judge is proven only once a
+ * person approved the change; `changed_judges` is proven then too (the person accepted it).
  */
-export type Evidence = "witnessed" | "already_done" | "no_behaviour" | "unwitnessed" | "unverified";
+export type Evidence =
+  "witnessed" | "already_done" | "no_behaviour" | "unwitnessed" | "changed_judges" | "unverified";
 
 /** The task types that change no behaviour: their tasks are committed without a witness. */
 export const NO_BEHAVIOUR_TYPES: readonly string[] = ["docs", "config"];
 
-/** Tests a task's agent changed while its checks were red (see TaskRun.editedTests). */
-export interface EditedTests {
+/**
+ * What judged a task's counterfactual, as the shell found it: the judges used as they were when the task
+ * started (the first of them, and how many), and those its agent changed, with the diff of the changes.
+ */
+export interface JudgesSeen {
+  /** Judges used as they were (the first 50). */
+  kept: string[];
+  keptTotal: number;
+  /** Judges its agent changed (`package.json scripts.test`, `conftest.py (new)`), put back for the proof. */
+  changed: string[];
+  /** The diff of those changes (assertions, scripts, configuration lines), bounded. */
+  diff: string;
+  /** Whether the checks passed with the judges as they were (and the task's other changes). */
+  passedAsTheyWere: boolean;
+}
+
+/** Judges a task's agent changed (see TaskRun.judgeChanges): they wait for a person. */
+export interface JudgeChanges {
   files: string[];
   diff: string;
+  /** Whether the checks passed with the judges as they were: if not, they pass only through the change. */
+  passedAsTheyWere: boolean;
   /** Who approved them and why; null while they await a person. */
   approved: { by: string; reason: string } | null;
+}
+
+/** A hunk of a task's change, named for a person: its file, lines, and the enclosing function git names. */
+export interface HunkRef {
+  file: string;
+  /** `12-18` in the changed file (or the base's, for a removal). */
+  lines: string;
+  /** The enclosing function or section from the hunk's header; "" when git names none. */
+  context: string;
+}
+
+/** The hunk tier of a task's witness: each hunk set aside alone, its checks run again. */
+export interface HunkWitness {
+  /** Hunks in its change (outside tests and judges). */
+  total: number;
+  /** Hunks no check went red without. */
+  unwitnessed: HunkRef[];
+  /** Hunks not tried: past the cap per task or the run's slow-check budget. */
+  untried: number;
+  /** Check runs spent (results cached by content cost none). */
+  ran: number;
+  /** Check runs the witness action allowed (its `hunks`): what the run reserved; the rest is given back. */
+  allowed: number;
 }
 
 /** A task's status; only leaves (the units of work) move through it, parents aggregate. */
@@ -163,11 +226,15 @@ export interface TaskRun {
   /** Whether a check of it has been red since its work began (absent: never): its own tests were failing. */
   redSeen?: boolean;
   /**
-   * Tests that existed before its work began, changed by its agent while its checks were red, and green
-   * since: the checks may pass because their tests changed, so a person must approve them (`approved`)
-   * before the task counts as proven. `diff` is the change to their assertions, bounded.
+   * Judges (tests that existed before its work began, fixtures, runner configuration) its agent changed:
+   * the checks may pass because they changed, so a person must approve them (`approved`) before the task
+   * counts as proven. `diff` is the change, bounded.
    */
-  editedTests?: EditedTests;
+  judgeChanges?: JudgeChanges;
+  /** The judges its counterfactual used as they were (absent before it ran). */
+  judgesKept?: { files: string[]; total: number };
+  /** Its hunk tier, once run (absent when its change was not witnessed whole, or the tier is off). */
+  hunks?: HunkWitness;
   /** Which gate the running checks are: after an iteration, or the completion gate before the commit. */
   gate: "iteration" | "completion" | null;
   /** Whether the last iteration touched a boundary (medium checks run after it). */
@@ -234,11 +301,10 @@ export type RunEvent =
       task: string;
       setAside: string[];
       results: CheckResult[];
-      /**
-       * The task's change to tests that existed at its base (changed or deleted, not added), with the diff of
-       * their assertions. Absent when there is none.
-       */
-      editedTests?: { files: string[]; diff: string };
+      /** The judges the proof used as they were, and those its agent changed. Absent from older runs. */
+      judges?: JudgesSeen;
+      /** The hunk tier, when it ran. */
+      hunks?: HunkWitness;
     }
   | { kind: "task.committed"; at: number; ref: number; task: string; commit: string }
   | { kind: "commit.failed"; at: number; ref: number; task: string; reason: string; conflict: boolean }
@@ -286,8 +352,11 @@ export type RunAction =
       specChanged?: string[];
     }
   | { kind: "run_checks"; ref: number; task: string; checks: string[] }
-  /** Runs `checks` with the task's change to non-test files set aside, then puts the change back. */
-  | { kind: "witness"; ref: number; task: string; checks: string[] }
+  /**
+   * Runs `checks` with the judges as they were when the task started, then with the task's other change
+   * set aside too, then (up to `hunks` of them) with each hunk of it set aside alone; puts it all back.
+   */
+  | { kind: "witness"; ref: number; task: string; checks: string[]; hunks: number }
   | { kind: "commit"; ref: number; task: string }
   | { kind: "rollback"; ref: number; task: string }
   | { kind: "wait"; ref: number; until: number }
@@ -304,7 +373,8 @@ export interface ProofClause {
     | "every_task_terminal"
     | "every_change_witnessed"
     | "judges_untouched"
-    | "edited_tests_approved"
+    | "changed_judges_approved"
+    | "every_hunk_witnessed"
     | "report_written";
   holds: boolean;
   /** What it rests on: the task ids that break it, or what was checked. */
@@ -323,7 +393,7 @@ export type RunDecision =
   | { kind: "scheduled"; task: string; attempt: number; mode: "implement" | "fix" }
   | { kind: "retry_queued"; task: string; class: FailureClass; at: number }
   | { kind: "held"; task: string; why: string }
-  /** A person approved the tests the task's agent changed while its checks were red. */
+  /** A person approved the judges the task's agent changed. */
   | { kind: "approved"; task: string; by: string; reason: string }
   /** A task implementing a changed section, not reopened (that is a `transition`): what it means for it. */
   | { kind: "drift"; task: string; sections: string[]; why: string }
@@ -350,6 +420,8 @@ export interface RunState {
   refs: Record<string, number>;
   iterations: number;
   slowCheckRuns: number;
+  /** Runs of the hunk tier so far, reserved as each witness starts (absent in older runs: 0). */
+  hunkRuns?: number;
   reportWritten: boolean;
   paused: string | null;
   /** Started with `--unverified` (absent in runs of older versions: false). */

@@ -11,7 +11,7 @@ import {
 } from "./gates.js";
 import { judgeFailure } from "./retry.js";
 import { blockOf } from "./schedule.js";
-import { NO_BEHAVIOUR_TYPES, type CheckResult, type FailureClass } from "./types.js";
+import { NO_BEHAVIOUR_TYPES, type CheckResult, type FailureClass, type RunEvent } from "./types.js";
 
 /** Records that `id` cannot move on now, and why. */
 export function hold(d: Draft, id: string, why: string): void {
@@ -86,33 +86,51 @@ export function commitOrRevisit(d: Draft, id: string): void {
   else if (checks.length === 0) task.evidence = "unverified";
   else {
     delete task.evidence;
-    handOut(d, id, { kind: "witness", task: id, checks });
+    // The hunk tier is the slowest of the gradient, with a budget of its own: its runs are reserved as the
+    // witness starts, and what the shell did not spend is given back when it answers.
+    const budget = Math.max(0, d.state.settings.hunkRuns - (d.state.hunkRuns ?? 0));
+    const hunks = Math.min(d.state.settings.hunkCap, budget);
+    if (hunks > 0) d.state.hunkRuns = (d.state.hunkRuns ?? 0) + hunks;
+    handOut(d, id, { kind: "witness", task: id, checks, hunks });
     return;
   }
   handOut(d, id, { kind: "commit", task: id });
 }
 
 /**
- * The counterfactual of `id` came back: witnessed when a check went red with its change set aside,
- * unwitnessed when they all passed or there was nothing to set aside. Either way it is committed (an
- * unwitnessed task's work is kept; the run then ends without proof), unless its spec changed meanwhile.
+ * The counterfactual of `id` came back. Without a change to its judges: witnessed when a check went red
+ * with its change set aside, unwitnessed when they all passed or there was nothing to set aside. With one:
+ * the same, judged with the judges as they were, when its checks passed with them; `changed_judges` when
+ * they pass only through the change; either way the change waits for a person. It is committed (an
+ * unproven task's work is kept; the run then ends without proof), unless its spec changed meanwhile.
  */
-export function witnessed(
-  d: Draft,
-  id: string,
-  setAside: readonly string[],
-  results: readonly CheckResult[],
-  edited?: { files: string[]; diff: string },
-): void {
+export function witnessed(d: Draft, event: Extract<RunEvent, { kind: "witness.ran" }>): void {
+  const { task: id, setAside, results, judges, hunks } = event;
   const task = taskOf(d, id);
   const red = results.filter(isRed).map((r) => r.name);
-  task.evidence = setAside.length > 0 && red.length > 0 ? "witnessed" : "unwitnessed";
+  const changed = judges !== undefined && judges.changed.length > 0;
+  task.evidence =
+    changed && !judges.passedAsTheyWere
+      ? "changed_judges"
+      : setAside.length > 0 && red.length > 0
+        ? "witnessed"
+        : "unwitnessed";
   task.witness = { setAside: setAside.slice(0, 50), red };
-  // Tests that were red and now pass after the agent changed them may pass because they changed: the
-  // counterfactual keeps them, so only a person can tell. A task never red changed no failing test.
-  if (task.redSeen === true && edited !== undefined && edited.files.length > 0)
-    task.editedTests = { files: edited.files.slice(0, 50), diff: edited.diff, approved: null };
-  else delete task.editedTests;
+  if (judges !== undefined) task.judgesKept = { files: judges.kept.slice(0, 50), total: judges.keptTotal };
+  // The checks may pass because what judges them changed: only a person can tell, whether or not a check
+  // was seen red before.
+  if (changed)
+    task.judgeChanges = {
+      files: judges.changed.slice(0, 50),
+      diff: judges.diff,
+      passedAsTheyWere: judges.passedAsTheyWere,
+      approved: null,
+    };
+  else delete task.judgeChanges;
+  if (hunks !== undefined) {
+    task.hunks = { ...hunks, unwitnessed: hunks.unwitnessed.slice(0, 50) };
+    d.state.hunkRuns = Math.max(0, (d.state.hunkRuns ?? 0) - Math.max(0, hunks.allowed - hunks.ran));
+  } else delete task.hunks;
   if (task.specChanged !== undefined) revisit(d, id, "green");
   else handOut(d, id, { kind: "commit", task: id });
 }

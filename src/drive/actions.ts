@@ -1,7 +1,14 @@
 /** How the driver carries out each action of the control core, every outside interaction through the recorder. */
 import { isAbsolute, join } from "node:path";
-import picomatch from "picomatch";
-import type { CheckDef, CheckResult, RunAction, RunDecision, RunEvent, RunState } from "../control/types.js";
+import type {
+  CheckDef,
+  CheckResult,
+  HunkWitness,
+  RunAction,
+  RunDecision,
+  RunEvent,
+  RunState,
+} from "../control/types.js";
 import { PLAN_CHECKS_ENV } from "../config/load-policy.js";
 import { ReinsError, assertNever } from "../core/errors.js";
 import type { Store } from "../core/store.js";
@@ -17,7 +24,8 @@ import type { Recorder } from "./recorder.js";
 import type { ReadTrace, RunMeta, TraceWriter } from "./run-trace.js";
 import type { SpecSnapshot } from "../spec/snapshot.js";
 import { readSpecSections } from "./spec.js";
-import { assertionDiff } from "./test-edits.js";
+import { HunkCache, hunkTier } from "./hunks.js";
+import { type JudgeReview, judgesAsTheyWere, reviewJudges } from "./judge-files.js";
 
 /** Everything the driver and its actions share for one run. */
 export interface DriveContext {
@@ -283,10 +291,12 @@ export function asideRef(run: string, task: string): string {
 }
 
 /**
- * The counterfactual of a green task: its change to non-test files (the settings' `testFiles` tell tests)
- * is set aside, its checks run again with its tests kept, then the change is put back. The whole tree is
- * first saved under `asideRef` (naming the files set aside), so a run killed meanwhile puts it back when it
- * resumes (see restoreAside).
+ * The proof of a green task, against the judges as they were when it started (see judge-files.ts): when
+ * its agent changed a judge, its checks run first with the judges put back as they were; then, with its
+ * other change set aside too (its new tests kept), they run again: the counterfactual. When that went red,
+ * each hunk of the change is set aside alone (the hunk tier, up to the action's `hunks`). Everything is
+ * put back after. The whole tree is first saved under `asideRef` (naming every file touched), so a run
+ * killed meanwhile puts it back when it resumes (see restoreAside).
  */
 async function witness(
   ctx: DriveContext,
@@ -300,44 +310,100 @@ async function witness(
     tree.base === "HEAD" ? headOf(git) : Promise.resolve(tree.base),
   );
   const changes = await ctx.recorder.io(key, "git.changes", () => git.changes(base));
-  const isTest = picomatch(run.settings.testFiles, { dot: true });
-  const setAside = changes.map((c) => c.path).filter((path) => !isTest(path));
-  // Tests that were there before the task (changed or deleted, not added): if its checks were red, they
-  // may pass because these changed, and a person reads their assertions' diff (the core decides).
-  const edited = changes.filter((c) => c.added === false && isTest(c.path)).map((c) => c.path);
-  const editedTests =
-    edited.length === 0
-      ? undefined
-      : {
-          files: edited.slice(0, 50),
-          diff: assertionDiff(
-            await ctx.recorder.io(key, "git.test_diff", () => git.diffFiles(base, edited.slice(0, 50))),
-          ),
-        };
-  const answer = (results: CheckResult[]) => ({
+  const commands = defs(run, action.checks).map((c) => c.command);
+  const review = await ctx.recorder.io(key, "git.judges_review", () =>
+    reviewJudges(git, base, changes, run.settings, commands),
+  );
+  const setAside = review.behaviour;
+  const touched = [...new Set([...review.putBack, ...Object.keys(review.rewrite), ...setAside])];
+  const judges = (passedAsTheyWere: boolean) => ({
+    kept: review.kept.slice(0, 50),
+    keptTotal: review.kept.length,
+    changed: review.changed.slice(0, 50),
+    diff: review.diff,
+    passedAsTheyWere,
+  });
+  const answer = (results: CheckResult[], passedAsTheyWere: boolean, hunks?: HunkWitness) => ({
     kind: "witness.ran" as const,
     ref: action.ref,
     task: action.task,
     setAside,
     results,
-    ...(editedTests !== undefined ? { editedTests } : {}),
+    judges: judges(passedAsTheyWere),
+    ...(hunks !== undefined ? { hunks } : {}),
   });
-  if (setAside.length === 0) return { ...answer([]), at: await now(ctx, key) };
+  if (touched.length === 0) return { ...answer([], true), at: await now(ctx, key) };
   const ref = asideRef(ctx.meta.run, action.task);
   const saved = await ctx.recorder.io(key, "git.save_tree", () =>
-    git.saveTree(ref, `reins: ${action.task} set aside\n\n${JSON.stringify(setAside)}`),
+    git.saveTree(ref, `reins: ${action.task} set aside\n\n${JSON.stringify(touched)}`),
   );
-  let results: CheckResult[];
+  let results: CheckResult[] = [];
+  let passedAsTheyWere = true;
+  let hunks: HunkWitness | undefined;
   try {
-    await ctx.recorder.io(key, "git.set_aside", () => git.putFiles(base, setAside));
-    results = await checks(ctx, key, action.task, action.checks);
+    if (review.changed.length > 0) {
+      await ctx.recorder.io(key, "git.judges_as_they_were", () => judgesAsTheyWere(git, base, review));
+      const asTheyWere = await checks(ctx, key, action.task, action.checks);
+      passedAsTheyWere = !asTheyWere.some(isRedResult);
+    }
+    if (passedAsTheyWere && setAside.length > 0) {
+      await ctx.recorder.io(key, "git.set_aside", () => git.putFiles(base, setAside));
+      results = await checks(ctx, key, action.task, action.checks);
+      if (results.some(isRedResult) && (action.hunks > 0 || run.settings.hunkCap > 0))
+        hunks = await hunksOf(ctx, key, action, { git, base, saved, review, changes, commands });
+    }
   } finally {
     await ctx.recorder.io(key, "git.put_back", async () => {
-      await git.putFiles(saved, setAside);
+      await git.putFiles(saved, touched);
       await git.deleteRef(ref);
     });
   }
-  return { ...answer(results), at: await now(ctx, key) };
+  return { ...answer(results, passedAsTheyWere, hunks), at: await now(ctx, key) };
+}
+
+const isRedResult = (r: CheckResult) => !r.passed && r.skipped !== true;
+
+/** The hunk tier of a witnessed change, in the tree with its judges as they were (see hunks.ts). */
+async function hunksOf(
+  ctx: DriveContext,
+  key: string,
+  action: Extract<RunAction, { kind: "witness" }>,
+  at: {
+    git: Git;
+    base: string;
+    saved: string;
+    review: JudgeReview;
+    changes: { path: string; gone: boolean; added: boolean }[];
+    commands: string[];
+  },
+): Promise<HunkWitness> {
+  const { git, base, saved, review } = at;
+  // The behaviour back as the agent left it; a file whose judge part is put back is no hunk of it.
+  const files = at.changes.filter(
+    (c) => review.behaviour.includes(c.path) && review.rewrite[c.path] === undefined,
+  );
+  await ctx.recorder.io(key, "git.put_back_behaviour", async () => {
+    await git.putFiles(saved, review.behaviour);
+    await judgesAsTheyWere(git, base, review);
+  });
+  return ctx.recorder.io(key, "hunks", () => {
+    const cache = new HunkCache(join(ctx.root, ".reins", "witness-cache.json"));
+    return hunkTier({
+      git,
+      base,
+      saved,
+      files,
+      cap: action.hunks,
+      commands: at.commands.join("\0"),
+      cache,
+      scratch: join(ctx.dir, `hunk-${Buffer.from(action.task).toString("hex")}.patch`),
+      run: () =>
+        runChecks(defs(state(ctx), action.checks), {
+          cwd: git.cwd,
+          ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
+        }),
+    }).finally(() => cache.save());
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 /**
- * A person's approval of tests a run's agent changed while they were red (see TaskRun.editedTests):
+ * A person's approval of judges a run's agent changed, its tests, fixtures or runner configuration (see
+ * TaskRun.judgeChanges):
  * `reins approve --task` records `human.task_approved` in the run's scope, naming the task's commit; a
  * resumed run reads the approvals back and counts the task as proven again. Never while a process drives
  * the run: its agents run as children of that process, so an approval then could be the agent's own.
@@ -18,11 +19,11 @@ import { runDir } from "./run-trace.js";
 /** The store scope a run records in. */
 export const runScope = (run: string): string => `run:${run}`;
 
-/** The tasks of `state` whose edited tests await a person. */
+/** The tasks of `state` whose changed judges await a person. */
 export function awaitingApproval(state: RunState): string[] {
   return state.order.filter((id) => {
     const task = state.tasks[id];
-    return task?.status === "done" && task.editedTests !== undefined && task.editedTests.approved === null;
+    return task?.status === "done" && task.judgeChanges !== undefined && task.judgeChanges.approved === null;
   });
 }
 
@@ -37,7 +38,7 @@ async function newestAwaiting(store: Store, root: string): Promise<string> {
 }
 
 /**
- * Records that `by` approved the tests `task`'s agent changed in `run` (the newest run awaiting approval
+ * Records that `by` approved the judges `task`'s agent changed in `run` (the newest run awaiting approval
  * when omitted), as the task is committed now. Refused while a process drives the run, and for a task
  * with nothing awaiting approval. Returns the run and the commit approved.
  */
@@ -59,7 +60,7 @@ export async function approveTask(
     );
   const { state } = checkpointFrom(stored);
   const task = state.tasks[request.task];
-  const edited = task?.editedTests;
+  const edited = task?.judgeChanges;
   if (task === undefined || edited === undefined || edited.approved !== null || task.commit === null) {
     const waiting = awaitingApproval(state);
     throw new ReinsError(

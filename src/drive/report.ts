@@ -5,8 +5,9 @@ import { doneProof, outcomeOf, type OutcomeKind } from "../control/index.js";
 import type {
   CheckResult,
   DoneProof,
-  EditedTests,
   Evidence,
+  HunkWitness,
+  JudgeChanges,
   RunEvent,
   RunState,
   TaskStatus,
@@ -42,8 +43,14 @@ export interface ReportTask {
   witness: { setAside: string[]; red: string[] } | null;
   /** What its agent did to what judges the work, each undone by reins. */
   tampering: string[];
-  /** Tests its agent changed while its checks were red, the diff of their assertions, and who approved. */
-  editedTests: EditedTests | null;
+  /** Judges its agent changed (tests, fixtures, runner configuration), their diff, and who approved. */
+  judgeChanges: JudgeChanges | null;
+  /** The judges its proof used as they were when it started (the first 50, and how many). */
+  judgesKept: { files: string[]; total: number } | null;
+  /** Its hunk tier: hunks no check witnesses alone, and those not tried. */
+  hunks: HunkWitness | null;
+  /** Why it is proven or not, one line. */
+  why: string;
   commit: string | null;
   tokens: number;
   costUsd: number;
@@ -169,7 +176,10 @@ export function buildReport(
         evidence: t.status === "done" ? (t.evidence ?? "unverified") : null,
         witness: t.witness ?? null,
         tampering: t.tampering ?? [],
-        editedTests: t.editedTests ?? null,
+        judgeChanges: t.judgeChanges ?? null,
+        judgesKept: t.judgesKept ?? null,
+        hunks: t.hunks ?? null,
+        why: "",
         commit: t.commit,
         tokens: t.tokens,
         costUsd: t.costUsd,
@@ -196,6 +206,7 @@ export function buildReport(
   };
   const proof = doneProof(written);
   const outcome = outcomeOf(written, state.finished ?? { proven: proof.holds });
+  for (const task of tasks) task.why = whyOf(task, state.settings.witness);
   return {
     run: meta.run,
     plan: meta.plan,
@@ -223,9 +234,11 @@ function evidenceNote(t: ReportTask): string {
   switch (t.evidence) {
     case "witnessed":
       return `: with its change to ${list(aside)} set aside, ${t.witness?.red.join(", ")} went red`;
+    case "changed_judges":
+      return ": its checks pass only with its agent's change to what judges them; with the judges as they were they fail";
     case "unwitnessed":
       return aside.length === 0
-        ? ": it changed no file outside its tests, so no check could see its change"
+        ? ": it changed no file outside its tests and judges, so no check could see its change"
         : `: its checks still pass with its change to ${list(aside)} set aside`;
     case "already_done":
       return ": the checks that name it passed before any change";
@@ -238,23 +251,66 @@ function evidenceNote(t: ReportTask): string {
   }
 }
 
-/** The tests a task's agent changed while they were red, with their assertions' diff, for the report. */
-function editedTestsLines(t: ReportTask): string[] {
-  const edited = t.editedTests;
-  if (edited === null) return [];
-  const files = edited.files.map((f) => `\`${f}\``).join(", ");
+/** Why a task is proven or not, one line: its evidence, its judges, its hunks. */
+function whyOf(t: ReportTask, witness: "change" | "hunks"): string {
+  if (t.status !== "done") return `not proven: it is ${t.status}`;
+  if (t.tampering.length > 0) return "not proven: its agent touched what judges the work (undone)";
+  const changed = t.judgeChanges;
+  const hunksMissed = (t.hunks?.unwitnessed.length ?? 0) + (t.hunks?.untried ?? 0);
+  if (t.evidence === "changed_judges")
+    return changed?.approved != null
+      ? `proven on ${changed.approved.by}'s approval: its checks pass only with its agent's change to their judges`
+      : "not proven: its checks pass only with its agent's change to their judges, awaiting a person's approval";
+  if (t.evidence === "unwitnessed" || t.evidence === "unverified" || t.evidence === null)
+    return `not proven: ${t.evidence ?? "unverified"}`;
+  if (changed !== null && changed.approved === null)
+    return "not proven yet: witnessed with the judges as they were, but its agent changed judges, awaiting a person's approval";
+  if (witness === "hunks" && hunksMissed > 0)
+    return `not proven: ${hunksMissed} hunk(s) of its change no check witnesses on its own (witness: hunks)`;
+  const note = hunksMissed > 0 ? `; ${hunksMissed} hunk(s) no check witnesses on its own (reported)` : "";
+  return `proven: ${t.evidence}${changed !== null ? ` (its changed judges approved by ${changed.approved?.by ?? "?"})` : ""}${note}`;
+}
+
+/** The judges a task's proof used as they were, and those its agent changed with their diff. */
+function judgesLines(t: ReportTask): string[] {
+  const out: string[] = [];
+  const kept = t.judgesKept;
+  if (kept !== null)
+    out.push(
+      `- judges used as they were when it started (${kept.total}): ${kept.files.map((f) => `\`${f}\``).join(", ") || "none"}${kept.total > kept.files.length ? ` and ${kept.total - kept.files.length} more` : ""}`,
+    );
+  const changed = t.judgeChanges;
+  if (changed === null) return out;
+  const files = changed.files.map((f) => `\`${f}\``).join(", ");
   const state =
-    edited.approved === null
-      ? "**awaiting a person's approval**: its checks may pass because their tests changed"
-      : `approved by ${edited.approved.by} (${edited.approved.reason})`;
-  const fence = edited.diff.includes("```") ? "~~~~" : "```";
-  return [
-    `- tests changed by its agent while red: ${files}, ${state}`,
+    changed.approved === null
+      ? "**awaiting a person's approval**"
+      : `approved by ${changed.approved.by} (${changed.approved.reason})`;
+  const how = changed.passedAsTheyWere
+    ? "its checks pass with the judges as they were too"
+    : "its checks pass only with this change";
+  const fence = changed.diff.includes("```") ? "~~~~" : "```";
+  out.push(
+    `- judges changed by its agent: ${files}, ${state}; ${how}`,
     "",
     `${fence}diff`,
-    edited.diff.trimEnd(),
+    changed.diff.trimEnd(),
     fence,
     "",
+  );
+  return out;
+}
+
+/** The hunks of a task's change no check witnesses on its own, for the report. */
+function hunkLines(t: ReportTask): string[] {
+  const h = t.hunks;
+  if (h === null) return [];
+  const missed = h.unwitnessed.map(
+    (u) => `  - \`${u.file}\` lines ${u.lines}${u.context !== "" ? ` (in \`${u.context}\`)` : ""}`,
+  );
+  return [
+    `- hunks: ${h.total}, ${h.unwitnessed.length} no check witnesses on its own${h.untried > 0 ? `, ${h.untried} not tried (the cap per task or the run's hunk budget)` : ""}; ${h.ran} check run(s)`,
+    ...missed,
   ];
 }
 
@@ -301,8 +357,10 @@ export function reportMarkdown(report: Report): string {
       "",
       `- status: **${status}**${t.noop ? " (its checks already passed: closed without calling the agent)" : ""}${t.reason !== null ? ` (${t.reason})` : ""}`,
       ...(t.evidence !== null ? [`- evidence: **${t.evidence}**${evidenceNote(t)}`] : []),
+      `- ${t.why}`,
       ...t.tampering.map((line) => `- **undone**: ${line}`),
-      ...editedTestsLines(t),
+      ...judgesLines(t),
+      ...hunkLines(t),
       `- commit: ${t.commit !== null ? `\`${t.commit.slice(0, 12)}\`` : "none"}`,
       `- tokens: ${t.tokens.toLocaleString("en")}; cost: $${t.costUsd.toFixed(4)}`,
     );

@@ -1,6 +1,7 @@
 /**
- * What a person reads before approving tests an agent changed while they were red: the diff of their
- * assertions, from the diff of the files. Pure text work; the shell runs git.
+ * What a person reads before approving judges an agent changed: the diff of their tests' assertions, and
+ * every changed line of the other judges (scripts, configuration), from the diff of the files. Pure text
+ * work; the shell runs git.
  */
 
 /** A line that states what a test expects, in the common test frameworks' words. */

@@ -426,6 +426,76 @@ export class Git {
     }
   }
 
+  /** The files the commit `commit` holds (`.reins/` aside). */
+  async filesAt(commit: string): Promise<string[]> {
+    const ran = await this.#git(["ls-tree", "-r", "-z", "--name-only", commit]);
+    return ran.stdout.split("\0").filter((f) => f !== "" && !isState(f));
+  }
+
+  /** The text of `path` as the commit `commit` holds it; null when it holds no such file. */
+  async fileAt(commit: string, path: string): Promise<string | null> {
+    const ran = await this.#git(["show", `${commit}:${path}`], { ok: [0, 128] });
+    return ran.code === 0 ? ran.stdout : null;
+  }
+
+  /**
+   * Which of `patterns` (fixed strings) occur in `paths` as the commit `commit` holds them: the set of
+   * those found. Paths are taken literally, 200 at a time.
+   */
+  async occurring(
+    commit: string,
+    patterns: readonly string[],
+    paths: readonly string[],
+  ): Promise<Set<string>> {
+    const found = new Set<string>();
+    if (patterns.length === 0) return found;
+    for (let i = 0; i < paths.length; i += 200) {
+      const ran = await this.#git(
+        [
+          "--literal-pathspecs",
+          "grep",
+          "--no-color",
+          "-h",
+          "-o",
+          "-F",
+          "-I",
+          ...patterns.flatMap((p) => ["-e", p]),
+          commit,
+          "--",
+          ...paths.slice(i, i + 200),
+        ],
+        { ok: [0, 1] },
+      );
+      for (const line of ran.stdout.split("\n")) if (line !== "") found.add(line);
+    }
+    return found;
+  }
+
+  /**
+   * The tree object of the working tree as it is (tracked and untracked files, `.reins/` aside), through
+   * an index of its own: a hash of its content, for caching what a check said of it.
+   */
+  async worktreeTree(): Promise<string> {
+    const gitPath = (
+      await this.#git(["rev-parse", "--git-path", `reins-tree-index-${process.pid}`])
+    ).stdout.trim();
+    const index = isAbsolute(gitPath) ? gitPath : join(this.cwd, gitPath);
+    const env = { GIT_INDEX_FILE: index };
+    try {
+      await this.#git(["read-tree", "HEAD"], { env });
+      const ignored = await this.#git(["check-ignore", "-q", STATE_DIR], { ok: [0, 1] });
+      await this.#git(["add", "-A", "--", ...(ignored.code === 0 ? ["."] : ALL_BUT_STATE)], { env });
+      return (await this.#git(["write-tree"], { env })).stdout.trim();
+    } finally {
+      await rm(index, { force: true });
+    }
+  }
+
+  /** Applies the patch in the file `patch` to the working tree (reversed when `reverse`); the index is left. */
+  async applyPatch(patch: string, reverse: boolean): Promise<void> {
+    await this.#git(["apply", ...(reverse ? ["-R"] : []), "--whitespace=nowarn", patch]);
+  }
+
   /** The refs under `prefix` (`refs/reins/...`) and the commits they name. */
   async refs(prefix: string): Promise<{ ref: string; sha: string }[]> {
     const ran = await this.#git(["for-each-ref", "--format=%(refname) %(objectname)", prefix]);

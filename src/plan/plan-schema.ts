@@ -82,6 +82,24 @@ const settingsSchema = z
     maxIterations: count(1)
       .optional()
       .meta({ description: "Agent iterations of the whole run before it ends without proof. Default 100." }),
+    testFiles: z.array(text(1_000)).optional().meta({
+      description:
+        "Globs of the files that are tests: a task's new ones are kept when its change is set aside. Default: the common ecosystems' conventions.",
+    }),
+    judges: z.array(text(1_000)).optional().meta({
+      description:
+        "Globs of more files that judge the work (beyond tests, fixtures, runner configuration and what the checks name): the proof runs against them as they were, and a change to them waits for a person.",
+    }),
+    witness: z.enum(["change", "hunks"]).optional().meta({
+      description:
+        "change: a task is proven when its checks see its whole change (hunks no check sees alone are reported); hunks: every hunk must be seen on its own too. Default change.",
+    }),
+    hunkCap: count(0).optional().meta({
+      description: "Hunks of one task set aside one at a time, at most (0: the tier is off). Default 8.",
+    }),
+    hunkRuns: count(0)
+      .optional()
+      .meta({ description: "Check runs of the hunk tier allowed over the whole run. Default 40." }),
   })
   .meta({ id: "settings", description: "Settings of the loop; command-line flags override them." });
 

@@ -40,7 +40,7 @@ export function registerWorkflowCommands(root: Command, ctx: WorkflowContext): v
     root
       .command("approve")
       .description(
-        "approve a spec as it is now (the human gate before planning), or with --task the tests a run's agent changed while they were red: records who, why and what was approved",
+        "approve a spec as it is now (the human gate before planning), or with --task what judges a task (its tests, fixtures, runner configuration) as a run's agent changed it: records who, why and what was approved",
       )
       .argument("[spec]", "the spec file", "spec.md")
       .requiredOption("--reason <text>", "why it is approved")
@@ -65,7 +65,7 @@ export function registerWorkflowCommands(root: Command, ctx: WorkflowContext): v
         };
         const done = await approveTask(store, loaded.policy, loaded.root, request, Date.now());
         io.stdout(
-          `approved the tests task ${opts.task} changed while red (${done.files.join(", ")}) at its commit ${done.commit.slice(0, 12)}, by ${by}: go on with \`reins run --resume ${done.run}\`\n`,
+          `approved the judges task ${opts.task} changed (${done.files.join(", ")}) at its commit ${done.commit.slice(0, 12)}, by ${by}: go on with \`reins run --resume ${done.run}\`\n`,
         );
       } finally {
         await store.close();
