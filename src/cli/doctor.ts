@@ -26,7 +26,7 @@ import { daemonName, socketPath } from "../daemon/paths.js";
 import { runtimeDir } from "../config/user-dirs.js";
 import { probeDaemon } from "../daemon/probe.js";
 import { existingHookSecret } from "../server/secret.js";
-import { loadPolicy } from "../config/load-policy.js";
+import { loadPolicy, type LoadedPolicy } from "../config/load-policy.js";
 import { defaultStorePath, openStore } from "../store/open.js";
 import { redact } from "../store/redact.js";
 
@@ -35,7 +35,7 @@ export type CheckStatus = "ok" | "warn" | "fail" | "off";
 
 /** One line of `reins doctor`: what was checked, what was found, and the command that fixes it. */
 export interface DoctorCheck {
-  /** `claude`, `codex`, `gemini`, `daemon` or `store`. */
+  /** `claude`, `codex`, `gemini`, `daemon`, `config` or `store`. */
   subject: string;
   check: string;
   status: CheckStatus;
@@ -428,26 +428,25 @@ async function serverCheck(port: number, used: boolean, o: DoctorOptions): Promi
   };
 }
 
-/** Whether the project's policy loads and its store opens and reads. */
-export async function storeCheck(o: DoctorOptions): Promise<DoctorCheck> {
+/**
+ * One failed line per problem of the config, none when it is valid. A failure, not a warning: reins still
+ * guards, but with the defaults where the config is wrong, so a limit the person set (a smaller budget, a
+ * stricter breaker) is not the one in force until they fix it; exit 1 makes a script or CI notice.
+ */
+export function configChecks(loaded: LoadedPolicy): DoctorCheck[] {
+  return loaded.problems.map((message) => ({
+    subject: "config",
+    check: "valid",
+    status: "fail",
+    message,
+    fix: `edit ${loaded.file === null ? "the policy" : relative(loaded.root, loaded.file) || loaded.file}; \`reins config\` shows what reins guards with`,
+  }));
+}
+
+/** Whether the project's store opens and reads (the store the policy names, its problems aside). */
+export async function storeCheck(o: DoctorOptions, loaded: LoadedPolicy): Promise<DoctorCheck> {
   const base = { subject: "store", check: "opens" };
-  let spec: string;
-  try {
-    const loaded = loadPolicy({
-      cwd: o.root,
-      env: o.env,
-      ...(o.policyFile !== undefined ? { file: o.policyFile } : {}),
-    });
-    spec = o.storeSpec ?? loaded.policy.store;
-  } catch (error) {
-    return {
-      subject: "store",
-      check: "policy",
-      status: "fail",
-      message: (error as Error).message,
-      fix: "fix the policy file",
-    };
-  }
+  const spec = o.storeSpec ?? loaded.policy.store;
   const file = defaultStorePath(o.root);
   if ((spec === "" || spec === "sqlite") && !existsSync(file))
     return { ...base, status: "ok", message: `no database yet; the first hook creates ${where(o, file)}` };
@@ -494,7 +493,12 @@ export async function doctor(o: DoctorOptions): Promise<DoctorReport> {
     checks.push(...found.checks);
     installs.push(...found.installs);
   }
-  checks.push(...(await daemonChecks(installs, o)), await storeCheck(o));
+  const loaded = loadPolicy({
+    cwd: o.root,
+    env: o.env,
+    ...(o.policyFile !== undefined ? { file: o.policyFile } : {}),
+  });
+  checks.push(...(await daemonChecks(installs, o)), ...configChecks(loaded), await storeCheck(o, loaded));
   return {
     root: o.root,
     // One field order for every line of the JSON output.

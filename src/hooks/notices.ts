@@ -4,6 +4,7 @@
  * (a turn's start, a deny), never on an allowed tool call.
  */
 import type { Notices } from "./agent-adapter.js";
+import { configNotices } from "./config-notices.js";
 
 /** One source of notices for a project's hook replies. */
 export type NoticeSource = Notices;
@@ -33,7 +34,5 @@ export const noNotices: Notices = () => [];
  * asked only when a reply needs it.
  */
 export function projectNotices(root: string, env: NodeJS.ProcessEnv): Notices {
-  void root;
-  void env;
-  return combineNotices([]);
+  return combineNotices([configNotices(root, env)]);
 }
