@@ -30,6 +30,9 @@ await build({
   sourcesContent: false,
   // A native addon, and a client loaded only when a Redis store is opened.
   external: ["better-sqlite3", "ioredis"],
+  // jsonc-parser's `main` is a UMD build that requires its own files at run time, which a bundle cannot
+  // find: its ES module build bundles whole.
+  alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   // import("ioredis") becomes require(): a script run through node:vm has no dynamic import.
   supported: { "dynamic-import": false },
 });

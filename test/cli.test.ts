@@ -129,23 +129,43 @@ describe("reins config", () => {
     expect(JSON.parse(out).policy.circuit.duplicateThreshold).toBe(7);
   });
 
-  it("names the field, the value and what is allowed for a bad value", async () => {
+  it("names the field, the value and what is allowed for a bad value, and shows the policy reins guards with", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "reins.config.json"), JSON.stringify({ budget: { warnAt: "high" } }));
+    writeFileSync(
+      join(dir, "reins.config.json"),
+      JSON.stringify({ budget: { warnAt: "high", mode: "soft" } }),
+    );
     const fromFile = await reins(["config"], { cwd: dir });
     expect(fromFile.code).toBe(2);
-    expect(fromFile.err).toMatch(/budget\.warnAt: got "high"; .*number/);
-    const fromEnv = await reins(["config"], {
+    expect(fromFile.err).toBe(
+      'reins: reins.config.json:1:21: budget.warnAt: got "high"; Invalid input: expected number, received string; reins is guarding with the defaults for it\n',
+    );
+    expect(fromFile.out).toMatch(/budget\.warnAt\s+0\.8\s+default/);
+    expect(fromFile.out).toMatch(/budget\.mode\s+"soft"\s+.*reins\.config\.json/);
+    const fromEnv = await reins(["config", "--json"], {
       cwd: tempDir(),
       env: { REINS_CIRCUIT_DUPLICATE_THRESHOLD: "1" },
     });
     expect(fromEnv.code).toBe(2);
     expect(fromEnv.err).toMatch(
-      /REINS_CIRCUIT_DUPLICATE_THRESHOLD.*circuit\.duplicateThreshold: got 1; .*>=2/,
+      /REINS_CIRCUIT_DUPLICATE_THRESHOLD: circuit\.duplicateThreshold: got 1; .*>=2/,
     );
+    expect(JSON.parse(fromEnv.out)).toMatchObject({
+      policy: { circuit: { duplicateThreshold: 5 } },
+      problems: [expect.stringMatching(/^env REINS_CIRCUIT_DUPLICATE_THRESHOLD: /) as string],
+    });
     writeFileSync(join(dir, "reins.config.json"), "{ nope");
     const broken = await reins(["config"], { cwd: dir });
-    expect(broken.err).toMatch(/reins\.config\.json is not valid JSON/);
+    expect(broken.code).toBe(2);
+    expect(broken.err).toMatch(
+      /reins\.config\.json:1:3: not valid JSON: .*; reins is guarding with the defaults for all of it/,
+    );
+    // Other commands go on with the same policy, and say the problem once.
+    const status = await reins(["status"], { cwd: dir });
+    expect(status.code).toBe(0);
+    expect(status.err.trim().split("\n")).toEqual([
+      expect.stringMatching(/^reins: reins\.config\.json:1:3: /),
+    ]);
   });
 });
 

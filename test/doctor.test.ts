@@ -266,11 +266,36 @@ describe("reins doctor", () => {
     });
     // An in-process install needs no daemon.
     expect(line("daemon", "running")?.status).toBe("off");
+  });
+
+  it("fails for each problem of the config, and still checks the store it names", async () => {
+    const dir = project();
+    await init(dir, "claude", "--in-process");
+    writeFileSync(join(dir, "reins.config.json"), '{\n  "budget": { "sesion": { "tokens": 1000 } }\n}');
+    const typo = await doctor(dir);
+    expect(typo.code).toBe(1);
+    expect(typo.report.checks.filter((c) => c.subject === "config")).toEqual([
+      {
+        subject: "config",
+        check: "valid",
+        status: "fail",
+        message:
+          'reins.config.json:2:15: unknown key "sesion" in budget (did you mean "session"?); reins is guarding with the defaults for it',
+        fix: "edit reins.config.json; `reins config` shows what reins guards with",
+      },
+    ]);
+    expect(typo.line("store", "opens")?.status).toBe("ok");
+    expect(typo.line("claude", "hooks")?.status).toBe("ok");
 
     writeFileSync(join(dir, "reins.config.json"), '{ "budget": ');
-    expect((await doctor(dir)).line("store", "policy")).toMatchObject({
+    expect((await doctor(dir)).line("config", "valid")).toMatchObject({
       status: "fail",
-      message: expect.stringContaining("reins.config.json is not valid JSON") as string,
+      message:
+        "reins.config.json:1:13: not valid JSON: a value expected; reins is guarding with the defaults for all of it",
     });
+    writeFileSync(join(dir, "reins.config.json"), '{ "budget": { "session": { "tokens": 1000 } } }');
+    const fixed = await doctor(dir);
+    expect(fixed.line("config", "valid")).toBeUndefined();
+    expect(fixed.code).toBe(0);
   });
 });

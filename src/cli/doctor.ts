@@ -27,7 +27,7 @@ import { runtimeDir } from "../config/user-dirs.js";
 import { probeDaemon } from "../daemon/probe.js";
 import { containmentOf } from "../config/boundary.js";
 import { existingHookSecret } from "../server/secret.js";
-import { loadPolicy } from "../config/load-policy.js";
+import { loadPolicy, type LoadedPolicy } from "../config/load-policy.js";
 import { defaultStorePath, openStore } from "../store/open.js";
 import { redact } from "../store/redact.js";
 import { installedChecks, storeTamperChecks } from "./doctor-tamper.js";
@@ -37,7 +37,7 @@ export type CheckStatus = "ok" | "warn" | "fail" | "off";
 
 /** One line of `reins doctor`: what was checked, what was found, and the command that fixes it. */
 export interface DoctorCheck {
-  /** `claude`, `codex`, `gemini`, `daemon` or `store`. */
+  /** `claude`, `codex`, `gemini`, `daemon`, `config` or `store`. */
   subject: string;
   check: string;
   status: CheckStatus;
@@ -430,26 +430,25 @@ async function serverCheck(port: number, used: boolean, o: DoctorOptions): Promi
   };
 }
 
-/** Whether the project's policy loads and its store opens and reads. */
-export async function storeCheck(o: DoctorOptions): Promise<DoctorCheck> {
+/**
+ * One failed line per problem of the config, none when it is valid. A failure, not a warning: reins still
+ * guards, but with the defaults where the config is wrong, so a limit the person set (a smaller budget, a
+ * stricter breaker) is not the one in force until they fix it; exit 1 makes a script or CI notice.
+ */
+export function configChecks(loaded: LoadedPolicy): DoctorCheck[] {
+  return loaded.problems.map((message) => ({
+    subject: "config",
+    check: "valid",
+    status: "fail",
+    message,
+    fix: `edit ${loaded.file === null ? "the policy" : relative(loaded.root, loaded.file) || loaded.file}; \`reins config\` shows what reins guards with`,
+  }));
+}
+
+/** Whether the project's store opens and reads (the store the policy names, its problems aside). */
+export async function storeCheck(o: DoctorOptions, loaded: LoadedPolicy): Promise<DoctorCheck> {
   const base = { subject: "store", check: "opens" };
-  let spec: string;
-  try {
-    const loaded = loadPolicy({
-      cwd: o.root,
-      env: o.env,
-      ...(o.policyFile !== undefined ? { file: o.policyFile } : {}),
-    });
-    spec = o.storeSpec ?? loaded.policy.store;
-  } catch (error) {
-    return {
-      subject: "store",
-      check: "policy",
-      status: "fail",
-      message: (error as Error).message,
-      fix: "fix the policy file",
-    };
-  }
+  const spec = o.storeSpec ?? loaded.policy.store;
   const file = defaultStorePath(o.root);
   if ((spec === "" || spec === "sqlite") && !existsSync(file))
     return { ...base, status: "ok", message: `no database yet; the first hook creates ${where(o, file)}` };
@@ -525,8 +524,18 @@ export async function doctor(o: DoctorOptions): Promise<DoctorReport> {
     else if (changed === undefined) checks.push(...installed.filter((c) => c.subject === agent));
     installs.push(...found.installs);
   }
+  const loaded = loadPolicy({
+    cwd: o.root,
+    env: o.env,
+    ...(o.policyFile !== undefined ? { file: o.policyFile } : {}),
+  });
   checks.push(...containmentChecks(installs, o));
-  checks.push(...(await daemonChecks(installs, o)), await storeCheck(o), ...(await storeTamperChecks(o)));
+  checks.push(
+    ...(await daemonChecks(installs, o)),
+    ...configChecks(loaded),
+    await storeCheck(o, loaded),
+    ...(await storeTamperChecks(o)),
+  );
   return {
     root: o.root,
     // One field order for every line of the JSON output.

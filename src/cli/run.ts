@@ -38,6 +38,7 @@ function program(io: Io, result: { code: number }): Command {
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) });
 
+  let problemsSaid = false;
   const policyOf = () => {
     const opts = root.opts<{ cwd: string; policy?: string; store?: string }>();
     const loaded = loadPolicy({
@@ -45,6 +46,9 @@ function program(io: Io, result: { code: number }): Command {
       env: io.env,
       ...(opts.policy !== undefined ? { file: opts.policy } : {}),
     });
+    // A bad config never stops a command (its invalid parts take their defaults); each problem is said once.
+    if (!problemsSaid) for (const line of loaded.problems) io.stderr(`reins: ${line}\n`);
+    problemsSaid = true;
     return { ...loaded, storeSpec: opts.store ?? loaded.policy.store };
   };
   root

@@ -1,8 +1,9 @@
 /** The project's effective policy: its root, policy file, REINS_* variables and detected checks. */
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { ReinsError } from "../core/errors.js";
-import { defaultPolicy, resolvePolicy, type Policy } from "../core/policy.js";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { defaultPolicy, type Policy } from "../core/policy.js";
+import { lastValidText } from "./policy-cache-entry.js";
+import { parsePolicyDocument, repairPolicy, type Override } from "./policy-problems.js";
 import { detectProjectChecks } from "./project-checks.js";
 import { projectFiles } from "./project-files.js";
 
@@ -18,6 +19,13 @@ export interface LoadedPolicy {
   /** The policy file read, if any. */
   file: string | null;
   sources: Sources;
+  /**
+   * One line per problem of the config (file:line:column, what is wrong, what reins guards with instead);
+   * empty when it is valid.
+   */
+  problems: string[];
+  /** The policy file's text when it held no problem at all (the cache keeps it as the last valid one). */
+  validText: string | null;
 }
 
 /** The project root: the nearest folder, from `cwd` up, with a policy file, a `.reins` folder or `.git`. */
@@ -48,17 +56,6 @@ function leaves(value: unknown, path: string[] = []): [string[], unknown][] {
   return Object.entries(value).flatMap(([k, v]) => leaves(v, [...path, k]));
 }
 
-function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
-  let node = target;
-  for (const key of path.slice(0, -1)) {
-    const next = node[key];
-    if (next === null || typeof next !== "object" || Array.isArray(next)) node[key] = {};
-    node = node[key] as Record<string, unknown>;
-  }
-  const last = path[path.length - 1];
-  if (last !== undefined) node[last] = value;
-}
-
 /** An environment value: JSON when it parses (numbers, booleans, null, lists), the raw string otherwise. */
 function envValue(raw: string): unknown {
   try {
@@ -68,26 +65,29 @@ function envValue(raw: string): unknown {
   }
 }
 
-/** The text of a policy file; a ReinsError when it cannot be read. */
-export function readPolicyText(path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (error) {
-    throw new ReinsError("invalid_policy", `cannot read ${path}: ${(error as Error).message}`);
-  }
+/** A policy file larger than this is not read: no policy needs that much, and a hook must stay quick. */
+export const MAX_POLICY_BYTES = 1024 * 1024;
+
+/** A policy file as read: its text, or the one line saying why it could not be read. */
+export type PolicySource = { text: string } | { problem: string };
+
+/** How a message names the policy file: relative to the project root when inside it. */
+export function policyLabel(root: string, file: string): string {
+  const inside = relative(root, file);
+  return inside !== "" && !inside.startsWith("..") && !isAbsolute(inside) ? inside : file;
 }
 
-function parsePolicyText(path: string, text: string): Record<string, unknown> {
-  let data: unknown;
+/** The text of the policy file at `path`, or why it cannot be used (unreadable, over MAX_POLICY_BYTES). */
+export function readPolicySource(root: string, path: string): PolicySource {
+  const label = policyLabel(root, path);
   try {
-    data = JSON.parse(text);
+    const { size } = statSync(path);
+    if (size > MAX_POLICY_BYTES)
+      return { problem: `${label}: ${size} bytes, over the ${MAX_POLICY_BYTES} a policy file may hold` };
+    return { text: readFileSync(path, "utf8") };
   } catch (error) {
-    throw new ReinsError("invalid_policy", `${path} is not valid JSON: ${(error as Error).message}`);
+    return { problem: `${label}: cannot be read (${(error as Error).message.split("\n")[0] ?? ""})` };
   }
-  if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    throw new ReinsError("invalid_policy", `${path} must hold a JSON object`);
-  }
-  return data as Record<string, unknown>;
 }
 
 /** The policy file of the project at `root`: the first of POLICY_FILES there, or null. */
@@ -97,40 +97,88 @@ export function findPolicyFile(root: string): string | null {
 
 /**
  * Loads the effective policy: defaults, then the project's policy file, then `REINS_*` environment
- * variables (one per leaf, e.g. `REINS_BUDGET_SESSION_TOKENS=200000`, `REINS_BUDGET_MODE=soft`).
- * A bad value throws a ReinsError naming the field, the value and where it came from.
+ * variables (one per leaf, e.g. `REINS_BUDGET_SESSION_TOKENS=200000`, `REINS_BUDGET_MODE=soft`). Never
+ * throws for a bad config: each invalid part is dropped (its default stands) and said in `problems`.
  */
 export function loadPolicy(options: { cwd: string; env?: NodeJS.ProcessEnv; file?: string }): LoadedPolicy {
   const root = findRoot(options.cwd);
   const file = options.file !== undefined ? resolve(options.cwd, options.file) : findPolicyFile(root);
-  return policyFromText(root, file, file === null ? null : readPolicyText(file), options.env ?? {});
+  const source = file === null ? null : readPolicySource(root, file);
+  return policyFromText(root, file, source, options.env ?? {}, () =>
+    file === null ? null : lastValidText(root, file),
+  );
+}
+
+/** The file's content to validate, and what is said when the file cannot be used at all. */
+function fileInput(
+  root: string,
+  file: string | null,
+  source: PolicySource | null,
+  lastValid: () => string | null,
+): { input: Record<string, unknown>; text: string | null; from: string | null; problem?: string } {
+  if (file === null || source === null) return { input: {}, text: null, from: null };
+  const label = policyLabel(root, file);
+  const read = "text" in source ? parsePolicyDocument(label, source.text) : source;
+  if ("data" in read) return { input: read.data, text: "text" in source ? source.text : null, from: file };
+  const last = lastValid();
+  const fallback = last === null ? null : parsePolicyDocument(label, last);
+  if (fallback !== null && "data" in fallback)
+    return {
+      input: fallback.data,
+      text: null,
+      from: `${file} (last valid)`,
+      problem: `${read.problem}; reins is guarding with the last valid ${label} for all of it`,
+    };
+  return {
+    input: {},
+    text: null,
+    from: null,
+    problem: `${read.problem}; reins is guarding with the defaults for all of it`,
+  };
 }
 
 /**
- * The second half of loadPolicy, for a policy file already read: `text` is the content of `file` (both
- * null when there is none). Throws like loadPolicy.
+ * The second half of loadPolicy, for a policy file already read: `source` is what reading `file` gave
+ * (both null when there is none), `lastValid` the file's last text that held no problem (used when it no
+ * longer parses). Never throws for a bad config (see loadPolicy).
  */
 export function policyFromText(
   root: string,
   file: string | null,
-  text: string | null,
+  source: PolicySource | null,
   env: NodeJS.ProcessEnv,
+  lastValid: () => string | null = () => null,
 ): LoadedPolicy {
-  const input: Record<string, unknown> = file === null || text === null ? {} : parsePolicyText(file, text);
-  const sources: Sources = {};
-  for (const [path] of leaves(defaultPolicy)) sources[path.join(".")] = "default";
-  for (const [path] of leaves(input)) if (path[0] !== "$schema") sources[path.join(".")] = file ?? "default";
+  const read = fileInput(root, file, source, lastValid);
+  const overrides: Override[] = [];
   for (const [path] of leaves(defaultPolicy)) {
     const name = envName(path);
     const raw = env[name];
-    if (raw === undefined) continue;
-    setPath(input, path, envValue(raw));
-    sources[path.join(".")] = `env ${name}`;
+    if (raw !== undefined) overrides.push({ name, path, value: envValue(raw) });
   }
-  const origin = [file, ...Object.values(sources).filter((s) => s.startsWith("env "))].filter(
-    (s) => s !== null,
-  );
-  const policy = resolvePolicy(input, origin.length > 0 ? `policy (from ${origin.join(", ")})` : "policy");
+  const repaired = repairPolicy({
+    label: file === null ? "policy" : policyLabel(root, file),
+    text: read.text,
+    input: read.input,
+    overrides,
+  });
+  const policy = repaired.policy;
+  const sources: Sources = {};
+  for (const [path] of leaves(defaultPolicy)) sources[path.join(".")] = "default";
+  for (const [path] of leaves(repaired.input))
+    if (path[0] !== "$schema") sources[path.join(".")] = read.from ?? "default";
+  for (const o of repaired.overrides) sources[o.path.join(".")] = `env ${o.name}`;
+  const problems = read.problem !== undefined ? [read.problem, ...repaired.problems] : repaired.problems;
+  const validText =
+    read.problem === undefined && !repaired.fromFile && source !== null && "text" in source
+      ? source.text
+      : null;
+  addCheckCommands(root, env, policy, sources);
+  return { policy, root, file, sources, problems, validText };
+}
+
+/** The commands of the policy's checks, from the plan `reins run` drives or the project's own files. */
+function addCheckCommands(root: string, env: NodeJS.ProcessEnv, policy: Policy, sources: Sources): void {
   // Inside an iteration `reins run` drives, the plan's checks judge the task: "done" refused names them.
   const planChecks = planChecksOf(env[PLAN_CHECKS_ENV]);
   if (planChecks !== null) {
@@ -150,7 +198,6 @@ export function policyFromText(
     policy.completion.commands[check] = command;
     sources[`completion.commands.${check}`] = "the project's files";
   }
-  return { policy, root, file, sources };
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  rmSync,
   statSync,
   utimesSync,
   writeFileSync,
@@ -12,9 +13,8 @@ import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ReinsError } from "../core/errors.js";
 import { loadPolicy } from "./load-policy.js";
-import { loadPolicyCached, policyCachePath } from "./policy-cache.js";
+import { loadPolicyCached, loadPolicyChecked, policyCachePath } from "./policy-cache.js";
 
 function project(config: object | null = {}): string {
   const root = mkdtempSync(join(tmpdir(), "reins-policy-cache-"));
@@ -32,6 +32,8 @@ function plant(root: string, digest = true): void {
   const entry = JSON.parse(readFileSync(path, "utf8")) as {
     key: string;
     digest: string;
+    problems: string[];
+    lastValid: unknown;
     policy: { circuit: { duplicateThreshold: number } };
   };
   entry.policy.circuit.duplicateThreshold = 99;
@@ -39,7 +41,7 @@ function plant(root: string, digest = true): void {
     entry.digest = createHash("sha256")
       .update(entry.key)
       .update("\n")
-      .update(JSON.stringify(entry.policy))
+      .update(JSON.stringify([entry.policy, entry.problems, entry.lastValid]))
       .digest("hex");
   writeFileSync(path, JSON.stringify(entry));
 }
@@ -113,16 +115,61 @@ describe("loadPolicyCached", () => {
     expect(threshold(root)).toBe(8);
   });
 
-  it("throws for an invalid policy like loadPolicy, and never answers it from an earlier valid one", () => {
-    const root = project();
-    expect(threshold(root)).toBe(5);
-    writeFileSync(join(root, "reins.config.json"), JSON.stringify({ circuit: { duplicateThreshold: 0 } }));
+  it("never throws for an invalid policy: the defaults stand for the bad value, and its problem is cached", () => {
+    const root = project({ circuit: { duplicateThreshold: 7 } });
+    expect(threshold(root)).toBe(7);
+    writeFileSync(
+      join(root, "reins.config.json"),
+      JSON.stringify({ circuit: { duplicateThreshold: 0, maxCallsPerTask: 9 } }),
+    );
     for (let i = 0; i < 2; i++) {
-      expect(() => threshold(root)).toThrow(ReinsError);
-      expect(() => threshold(root)).toThrow(/circuit\.duplicateThreshold/);
+      const checked = loadPolicyChecked({ cwd: root });
+      expect(checked.policy.circuit).toMatchObject({ duplicateThreshold: 5, maxCallsPerTask: 9 });
+      expect(checked.problems).toEqual([
+        "reins.config.json:1:34: circuit.duplicateThreshold: got 0; Too small: expected number to be >=2; reins is guarding with the defaults for it",
+      ]);
     }
-    writeFileSync(join(root, "reins.config.json"), "{ not json");
-    expect(() => threshold(root)).toThrow(/not valid JSON/);
+    // The second answer came from the cache: planting a value there shows through.
+    plant(root);
+    expect(threshold(root)).toBe(99);
+  });
+
+  it("answers a policy file that no longer parses with the last valid one, and says so", () => {
+    const root = project({ circuit: { duplicateThreshold: 7 } });
+    expect(threshold(root)).toBe(7);
+    // A file with a problem is not valid: the last valid one stays the one before it.
+    writeFileSync(join(root, "reins.config.json"), JSON.stringify({ circuit: { duplicateThreshold: 1 } }));
+    expect(threshold(root)).toBe(5);
+    writeFileSync(join(root, "reins.config.json"), '{ "circuit": { "duplicateThreshold": 8 ');
+    const checked = loadPolicyChecked({ cwd: root, env: { REINS_CHURN_HALT_AT: "9" } });
+    expect(checked.policy.circuit.duplicateThreshold).toBe(7);
+    // The variables still apply over the last valid file.
+    expect(checked.policy.churn.haltAt).toBe(9);
+    expect(checked.problems).toEqual([
+      "reins.config.json:1:40: not valid JSON: a closing } expected; reins is guarding with the last valid reins.config.json for all of it",
+    ]);
+    // The CLI's loader (reins config, reins doctor) says and uses the same.
+    expect(loadPolicy({ cwd: root, env: { REINS_CHURN_HALT_AT: "9" } })).toMatchObject({
+      problems: checked.problems,
+      policy: { circuit: { duplicateThreshold: 7 } },
+    });
+    // Without a cache, the defaults.
+    rmSync(policyCachePath(root));
+    expect(loadPolicyChecked({ cwd: root }).policy.circuit.duplicateThreshold).toBe(5);
+    expect(loadPolicyChecked({ cwd: root }).problems[0]).toMatch(/defaults for all of it$/);
+  });
+
+  it("keeps the last valid file across a file that does not parse, and drops it for another file", () => {
+    const root = project({ circuit: { duplicateThreshold: 7 } });
+    expect(threshold(root)).toBe(7);
+    writeFileSync(join(root, "reins.config.json"), "{ nope");
+    expect(threshold(root)).toBe(7);
+    writeFileSync(join(root, "reins.config.json"), "[1]");
+    expect(threshold(root)).toBe(7);
+    rmSync(join(root, "reins.config.json"));
+    mkdirSync(join(root, ".reins"), { recursive: true });
+    writeFileSync(join(root, ".reins", "config.json"), "{ nope");
+    expect(threshold(root)).toBe(5);
   });
 
   it("ignores a damaged cache file and writes a good one", () => {

@@ -1,85 +1,75 @@
-/** The hooks' cache of the project's validated policy, used until what it was made from changes. */
+/** The hooks' cache of the project's validated policy and its problems, used until what it was made from changes. */
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Policy } from "../core/policy.js";
-import { findPolicyFile, findRoot, policyFromText, readPolicyText } from "./load-policy.js";
+import {
+  findPolicyFile,
+  findRoot,
+  policyFromText,
+  readPolicySource,
+  type PolicySource,
+} from "./load-policy.js";
+import { policyCachePath, readCacheEntry, writeCacheEntry, type LastValid } from "./policy-cache-entry.js";
 import { projectStamp } from "./project-files.js";
 
-/** Where the validated policy of the project at `root` is kept between hook calls. */
-export function policyCachePath(root: string): string {
-  return join(root, ".reins", "cache", "policy.json");
-}
-
-interface CacheEntry {
-  key: string;
-  policy: Policy;
-  /** A digest of the key and the policy as written: an entry edited afterwards no longer matches it. */
-  digest: string;
-}
-
-/** The digest an entry carries: the cached policy is used only while the file still holds what was written. */
-function digestOf(key: string, policyText: string): string {
-  return createHash("sha256").update(key).update("\n").update(policyText).digest("hex");
-}
+export { policyCachePath } from "./policy-cache-entry.js";
 
 /**
  * What the effective policy is made of, hashed: the code that validates it (this file's path, size and
- * mtime: a new build of reins changes it), the project, its policy file's path and full text, every
- * `REINS_*` environment variable, and the stamp of the manifests the project's check commands come from.
+ * mtime: a new build of reins changes it), the project, its policy file's path and full text (or why it
+ * could not be read), every `REINS_*` environment variable, and the stamp of the manifests the project's
+ * check commands come from.
  */
-function cacheKey(root: string, file: string | null, text: string | null, env: NodeJS.ProcessEnv): string {
+function cacheKey(
+  root: string,
+  file: string | null,
+  source: PolicySource | null,
+  env: NodeJS.ProcessEnv,
+): string {
   const code = fileURLToPath(import.meta.url);
   const { size, mtimeMs } = statSync(code);
   const vars = Object.entries(env)
     .filter(([name]) => name.startsWith("REINS_"))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return createHash("sha256")
-    .update(JSON.stringify([code, size, mtimeMs, root, file, text, vars, projectStamp(root)]))
+    .update(JSON.stringify([code, size, mtimeMs, root, file, source, vars, projectStamp(root)]))
     .digest("hex");
 }
 
-function readEntry(path: string, key: string): Policy | null {
-  try {
-    const entry = JSON.parse(readFileSync(path, "utf8")) as Partial<CacheEntry> | null;
-    if (entry?.key !== key || typeof entry.policy !== "object" || entry.policy === null) return null;
-    // An entry edited by hand (or by an agent that got past self-protection) is validated afresh, never trusted.
-    return entry.digest === digestOf(key, JSON.stringify(entry.policy)) ? entry.policy : null;
-  } catch {
-    return null;
-  }
-}
-
-function writeEntry(path: string, entry: CacheEntry): void {
-  // Hooks run in parallel: write aside, then rename, so a reader sees a whole file or none.
-  const temp = `${path}.${process.pid}.tmp`;
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    // 0600: the policy's store spec may carry a Redis password taken from REINS_STORE.
-    writeFileSync(temp, JSON.stringify(entry), { mode: 0o600 });
-    renameSync(temp, path);
-  } catch {
-    // A cache that cannot be written only costs the next call a validation.
-  }
+/** The effective policy and what is wrong with the config it came from (one line per problem). */
+export interface CheckedPolicy {
+  policy: Policy;
+  /** Empty when the config is valid; else each problem as `reins config` and the hooks' notices say it. */
+  problems: readonly string[];
 }
 
 /**
- * The effective policy, as `loadPolicy` gives it, validated once rather than per call: the result is kept
- * in the project's `.reins/cache/policy.json` under a hash of everything it was made from (see
- * `cacheKey`) and used again only while that hash is unchanged. An invalid policy throws like
- * `loadPolicy` and is not cached.
+ * The effective policy, as `loadPolicy` gives it, validated once rather than per call: the result and the
+ * config's problems (their lines computed then, not per call) are kept in the project's
+ * `.reins/cache/policy.json` under a hash of everything they were made from (see `cacheKey`) and used again
+ * only while that hash is unchanged. A bad config never throws: its invalid parts take their defaults, and
+ * a file that no longer parses is answered with the last valid one the cache kept, else the defaults.
  */
-export function loadPolicyCached(options: { cwd: string; env?: NodeJS.ProcessEnv }): Policy {
+export function loadPolicyChecked(options: { cwd: string; env?: NodeJS.ProcessEnv }): CheckedPolicy {
   const root = findRoot(options.cwd);
   const env = options.env ?? {};
   const file = findPolicyFile(root);
-  const text = file === null ? null : readPolicyText(file);
-  const key = cacheKey(root, file, text, env);
+  const source = file === null ? null : readPolicySource(root, file);
+  const key = cacheKey(root, file, source, env);
   const path = policyCachePath(root);
-  const cached = readEntry(path, key);
-  if (cached !== null) return cached;
-  const { policy } = policyFromText(root, file, text, env);
-  writeEntry(path, { key, policy, digest: digestOf(key, JSON.stringify(policy)) });
-  return policy;
+  const cached = readCacheEntry(path);
+  if (cached?.key === key) return { policy: cached.policy, problems: cached.problems };
+  const previous = cached?.lastValid ?? null;
+  const kept = file !== null && previous?.file === file ? previous : null;
+  const loaded = policyFromText(root, file, source, env, () => kept?.text ?? null);
+  const lastValid: LastValid | null =
+    file !== null && loaded.validText !== null ? { file, text: loaded.validText } : kept;
+  writeCacheEntry(path, { key, policy: loaded.policy, problems: loaded.problems, lastValid });
+  return { policy: loaded.policy, problems: loaded.problems };
+}
+
+/** The effective policy alone, as loadPolicyChecked gives it. */
+export function loadPolicyCached(options: { cwd: string; env?: NodeJS.ProcessEnv }): Policy {
+  return loadPolicyChecked(options).policy;
 }

@@ -10,14 +10,14 @@ import { ReinsError } from "./errors.js";
 export function invalidPolicy(source: string, error: z.ZodError): ReinsError {
   const problems = error.issues.map((issue) => {
     const field = issue.path.length > 0 ? issue.path.join(".") : "(top level)";
-    const got = "input" in issue ? `got ${describe(issue.input)}; ` : "";
+    const got = "input" in issue ? `got ${describeValue(issue.input)}; ` : "";
     return `${field}: ${got}${issue.message}`;
   });
   return new ReinsError("invalid_policy", `invalid ${source}: ${problems.join("; ")}`);
 }
 
 /** Describes a rejected value in a few words: `"abc"`, `-1`, `nothing`. */
-function describe(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (value === undefined) return "nothing";
   const text = JSON.stringify(value) ?? typeof value;
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;

@@ -141,7 +141,8 @@ export class ProjectPool {
 
   /**
    * Takes a changed policy file into account: a new policy replaces the old one; a new store spec reopens the
-   * project. An invalid policy throws, as it does for a hook in-process (the call is answered with the error).
+   * project. A bad config never throws: its invalid parts take their defaults, as for a hook in-process, and
+   * the replies' notices say so.
    */
   private async refreshPolicy(key: string, entry: Entry, now: number): Promise<void> {
     entry.policyCheckedAt = now;

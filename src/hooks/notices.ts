@@ -3,6 +3,7 @@
  * contained, tampering found, a config that did not load. Each source is asked only when a reply needs it
  * (a turn's start, a deny), never on an allowed tool call.
  */
+import { configNotices } from "./config-notices.js";
 import { containmentNotices } from "./containment-notice.js";
 import type { NoticeSource, ProjectNotices } from "./notice-source.js";
 
@@ -30,5 +31,5 @@ export function combineNotices(sources: readonly NoticeSource[]): ProjectNotices
  * asked only when a reply needs it.
  */
 export function projectNotices(root: string, env: NodeJS.ProcessEnv): ProjectNotices {
-  return combineNotices([containmentNotices(root, env)]);
+  return combineNotices([configNotices(root, env), containmentNotices(root, env)]);
 }

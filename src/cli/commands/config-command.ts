@@ -2,9 +2,10 @@
 import type { Command } from "commander";
 import { describePolicy } from "../../config/load-policy.js";
 import { table } from "../../text/table.js";
+import { EXIT } from "../exit-codes.js";
 import type { AgentContext } from "../context.js";
 
-/** Registers `reins config`. */
+/** Registers `reins config`: exit 2 when the config has problems (the policy shown is what reins guards with). */
 export function registerConfigCommand(root: Command, ctx: AgentContext): void {
   const { io } = ctx;
   const policyOf = () => ctx.loaded();
@@ -13,14 +14,20 @@ export function registerConfigCommand(root: Command, ctx: AgentContext): void {
     .description("print the effective policy and where each value came from")
     .option("--json", "print the policy as JSON")
     .action((opts: { json?: boolean }) => {
+      // The config's problems, if any, went to stderr as the policy loaded: one line each.
       const loaded = policyOf();
+      // A config with problems is an input error (exit 2), though reins guards with it all the same.
+      if (loaded.problems.length > 0) ctx.result.code = EXIT.usage;
       if (opts.json === true) {
-        io.stdout(
-          `${JSON.stringify({ policy: loaded.policy, file: loaded.file, sources: loaded.sources }, null, 2)}\n`,
-        );
+        const { policy, file, sources, problems } = loaded;
+        io.stdout(`${JSON.stringify({ policy, file, sources, problems }, null, 2)}\n`);
         return;
       }
-      io.stdout(`policy file: ${loaded.file ?? "none (defaults)"}\n\n`);
+      const problems =
+        loaded.problems.length === 0
+          ? ""
+          : ` (${loaded.problems.length} problem(s), said above: reins guards with the defaults for them)`;
+      io.stdout(`policy file: ${loaded.file ?? "none (defaults)"}${problems}\n\n`);
       io.stdout(table(["field", "value", "source"], describePolicy(loaded)));
     });
 }
