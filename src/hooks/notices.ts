@@ -3,7 +3,9 @@
  * contained, tampering found, a config that did not load. Each source is asked only when a reply needs it
  * (a turn's start, a deny), never on an allowed tool call.
  */
+import { runtimeDir } from "../config/user-dirs.js";
 import type { Notices } from "./agent-adapter.js";
+import { tamperNotices } from "./tamper-notice.js";
 
 /** One source of notices for a project's hook replies. */
 export type NoticeSource = Notices;
@@ -30,10 +32,14 @@ export const noNotices: Notices = () => [];
 
 /**
  * The notices of the project at `root`: one source per thing reins checks about its own guarding. Each is
- * asked only when a reply needs it.
+ * asked only when a reply needs it. `runtime` is the user's runtime folder (the hook daemon passes its own:
+ * the variables a call brings are the project's, not where the daemon lives).
  */
-export function projectNotices(root: string, env: NodeJS.ProcessEnv): Notices {
+export function projectNotices(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  runtime: string = runtimeDir(env),
+): Notices {
   void root;
-  void env;
-  return combineNotices([]);
+  return combineNotices([tamperNotices(runtime)]);
 }

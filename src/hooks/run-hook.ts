@@ -55,7 +55,7 @@ export interface HookServices {
 export async function openServices(
   root: string,
   env: NodeJS.ProcessEnv,
-  options: { remote?: boolean; storeSpec?: string; requireConnection?: boolean } = {},
+  options: { remote?: boolean; storeSpec?: string; requireConnection?: boolean; runtime?: string } = {},
 ): Promise<HookServices> {
   reinsDir(root);
   const policy = loadPolicyCached({ cwd: root, env });
@@ -82,7 +82,7 @@ export async function openServices(
     store,
     spool: new Spool(join(root, ".reins", "spool")),
     transcripts: new TranscriptReader(join(root, ".reins", "transcripts")),
-    notices: projectNotices(root, env),
+    notices: projectNotices(root, env, options.runtime),
   };
 }
 
