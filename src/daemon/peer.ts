@@ -39,7 +39,10 @@ export function socketHolder(path: string): string {
       if (inode === undefined || !inodes.has(inode)) continue;
       let command = "";
       try {
-        command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim().slice(0, 200);
+        command = readFileSync(`/proc/${pid}/cmdline`, "utf8")
+          .replace(/[\0\s]+/g, " ")
+          .trim()
+          .slice(0, 200);
       } catch {
         // gone meanwhile
       }
