@@ -59,7 +59,12 @@ export function ensureDaemonKey(runtime: string): string {
     // replaced, so a daemon never runs without a key a client can check.
     if (readDaemonKey(runtime) === null) {
       rmSync(path, { force: true });
-      linkSync(aside, path);
+      try {
+        linkSync(aside, path);
+      } catch (again) {
+        // another daemon replaced it first: theirs is read below
+        if ((again as NodeJS.ErrnoException).code !== "EEXIST") throw again;
+      }
     }
   } finally {
     rmSync(aside, { force: true });
