@@ -82,9 +82,9 @@ export function installStamp(files: readonly string[]): () => string {
 }
 
 /**
- * Starts a hook daemon on `options.socket`. When another daemon already answers there, returns it instead. A
- * socket left by a daemon that died, or held by any other program, is taken over: the conflict is resolved,
- * not reported.
+ * Starts a hook daemon on `options.socket`. When another daemon already answers there (it proves the user's
+ * daemon key), returns it instead. A socket left by a daemon that died is taken over; one held by any other
+ * program is taken over too, and said in the log and the tamper record.
  */
 export async function startHookDaemon(options: HookDaemonOptions): Promise<DaemonStart> {
   const log = options.log ?? (() => {});
