@@ -4,18 +4,22 @@
 // framework and the server: it requires only the bundled hook command.
 const argv = process.argv.slice(2);
 const hook = argv[0] === "hook" && argv.length >= 2 && !argv.includes("--help") && !argv.includes("-h");
-// `hook <agent>`, or `hook <agent> --start-daemon <name>` as the hook clients run it when no daemon answers.
+// `hook <agent>`, or `hook <agent> --start-daemon <name>` as the hook clients run it when no daemon answers
+// (`--unproven <name>` when something answered without the daemon's proof).
 const fast =
   hook &&
   !argv[1].startsWith("-") &&
-  (argv.length === 2 || (argv.length === 4 && argv[2] === "--start-daemon" && !argv[3].startsWith("-")));
+  (argv.length === 2 ||
+    (argv.length === 4 &&
+      (argv[2] === "--start-daemon" || argv[2] === "--unproven") &&
+      !argv[3].startsWith("-")));
 // `daemon run [--name <name>]`: the long-lived hook daemon holds only what answering hooks needs.
 const daemon =
   argv[0] === "daemon" &&
   argv[1] === "run" &&
   (argv.length === 2 || (argv.length === 4 && argv[2] === "--name"));
 const main = fast
-  ? require("../dist/hook-entry/hook-loader.cjs").hookMain(argv[1], argv[3])
+  ? require("../dist/hook-entry/hook-loader.cjs").hookMain(argv[1], argv[3], argv[2] === "--unproven")
   : daemon
     ? import("../dist/daemon/run.js").then((d) =>
         d.runDaemon(argv[3], process.env, (line) => process.stderr.write(`${line}\n`)),

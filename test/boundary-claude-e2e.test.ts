@@ -203,6 +203,10 @@ describe.skipIf(claudeUnavailableReason() !== null || bwrapReason !== null)(
       const texts = each.fake!.mainRequests().map((r) => lastToolResults(r)[0]?.text ?? "");
       const requests = JSON.stringify(each.fake!.requests);
       for (const secret of secrets(project)) expect(requests).not.toContain(secret);
+      // Contained: the session's start said nothing of the kind, and the daemon was never stood in for.
+      expect(requests).toContain("reins: session budget");
+      expect(requests).not.toContain("not contained");
+      expect(requests).not.toContain("not reins");
       // The loop's calls are the last seven; reins denies one of the first six of them.
       const loopTexts = texts.slice(attacks.length + 1, attacks.length + 1 + loop.length);
       expect(loopTexts.slice(0, 6).some((t) => t.startsWith("PreToolUse:Bash hook error: reins:"))).toBe(

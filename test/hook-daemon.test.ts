@@ -15,7 +15,8 @@ import { startHookDaemon, type HookDaemon } from "../src/daemon/hook-daemon.js";
 import { listDaemons } from "../src/daemon/list.js";
 import { daemonName, socketPath } from "../src/daemon/paths.js";
 import { probeDaemon, socketRequest } from "../src/daemon/probe.js";
-import { encodeHeaderValue, PROTOCOL } from "../src/daemon/protocol.js";
+import { callParts, encodeHeaderValue, PROTOCOL } from "../src/daemon/protocol.js";
+import { freshNonce, mac } from "../src/daemon/key.js";
 import { buildClient } from "../src/install/native-client.js";
 import { hookSecret } from "../src/server/secret.js";
 import { SqliteStore } from "../src/store/sqlite.js";
@@ -75,13 +76,17 @@ const failed = (session: string, root: string) => ({
   error: "Exit code 1\nECONNREFUSED",
 });
 
-/** One hook call over the socket, as the clients make it. */
+/** One hook call over the socket, as the clients make it: signed with the secret over a fresh nonce. */
 function call(
   socket: string,
   body: unknown,
   headers: { root: string; secret: string; env?: string; protocol?: string },
   agent = "claude",
 ): Promise<{ status: number; json: Record<string, unknown> }> {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  const nonce = freshNonce();
+  const rootHeader = encodeHeaderValue(headers.root);
+  const auth = mac(headers.secret, callParts(nonce, agent, rootHeader, headers.env ?? "", text));
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -90,9 +95,10 @@ function call(
         path: `/hooks/${agent}`,
         headers: {
           "content-type": "application/json",
-          authorization: `Bearer ${headers.secret}`,
+          "x-reins-nonce": nonce,
+          "x-reins-auth": auth,
           "x-reins-protocol": headers.protocol ?? PROTOCOL,
-          "x-reins-root": encodeHeaderValue(headers.root),
+          "x-reins-root": rootHeader,
           ...(headers.env !== undefined ? { "x-reins-env": headers.env } : {}),
         },
       },
@@ -105,7 +111,7 @@ function call(
       },
     );
     req.on("error", reject);
-    req.end(typeof body === "string" ? body : JSON.stringify(body));
+    req.end(text);
   });
 }
 

@@ -67,6 +67,7 @@ const RUNTIME_FILES = [
   "bin/package.json", // makes bin/reins.js CommonJS
   "bin/reins-hook", // the sh + curl hook client that `reins init` installs without a C compiler
   "src/client/reins-hook.c", // the native hook client `reins init` compiles
+  "src/client/hmac-sha256.h", // its SHA-256 and HMAC, included by it
   "dist/hook.cjs", // the bundled hook command
   "dist/hook-entry/hook-loader.cjs",
   "dist/web/index.html", // the dashboard `reins serve` serves
@@ -101,10 +102,9 @@ describe("npm pack", () => {
 
   it("ships nothing else: no sources, tests, benchmarks, source maps, run artefacts or dashboard sources", () => {
     expect(paths.filter((p) => FORBIDDEN.some((re) => re.test(p)))).toEqual([]);
-    expect(paths.filter((p) => p !== "src/client/reins-hook.c" && !ALLOWED.some((re) => re.test(p)))).toEqual(
-      [],
-    );
-    expect(paths.filter((p) => p.startsWith("src/"))).toEqual(["src/client/reins-hook.c"]);
+    const client = ["src/client/hmac-sha256.h", "src/client/reins-hook.c"];
+    expect(paths.filter((p) => !client.includes(p) && !ALLOWED.some((re) => re.test(p)))).toEqual([]);
+    expect(paths.filter((p) => p.startsWith("src/")).sort()).toEqual(client);
   });
 
   it(

@@ -24,8 +24,9 @@ import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
 import { REINS_BIN } from "../config/package-info.js";
 import { daemonName, socketPath } from "../daemon/paths.js";
 import { runtimeDir } from "../config/user-dirs.js";
-import { probeDaemon } from "../daemon/probe.js";
+import { probeSocket } from "../daemon/probe.js";
 import { containmentOf } from "../config/boundary.js";
+import { readTamper, tamperLines, tamperPath } from "../hooks/tamper-record.js";
 import { existingHookSecret } from "../server/secret.js";
 import { loadPolicy, type LoadedPolicy } from "../config/load-policy.js";
 import { defaultStorePath, openStore } from "../store/open.js";
@@ -384,7 +385,16 @@ async function hookDaemonCheck(name: string, o: DoctorOptions): Promise<DoctorCh
   } catch {
     // not made yet: the first hook makes it
   }
-  const status = await probeDaemon(socketPath(o.env, name), o.timeoutMs ?? 3_000);
+  const socket = socketPath(o.env, name);
+  const answer = await probeSocket(socket, o.timeoutMs ?? 3_000);
+  if (answer.kind === "unproven")
+    return {
+      ...base,
+      status: "fail",
+      message: `a program that is not reins' daemon answers on ${socket} (${answer.detail}): the hook clients answer in-process meanwhile, and the daemon takes the socket back`,
+      fix: "reins daemon start",
+    };
+  const status = answer.kind === "proven" ? answer.status : null;
   if (status === null)
     return {
       ...base,
@@ -396,6 +406,24 @@ async function hookDaemonCheck(name: string, o: DoctorOptions): Promise<DoctorCh
     ...base,
     status: "ok",
     message: `the user's hook daemon answers (pid ${status.pid}, reins ${status.version}, ${status.projects.length} project(s) open${here ? ", this one among them" : ""})`,
+  };
+}
+
+/**
+ * The tamper record (see hooks/tamper-record.ts): a program that stood in for the user's hook daemon is a
+ * failure until a person has looked and acknowledged it.
+ */
+export function tamperCheck(env: NodeJS.ProcessEnv): DoctorCheck {
+  const base = { subject: "daemon", check: "tampering" };
+  const entries = readTamper(runtimeDir(env));
+  if (entries.length === 0)
+    return { ...base, status: "ok", message: "no program has stood in for the user's hook daemon" };
+  const last = entries[entries.length - 1]!;
+  return {
+    ...base,
+    status: "fail",
+    message: `${tamperLines(entries).join(" ")} Last: ${last.detail} (found by ${last.by}; ${tamperPath(runtimeDir(env))})`,
+    fix: "look into it, then: reins daemon ack",
   };
 }
 
@@ -532,6 +560,7 @@ export async function doctor(o: DoctorOptions): Promise<DoctorReport> {
   checks.push(...containmentChecks(installs, o));
   checks.push(
     ...(await daemonChecks(installs, o)),
+    tamperCheck(o.env),
     ...configChecks(loaded),
     await storeCheck(o, loaded),
     ...(await storeTamperChecks(o)),

@@ -1,9 +1,13 @@
 /*
  * reins-hook: the command-hook client. It forwards one hook call (JSON on stdin) to the user's reins hook
  * daemon over its Unix socket and prints the reply, without starting Node. The daemon answers for every
- * project of the user; the call names its project (the root found as reins finds it) and proves it with
- * the project's hook secret. When no daemon answers, the client hands the input to `reins hook <agent>`
- * in-process, which also starts the daemon in the background, so a call is never left unguarded.
+ * project of the user; the call names its project (the root found as reins finds it) and is signed with
+ * the project's hook secret (the secret itself never leaves this process). The daemon signs its answer with
+ * the user's daemon key (<runtime>/daemon.key, which the agent's boundary keeps it from reading) over this
+ * call's fresh nonce; an answer without that proof is never printed (docs/daemon-proof.md). When no daemon
+ * answers, or one answers without proof, the client hands the input to `reins hook <agent>` in-process,
+ * which also starts the daemon in the background (and records the unproven answer), so a call is never left
+ * unguarded.
  *
  * usage: reins-hook <agent> <node> <reins.js> <daemon-name>
  * The socket is <runtime>/<daemon-name>.sock, <runtime> being $REINS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/reins,
@@ -12,6 +16,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <time.h>
 #include <signal.h>
 #include <limits.h>
 #include <stdio.h>
@@ -25,10 +31,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hmac-sha256.h"
+
 extern char **environ;
 
 /* The hook protocol version (src/daemon/protocol.ts). */
-#define PROTOCOL "1"
+#define PROTOCOL "2"
 
 static char *read_all(int fd, size_t *length) {
   size_t size = 65536, used = 0;
@@ -133,17 +141,61 @@ static const char *project_dir(const char *agent, char *cwd, size_t size) {
   return getcwd(cwd, size);
 }
 
-/* The daemon's socket (src/daemon/paths.ts, runtimeDir and socketPath); -1 when it does not fit. */
-static int socket_path(const char *name, char *path, size_t size) {
+/* The runtime folder (src/config/user-dirs.ts, runtimeDir); -1 when it does not fit. */
+static int runtime_dir(char *path, size_t size) {
   const char *given = getenv("REINS_RUNTIME_DIR");
   const char *xdg = getenv("XDG_RUNTIME_DIR");
   const char *home = getenv("HOME");
   int n;
-  if (given != NULL && given[0] != '\0') n = snprintf(path, size, "%s/%s.sock", given, name);
-  else if (xdg != NULL && xdg[0] != '\0') n = snprintf(path, size, "%s/reins/%s.sock", xdg, name);
-  else if (home != NULL && home[0] != '\0') n = snprintf(path, size, "%s/.cache/reins/run/%s.sock", home, name);
+  if (given != NULL && given[0] != '\0') n = snprintf(path, size, "%s", given);
+  else if (xdg != NULL && xdg[0] != '\0') n = snprintf(path, size, "%s/reins", xdg);
+  else if (home != NULL && home[0] != '\0') n = snprintf(path, size, "%s/.cache/reins/run", home);
   else return -1;
   return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* The user's daemon key (src/daemon/key.ts): 64 hex digits in a file of this user's that no one else may
+   read; -1 when there is none such (then no answer can be trusted). */
+static int daemon_key(const char *runtime, char key[65]) {
+  char path[PATH_MAX];
+  struct stat st;
+  if (snprintf(path, sizeof path, "%s/daemon.key", runtime) >= (int)sizeof path) return -1;
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 077) == 0
+                    ? read(fd, key, 64)
+                    : -1;
+  close(fd);
+  if (got != 64) return -1;
+  key[64] = '\0';
+  for (int i = 0; i < 64; i++)
+    if (!((key[i] >= '0' && key[i] <= '9') || (key[i] >= 'a' && key[i] <= 'f'))) return -1;
+  return 0;
+}
+
+/* A fresh nonce, `<unix seconds>-<32 hex digits>` from /dev/urandom (src/daemon/protocol.ts, NONCE). */
+static int fresh_nonce(char nonce[64]) {
+  static const char digits[] = "0123456789abcdef";
+  unsigned char random[16];
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t got = read(fd, random, sizeof random);
+  close(fd);
+  if (got != (ssize_t)sizeof random) return -1;
+  int n = snprintf(nonce, 64, "%lld-", (long long)time(NULL));
+  for (int i = 0; i < 16; i++) {
+    nonce[n + 2 * i] = digits[random[i] >> 4];
+    nonce[n + 2 * i + 1] = digits[random[i] & 15];
+  }
+  nonce[n + 32] = '\0';
+  return 0;
+}
+
+/* Whether two strings of one length are equal, taking the same time wherever they differ. */
+static int same(const char *a, const char *b, size_t length) {
+  unsigned char diff = 0;
+  for (size_t i = 0; i < length; i++) diff |= (unsigned char)(a[i] ^ b[i]);
+  return diff == 0;
 }
 
 /* Whether a variable of the hook's environment is one of the project's (src/daemon/protocol.ts). */
@@ -156,23 +208,83 @@ static int project_variable(const char *entry) {
   return 1;
 }
 
-/* ANSWERED: the daemon answered. AGAIN: no daemon answered as one (none there, a dead socket, another
-   program, a refusal): in-process, which starts one. PLAIN: no daemon can serve this call: in-process only. */
-enum outcome { ANSWERED, AGAIN, PLAIN };
+/* ANSWERED: the daemon answered. AGAIN: no daemon answered as one (none there, a dead socket, a refusal):
+   in-process, which starts one. UNPROVEN: something answered without the daemon key's proof: in-process,
+   which records it and starts a daemon (which takes the socket back). PLAIN: no daemon can serve this
+   call: in-process only. */
+enum outcome { ANSWERED, AGAIN, UNPROVEN, PLAIN };
 
-/* Whether a reply's head carries the daemon's protocol header: only a reins daemon sends it, so another
-   program that answers 200 on the socket is never taken for the daemon. */
-static int answered_by_reins(const char *head, size_t length) {
-  static const char header[] = "\r\nx-reins-protocol: " PROTOCOL "\r\n";
+/* The value of the daemon's proof header in a reply's head (64 hex digits), or NULL. */
+static const char *proof_of(const char *head, size_t length) {
+  static const char header[] = "\r\nx-reins-proof: ";
   size_t n = sizeof header - 1;
-  for (size_t i = 0; i + n <= length + 2; i++)
-    if (strncasecmp(head + i, header, n) == 0) return 1;
-  return 0;
+  for (size_t i = 0; i + n + 64 <= length; i++)
+    if (strncasecmp(head + i, header, n) == 0) return head + i + n;
+  return NULL;
+}
+
+/* Whether the reply proves the daemon key: HMAC(key, nonce + "\n" + body), so no other program that
+   answers 200 on the socket is ever taken for the daemon. */
+static int proven(const char *key, const char *nonce, const char *head, size_t head_length, const char *body,
+                  size_t body_length) {
+  const char *given = proof_of(head, head_length);
+  if (given == NULL) return 0;
+  struct hmac_sha256 h;
+  char want[65];
+  hmac_sha256_init(&h, key, 64);
+  hmac_sha256_update(&h, nonce, strlen(nonce));
+  hmac_sha256_update(&h, "\n", 1);
+  hmac_sha256_update(&h, body, body_length);
+  hmac_sha256_hex(&h, want);
+  char lower[64];
+  for (int i = 0; i < 64; i++) lower[i] = (char)(given[i] >= 'A' && given[i] <= 'F' ? given[i] + 32 : given[i]);
+  return same(lower, want, 64);
+}
+
+/* Builds the request's head: the root and env headers, and the call signed with the project's hook secret
+   over the nonce, the agent, both headers and the body (src/daemon/protocol.ts, callParts). */
+static int request_head(struct text *head, const char *agent, const char *root, const char *secret,
+                        const char *nonce, const char *input, size_t length) {
+  struct text root_value = {0}, env_value = {0};
+  int failed = append_encoded(&root_value, root, strlen(root)) || append_str(&root_value, "");
+  int first = 1;
+  for (char **entry = environ; *entry != NULL && !failed; entry++) {
+    if (!project_variable(*entry)) continue;
+    const char *eq = strchr(*entry, '=');
+    failed = (!first && append_str(&env_value, "&")) || append_encoded(&env_value, *entry, (size_t)(eq - *entry)) ||
+             append_str(&env_value, "=") || append_encoded(&env_value, eq + 1, strlen(eq + 1));
+    first = 0;
+  }
+  failed = failed || append_str(&env_value, "");
+  char mac[65] = {0}, line[512];
+  if (!failed) {
+    struct hmac_sha256 h;
+    hmac_sha256_init(&h, secret, strlen(secret));
+    const char *parts[] = {nonce, agent, root_value.data, env_value.data};
+    for (int i = 0; i < 4; i++) {
+      hmac_sha256_update(&h, parts[i], strlen(parts[i]));
+      hmac_sha256_update(&h, "\n", 1);
+    }
+    hmac_sha256_update(&h, input, length);
+    hmac_sha256_hex(&h, mac);
+  }
+  snprintf(line, sizeof line,
+           "POST /hooks/%s HTTP/1.1\r\nHost: reins\r\nX-Reins-Protocol: " PROTOCOL
+           "\r\nX-Reins-Nonce: %s\r\nX-Reins-Auth: %s\r\nX-Reins-Root: ",
+           agent, nonce, mac);
+  failed = failed || append_str(head, line) || append_str(head, root_value.data);
+  if (!failed && env_value.length > 0) failed = append_str(head, "\r\nX-Reins-Env: ") || append_str(head, env_value.data);
+  snprintf(line, sizeof line,
+           "\r\nContent-Type: application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", length);
+  failed = failed || append_str(head, line);
+  free(root_value.data);
+  free(env_value.data);
+  return failed;
 }
 
 /* Asks the daemon; prints its reply and returns ANSWERED, or says why it could not. */
 static enum outcome ask_daemon(const char *agent, const char *name, const char *input, size_t length) {
-  char cwd[PATH_MAX], root[PATH_MAX], path[PATH_MAX + 32], secret[256];
+  char cwd[PATH_MAX], root[PATH_MAX], path[PATH_MAX + 32], secret[256], runtime[PATH_MAX], key[65], nonce[64];
   const char *dir = project_dir(agent, cwd, sizeof cwd);
   if (dir == NULL) return PLAIN;
   find_root(dir, root, sizeof root);
@@ -183,10 +295,14 @@ static enum outcome ask_daemon(const char *agent, const char *name, const char *
   fclose(file);
   while (got > 0 && (secret[got - 1] == '\n' || secret[got - 1] == '\r' || secret[got - 1] == ' ')) got--;
   secret[got] = '\0';
+  if (runtime_dir(runtime, sizeof runtime) != 0) return PLAIN;
+  /* No key: no daemon has started, or it was removed: in-process, which starts a daemon (that makes one). */
+  if (daemon_key(runtime, key) != 0 || fresh_nonce(nonce) != 0) return AGAIN;
 
   struct sockaddr_un address = {0};
   address.sun_family = AF_UNIX;
-  if (socket_path(name, address.sun_path, sizeof address.sun_path) != 0) return PLAIN;
+  int n = snprintf(address.sun_path, sizeof address.sun_path, "%s/%s.sock", runtime, name);
+  if (n < 0 || (size_t)n >= sizeof address.sun_path) return PLAIN;
   int sock = socket(AF_UNIX, SOCK_STREAM, 0);
   if (sock < 0) return PLAIN;
   struct timeval timeout = {10, 0};
@@ -207,25 +323,8 @@ static enum outcome ask_daemon(const char *agent, const char *name, const char *
 #endif
 
   struct text head = {0};
-  char line[256];
-  snprintf(line, sizeof line, "POST /hooks/%s HTTP/1.1\r\nHost: reins\r\nX-Reins-Protocol: " PROTOCOL "\r\n",
-           agent);
-  int failed = append_str(&head, line) || append_str(&head, "Authorization: Bearer ") ||
-               append_str(&head, secret) || append_str(&head, "\r\nX-Reins-Root: ") ||
-               append_encoded(&head, root, strlen(root));
-  int first = 1;
-  for (char **entry = environ; *entry != NULL && !failed; entry++) {
-    if (!project_variable(*entry)) continue;
-    const char *eq = strchr(*entry, '=');
-    failed = append_str(&head, first ? "\r\nX-Reins-Env: " : "&") ||
-             append_encoded(&head, *entry, (size_t)(eq - *entry)) || append_str(&head, "=") ||
-             append_encoded(&head, eq + 1, strlen(eq + 1));
-    first = 0;
-  }
-  snprintf(line, sizeof line,
-           "\r\nContent-Type: application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", length);
-  failed = failed || append_str(&head, line);
-  if (failed || write_all(sock, head.data, head.length) != 0 || write_all(sock, input, length) != 0) {
+  if (request_head(&head, agent, root, secret, nonce, input, length) || write_all(sock, head.data, head.length) != 0 ||
+      write_all(sock, input, length) != 0) {
     free(head.data);
     close(sock);
     return AGAIN;
@@ -245,11 +344,16 @@ static enum outcome ask_daemon(const char *agent, const char *name, const char *
   }
   whole[reply_length] = '\0';
   char *body = strstr(whole, "\r\n\r\n");
-  if (body == NULL || !answered_by_reins(whole, (size_t)(body - whole))) {
+  if (body == NULL) {
     free(whole);
-    return AGAIN;
+    return UNPROVEN;
   }
+  size_t head_length = (size_t)(body - whole) + 2; /* the last header's CRLF kept */
   body += 4;
+  if (!proven(key, nonce, whole, head_length, body, reply_length - (size_t)(body - whole))) {
+    free(whole);
+    return UNPROVEN;
+  }
   if (strcmp(body, "{}") != 0 && *body != '\0') printf("%s\n", body);
   free(whole);
   return ANSWERED;
@@ -268,9 +372,10 @@ int main(int argc, char **argv) {
   enum outcome outcome = argc >= 5 ? ask_daemon(argv[1], argv[4], input, length) : PLAIN;
   if (outcome == ANSWERED) return 0;
 
-  /* No daemon answered: `node reins.js hook <agent>` with the same input on its stdin, which answers the
-     call in-process and starts a daemon for the next calls (one that finds a daemon there steps aside;
-     one that finds another program on the socket takes it over). */
+  /* No daemon answered (or one without proof): `node reins.js hook <agent>` with the same input on its
+     stdin, which answers the call in-process and starts a daemon for the next calls (one that finds a
+     daemon there steps aside; one that finds another program on the socket takes it over, and with
+     --unproven the unproven answer is written to the tamper record first). */
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return 0;
   pid_t child = fork();
@@ -281,6 +386,8 @@ int main(int argc, char **argv) {
     close(pipe_fds[1]);
     if (outcome == AGAIN)
       execl(argv[2], argv[2], argv[3], "hook", argv[1], "--start-daemon", argv[4], (char *)NULL);
+    else if (outcome == UNPROVEN)
+      execl(argv[2], argv[2], argv[3], "hook", argv[1], "--unproven", argv[4], (char *)NULL);
     else
       execl(argv[2], argv[2], argv[3], "hook", argv[1], (char *)NULL);
     _exit(0);

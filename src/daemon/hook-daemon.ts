@@ -1,17 +1,30 @@
 /**
  * The user's hook daemon: one long-lived process per user and reins install that answers the hooks of
  * every project on the machine over a Unix socket in the user's private runtime folder. Each call names its
- * project (root) and proves it with that project's hook secret; the project's own store and policy answer
- * it. It exits when no hook has called for its idle time, and the next hook starts it again.
+ * project (root) and is signed with that project's hook secret; the project's own store and policy answer
+ * it, and the answer is signed with the user's daemon key, so a client trusts no other program on the
+ * socket (docs/daemon-proof.md). It exits when no hook has called for its idle time, and the next hook
+ * starts it again; a program that takes its socket is named in its log and the tamper record, and the
+ * socket is taken back.
  */
 import { readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import { answerHook, hookFailure, MAX_HOOK_INPUT, readHookInput, withWarning } from "../hooks/run-hook.js";
-import { bearerToken } from "../server/secret.js";
+import { appendTamper } from "../hooks/tamper-record.js";
+import { ensureDaemonKey, mac, readDaemonKey } from "./key.js";
+import { socketHolder } from "./peer.js";
 import { ProjectPool, isUsableRoot, type ProjectPoolOptions } from "./projects.js";
-import { decodeHeaderValue, decodeProjectEnv, HEADERS, PROTOCOL } from "./protocol.js";
-import { DAEMON_KIND, probeDaemon, type DaemonStatus } from "./probe.js";
+import {
+  callParts,
+  decodeHeaderValue,
+  decodeProjectEnv,
+  HEADERS,
+  NONCE,
+  NONCE_WINDOW_S,
+  PROTOCOL,
+} from "./protocol.js";
+import { DAEMON_KIND, probeSocket, type DaemonStatus } from "./probe.js";
 
 /** Options of a hook daemon; `socket`, `bin` and `version` are required. */
 export interface HookDaemonOptions {
@@ -69,20 +82,25 @@ export function installStamp(files: readonly string[]): () => string {
 }
 
 /**
- * Starts a hook daemon on `options.socket`. When another daemon already answers there, returns it instead. A
- * socket left by a daemon that died, or held by any other program, is taken over: the conflict is resolved,
- * not reported.
+ * Starts a hook daemon on `options.socket`. When another daemon already answers there (it proves the user's
+ * daemon key), returns it instead. A socket left by a daemon that died is taken over; one held by any other
+ * program is taken over too, and said in the log and the tamper record.
  */
 export async function startHookDaemon(options: HookDaemonOptions): Promise<DaemonStart> {
   const log = options.log ?? (() => {});
   const idleMs = options.idleMs ?? 1_800_000;
-  const pool = new ProjectPool(options.projects);
+  const runtime = dirname(options.socket);
+  const key = ensureDaemonKey(runtime);
+  const pool = new ProjectPool({ runtime, ...options.projects });
+  const nonces = new Nonces();
   const startedAt = Date.now();
   let lastCallAt = startedAt;
   let calls = 0;
   let inFlight = 0;
   const build = () =>
     buildApp(pool, {
+      key,
+      nonces,
       onCall: () => {
         calls += 1;
         inFlight += 1;
@@ -110,7 +128,7 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
     projects: pool.list(),
   });
 
-  const bound = await bind(build, options.socket);
+  const bound = await bind(build, options.socket, log);
   if (bound.kind === "running") return bound;
   const { app, own, inode } = bound;
   const stampAtStart = options.stamp?.();
@@ -135,18 +153,92 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
   };
 
   const checkMs = options.checkMs ?? Math.max(50, Math.min(5_000, Math.floor(idleMs / 4)));
-  const timer = setInterval(() => {
+  let checking = false;
+  const check = async () => {
     const now = Date.now();
-    if (socketInode(options.socket) !== inode) void close("its socket was taken over by another daemon");
-    else if (stampAtStart !== undefined && options.stamp?.() !== stampAtStart)
+    nonces.sweep(now);
+    if (socketInode(options.socket) !== inode) {
+      const kept = await keepSocket(options.socket, own, key, log);
+      if (kept !== null) void close(kept);
+    } else if (stampAtStart !== undefined && options.stamp?.() !== stampAtStart)
       void close("reins was updated or rebuilt; the next hook starts the new version");
     else if (inFlight === 0 && now - lastCallAt >= idleMs)
       void close(`no hook called for ${Math.round(idleMs / 1000)} s`);
-    else void pool.sweep(now);
+    else await pool.sweep(now);
+  };
+  const timer = setInterval(() => {
+    if (checking) return;
+    checking = true;
+    void check().finally(() => (checking = false));
   }, checkMs);
   timer.unref();
 
   return { kind: "listening", daemon: { closed, close, status } };
+}
+
+/**
+ * What a daemon does when its socket path no longer names its own socket: retires (the reason returned)
+ * when the path is gone, when a daemon that proves the user's key answers there (a newer one took over), or
+ * when the key itself changed; otherwise a program that is not reins' daemon holds the path (or nothing
+ * answers there), and the daemon says so, records it and publishes its own socket there again (null).
+ */
+async function keepSocket(
+  socket: string,
+  own: string,
+  key: string,
+  log: (line: string) => void,
+): Promise<string | null> {
+  if (socketInode(socket) === null) return "its socket was removed; the next hook starts a daemon again";
+  if (readDaemonKey(dirname(socket)) !== key)
+    return "the daemon key changed; the next hook starts a daemon with it";
+  const answer = await probeSocket(socket, 2_000);
+  if (answer.kind === "proven")
+    return `its socket was taken over by another daemon (pid ${answer.status.pid})`;
+  if (socketInode(own) === null) return "its own socket was removed; the next hook starts a daemon again";
+  if (answer.kind === "unproven") {
+    const detail = `${answer.detail}; ${socketHolder(socket)}`;
+    log(`socket taken over by a program that is not reins' daemon (${detail}); taking it back`);
+    appendTamper(dirname(socket), {
+      at: Date.now(),
+      kind: "socket-taken",
+      socket,
+      by: `daemon ${process.pid}`,
+      detail,
+    });
+  } else log("its socket path names a socket nobody answers on; taking it back");
+  publish(socket, own);
+  return null;
+}
+
+/** Publishes `own` at `socket` as a symbolic link, replaced atomically. */
+function publish(socket: string, own: string): void {
+  const link = `${own}.link`;
+  rmSync(link, { force: true });
+  symlinkSync(basename(own), link);
+  renameSync(link, socket);
+}
+
+/**
+ * The nonces of the calls answered in the last NONCE_WINDOW_S on either side of now: a call whose nonce is
+ * older, newer or already seen is refused, so a call another program took cannot be played again.
+ */
+class Nonces {
+  private readonly seen = new Map<string, number>();
+
+  /** Whether `nonce` is well formed, within the window and new; it is then remembered. */
+  take(nonce: unknown, now: number): boolean {
+    if (typeof nonce !== "string") return false;
+    const time = NONCE.exec(nonce)?.[1];
+    if (time === undefined || Math.abs(Number(time) - now / 1000) > NONCE_WINDOW_S) return false;
+    if (this.seen.has(nonce)) return false;
+    this.seen.set(nonce, now);
+    return true;
+  }
+
+  /** Forgets the nonces the window has passed. */
+  sweep(now: number): void {
+    for (const [nonce, at] of this.seen) if (now - at > 2 * NONCE_WINDOW_S * 1000) this.seen.delete(nonce);
+  }
 }
 
 function socketInode(socket: string): number | null {
@@ -178,12 +270,24 @@ function linkTarget(path: string): string | null {
 async function bind(
   build: () => FastifyInstance,
   socket: string,
+  log: (line: string) => void,
 ): Promise<
   | { kind: "listening"; app: FastifyInstance; own: string; inode: number | null }
   | { kind: "running"; status: DaemonStatus }
 > {
-  const status = await probeDaemon(socket, 2_000);
-  if (status !== null) return { kind: "running", status };
+  const found = await probeSocket(socket, 2_000);
+  if (found.kind === "proven") return { kind: "running", status: found.status };
+  if (found.kind === "unproven") {
+    const detail = `${found.detail}; ${socketHolder(socket)}`;
+    log(`socket held by a program that is not reins' daemon (${detail}); taking it over`);
+    appendTamper(dirname(socket), {
+      at: Date.now(),
+      kind: "socket-taken",
+      socket,
+      by: `daemon ${process.pid}`,
+      detail,
+    });
+  }
   const own = `${socket}.${process.pid}-${++daemonsStarted}`;
   rmSync(own, { force: true });
   const app = build();
@@ -193,10 +297,7 @@ async function bind(
     await app.close();
     throw error;
   }
-  const link = `${own}.link`;
-  rmSync(link, { force: true });
-  symlinkSync(basename(own), link);
-  renameSync(link, socket);
+  publish(socket, own);
   removeLeftovers(socket, own);
   return { kind: "listening", app, own, inode: socketInode(own) };
 }
@@ -224,6 +325,9 @@ function removeLeftovers(socket: string, own: string): void {
 }
 
 interface AppHooks {
+  /** The user's daemon key, with which every answer is signed. */
+  key: string;
+  nonces: Nonces;
   onCall(): void;
   onAnswered(): void;
   log(line: string): void;
@@ -238,7 +342,15 @@ function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
 
-  app.get("/status", () => hooks.status());
+  // The status is signed over the asker's nonce, so a daemon that starts, or one that finds its socket taken,
+  // tells reins' daemon from a program that only answers as one.
+  app.get<{ Querystring: { nonce?: string } }>("/status", (request, reply) => {
+    const body = JSON.stringify(hooks.status());
+    const nonce = request.query.nonce;
+    if (typeof nonce === "string" && /^[0-9a-f]{1,64}$/.test(nonce))
+      void reply.header(HEADERS.proof, mac(hooks.key, [nonce, body]));
+    return reply.header("content-type", "application/json").send(body);
+  });
   app.post("/stop", (_request, reply) => {
     setImmediate(() => hooks.stop());
     return reply.send({ stopping: true });
@@ -251,16 +363,23 @@ function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
     const root = typeof rootHeader === "string" ? decodeHeaderValue(rootHeader) : null;
     if (root === null || !isUsableRoot(root))
       return reply.code(400).send({ error: "the project's root is missing or not an absolute path" });
-    const token = bearerToken(headers.authorization);
-    if (token === null || !pool.authenticates(root, token))
-      return reply.code(401).send({ error: `not the hook secret of ${root} (.reins/hook-secret)` });
-    const envHeader = headers[HEADERS.env];
-    const env = decodeProjectEnv(typeof envHeader === "string" ? envHeader : undefined);
-    if (env === null) return reply.code(400).send({ error: "the project variables are malformed" });
+    const envGiven = headers[HEADERS.env];
+    const envHeader = typeof envGiven === "string" ? envGiven : "";
+    const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+    const nonce = headers[HEADERS.nonce];
     const agent = request.params.agent;
+    const parts = callParts(String(nonce), agent, rootHeader as string, envHeader, body);
+    if (!pool.verifies(root, parts, headers[HEADERS.auth]))
+      return reply
+        .code(401)
+        .send({ error: `not signed with the hook secret of ${root} (.reins/hook-secret)` });
+    if (!hooks.nonces.take(nonce, Date.now()))
+      return reply.code(401).send({ error: "the call's nonce is stale or was used before" });
+    const env = decodeProjectEnv(envHeader === "" ? undefined : envHeader);
+    if (env === null) return reply.code(400).send({ error: "the project variables are malformed" });
     hooks.onCall();
     try {
-      const checked = readHookInput(agent, (request.body as Buffer | undefined) ?? Buffer.alloc(0));
+      const checked = readHookInput(agent, body);
       let result;
       if (!("adapter" in checked)) result = checked;
       else {
@@ -275,13 +394,15 @@ function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
         }
       }
       if (result.warning !== "") hooks.log(`${root}: ${result.warning}`);
-      // The client prints the body as the hook's stdout (an allow is an empty object), once the protocol
-      // header shows that a reins daemon, not whatever else holds the socket, answered.
+      // The client prints the body as the hook's stdout (an allow is an empty object), once the proof shows
+      // that reins' daemon, not whatever else holds the socket, answered: the key signs its nonce and the body.
+      const answer = JSON.stringify(result.reply ?? {});
       return reply
         .code(200)
         .header("content-type", "application/json")
         .header(HEADERS.protocol, PROTOCOL)
-        .send(JSON.stringify(result.reply ?? {}));
+        .header(HEADERS.proof, mac(hooks.key, [String(nonce), answer]))
+        .send(answer);
     } finally {
       hooks.onAnswered();
     }

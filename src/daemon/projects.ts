@@ -1,9 +1,9 @@
 /** The projects a hook daemon answers for: each one's services opened on first call, kept while used. */
-import { timingSafeEqual } from "node:crypto";
 import { isAbsolute, normalize } from "node:path";
 import { loadPolicyCached } from "../config/policy-cache.js";
 import { openServices, type HookServices } from "../hooks/run-hook.js";
 import { existingHookSecret } from "../server/secret.js";
+import { macMatches } from "./key.js";
 
 /** What the daemon says of one project it holds open (`reins daemon status`). */
 export interface ProjectSummary {
@@ -45,12 +45,18 @@ export interface ProjectPoolOptions {
    * @default 1_000
    */
   policyCheckMs?: number;
+  /** The user's runtime folder, where the notices read the tamper record. @default from the project's variables */
+  runtime?: string;
   /** Opens a project's services. @default openServices, as a hook in-process would (remote server included) */
   open?: (root: string, env: Record<string, string>) => Promise<HookServices>;
 }
 
-const defaultOpen = (root: string, env: Record<string, string>) =>
-  openServices(root, env, { remote: true, requireConnection: false });
+const defaultOpen = (runtime: string | undefined) => (root: string, env: Record<string, string>) =>
+  openServices(root, env, {
+    remote: true,
+    requireConnection: false,
+    ...(runtime !== undefined ? { runtime } : {}),
+  });
 
 /** Whether a root sent by a client names a project folder reins can use: absolute, normal, no NUL. */
 export function isUsableRoot(root: string): boolean {
@@ -75,25 +81,23 @@ export class ProjectPool {
     this.idleMs = options.idleMs ?? 600_000;
     this.maxOpen = options.maxOpen ?? 64;
     this.policyCheckMs = options.policyCheckMs ?? 1_000;
-    this.open = options.open ?? defaultOpen;
+    this.open = options.open ?? defaultOpen(options.runtime);
   }
 
   /**
-   * Whether `token` is the hook secret of the project at `root`. The secret is read once and again only when
-   * a token does not match it (a project whose secret was made anew), so a call costs no file read.
+   * Whether `given` is the MAC of `parts` under the hook secret of the project at `root` (see protocol.ts,
+   * callParts). The secret is read once and again only when a MAC does not match (a secret made anew).
    */
-  authenticates(root: string, token: string): boolean {
-    const given = Buffer.from(token);
-    const matches = (secret: Buffer | undefined) =>
-      secret !== undefined && secret.length === given.length && timingSafeEqual(secret, given);
-    if (matches(this.secrets.get(root))) return true;
+  verifies(root: string, parts: readonly (string | Buffer)[], given: unknown): boolean {
+    const cached = this.secrets.get(root);
+    if (cached !== undefined && macMatches(cached.toString(), parts, given)) return true;
     const secret = existingHookSecret(root);
     if (secret === "") {
       this.secrets.delete(root);
       return false;
     }
     this.secrets.set(root, Buffer.from(secret));
-    return matches(this.secrets.get(root));
+    return macMatches(secret, parts, given);
   }
 
   /** The services of the project at `root` for hooks sent with `env`, opened on first use. */

@@ -1,11 +1,15 @@
 /**
  * How a hook client talks to the user's hook daemon over its Unix socket: `POST /hooks/<agent>` with the
- * hook input as the body, the project's hook secret as a bearer token, and these headers. The native
- * client (src/client/reins-hook.c) and the shell client (bin/reins-hook) speak it too.
+ * hook input as the body and these headers; the call is signed with the project's hook secret, and the
+ * answer with the user's daemon key (docs/daemon-proof.md). The native client (src/client/reins-hook.c)
+ * and the shell client (bin/reins-hook) speak it too.
  */
 
-/** The protocol version a client sends; a daemon answers 400 to any other, and the client falls back. */
-export const PROTOCOL = "1";
+/**
+ * The protocol version a client sends; a daemon answers 400 to any other, and the client falls back.
+ * Version 1 sent the hook secret itself as a bearer token and took any answer carrying this header.
+ */
+export const PROTOCOL = "2";
 
 /** The header names (lower case, as Node gives them). */
 export const HEADERS = {
@@ -15,7 +19,34 @@ export const HEADERS = {
   root: "x-reins-root",
   /** The hook process's `REINS_*` variables, as `NAME=value&...` with both sides percent-encoded. */
   env: "x-reins-env",
+  /** The client's nonce, `<unix seconds>-<32 hex digits>`: fresh for every call. */
+  nonce: "x-reins-nonce",
+  /** The client's proof that it holds the project's hook secret: see `callParts`. */
+  auth: "x-reins-auth",
+  /** The daemon's proof that it holds the user's daemon key: HMAC(key, nonce + "\n" + body). */
+  proof: "x-reins-proof",
 } as const;
+
+/** A nonce as the clients make it. */
+export const NONCE = /^(\d{1,12})-[0-9a-f]{32}$/;
+
+/** How far a nonce's time may lie from the daemon's clock, in seconds (a replayed call is older). */
+export const NONCE_WINDOW_S = 300;
+
+/**
+ * What a client signs with the project's hook secret (`x-reins-auth`), each part joined by a newline: the
+ * nonce, the agent of the path, the root and env headers as sent (empty when absent), and the body. A call
+ * taken by another program cannot be sent again, nor sent for another agent, project or variables.
+ */
+export function callParts(
+  nonce: string,
+  agent: string,
+  rootHeader: string,
+  envHeader: string,
+  body: Buffer | string,
+): (string | Buffer)[] {
+  return [nonce, agent, rootHeader, envHeader, body];
+}
 
 /**
  * Variables of the daemon itself, never of a project: a client does not forward them, and the daemon

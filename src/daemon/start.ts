@@ -2,7 +2,9 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { takeStartLock } from "../config/start-lock.js";
+import { appendTamper } from "../hooks/tamper-record.js";
 import { hookSecret } from "../server/secret.js";
+import { runtimeDir } from "../config/user-dirs.js";
 import { logPath, privateRuntimeDir, socketPath } from "./paths.js";
 import { probeDaemon, type DaemonStatus } from "./probe.js";
 
@@ -105,4 +107,19 @@ export async function ensureDaemon(options: {
     if (status !== null) return { state: "started", status };
   }
   return null;
+}
+
+/**
+ * What a hook answered in-process does when its client met an answer on the daemon `name`'s socket without
+ * the daemon key's proof: the tamper record gets a line (turn starts and `reins doctor` tell of it). Never
+ * throws.
+ */
+export function recordUnproven(name: string, env: NodeJS.ProcessEnv, by = "hook client"): void {
+  appendTamper(runtimeDir(env), {
+    at: Date.now(),
+    kind: "unproven-answer",
+    socket: socketPath(env, name),
+    by,
+    detail: "a program answered a hook call on the daemon's socket without the daemon key's proof",
+  });
 }

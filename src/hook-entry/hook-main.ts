@@ -48,12 +48,18 @@ async function readStdin(): Promise<Buffer> {
  * `reins hook <agent>` without the CLI framework or the server: the in-process fallback runs once per tool
  * call, so bin/reins.js takes this path straight away and loads only what answering a hook needs. With
  * `startDaemon`, a hook client found no daemon: once the call is answered, the project gets its hook secret
- * if it had none and the user's hook daemon of that name is started, so the next calls go to it.
+ * if it had none and the user's hook daemon of that name is started, so the next calls go to it. With
+ * `unproven`, the client met an answer on that daemon's socket without the daemon key's proof: the tamper
+ * record says so, and the daemon is started (it takes the socket back).
  */
-export async function hookMain(agent: string, startDaemon?: string): Promise<number> {
+export async function hookMain(agent: string, startDaemon?: string, unproven = false): Promise<number> {
   const result = await runHook(agent, await readStdin(), process.env, process.cwd());
   if (result.reply !== null) process.stdout.write(`${JSON.stringify(result.reply)}\n`);
   if (result.warning !== "") process.stderr.write(`${result.warning}\n`);
+  if (startDaemon !== undefined && unproven) {
+    const { recordUnproven } = await import("../daemon/start.js");
+    recordUnproven(startDaemon, process.env);
+  }
   if (startDaemon !== undefined && result.root !== undefined) {
     // Loaded only here: the common call never pays for what starting a daemon needs.
     const { startDaemonFor } = await import("../daemon/start.js");

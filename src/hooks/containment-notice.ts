@@ -8,9 +8,11 @@ import type { NoticeSource } from "./notice-source.js";
  * a sandbox the agent or a person turned off is said at the next prompt.
  */
 export function containmentNotices(root: string, env: NodeJS.ProcessEnv): NoticeSource {
+  // The daemon opens a project with the REINS_* variables its call sent: HOME and PATH are its own.
+  const full = { ...process.env, ...env };
   return (when, agent) => {
     if (when !== "turn") return [];
-    const containment = containmentOf(agent, root, env, runningBin());
+    const containment = containmentOf(agent, root, full, runningBin());
     return containment.contained ? [] : [notContainedLine(containment)];
   };
 }

@@ -58,7 +58,7 @@ export interface HookServices {
 export async function openServices(
   root: string,
   env: NodeJS.ProcessEnv,
-  options: { remote?: boolean; storeSpec?: string; requireConnection?: boolean } = {},
+  options: { remote?: boolean; storeSpec?: string; requireConnection?: boolean; runtime?: string } = {},
 ): Promise<HookServices> {
   reinsDir(root);
   const policy = loadPolicyCached({ cwd: root, env });
@@ -85,7 +85,7 @@ export async function openServices(
     store,
     spool: new Spool(join(root, ".reins", "spool")),
     transcripts: new TranscriptReader(join(root, ".reins", "transcripts")),
-    notices: projectNotices(root, env),
+    notices: projectNotices(root, env, options.runtime),
     // The daemon opens a project with the variables its hook call sent (REINS_*), not the user's folders:
     // the state folder is the user's, as the daemon's own environment says.
     tamper: tamperWatch(root, { ...process.env, ...env }, policy),

@@ -7,6 +7,8 @@ import { socketRequest } from "../../daemon/probe.js";
 import { ensureDaemon } from "../../daemon/start.js";
 import type { Io } from "../io.js";
 import { table } from "../../text/table.js";
+import { runtimeDir } from "../../config/user-dirs.js";
+import { acknowledgeTamper, readTamper, tamperLines } from "../../hooks/tamper-record.js";
 
 const ago = (ms: number) =>
   ms < 60_000
@@ -92,10 +94,28 @@ export function registerDaemonCommands(root: Command, io: Io, result: { code: nu
     .option("--json", "machine-readable output")
     .action(async (opts: { json?: boolean }) => {
       const entries = await listDaemons(io.env);
+      const tampering = readTamper(runtimeDir(io.env));
       io.stdout(
         opts.json === true
           ? `${JSON.stringify(entries, null, 2)}\n`
-          : formatDaemons(entries, Date.now(), REINS_BIN),
+          : formatDaemons(entries, Date.now(), REINS_BIN) +
+              tamperLines(tampering)
+                .map((line) => `${line} (reins daemon ack, once looked into)\n`)
+                .join(""),
+      );
+    });
+
+  daemon
+    .command("ack")
+    .description(
+      "acknowledge the tamper record (programs that stood in for the hook daemon): turn starts stop telling of it",
+    )
+    .action(() => {
+      const acknowledged = acknowledgeTamper(runtimeDir(io.env), Date.now());
+      io.stdout(
+        acknowledged === 0
+          ? "nothing to acknowledge: no program has stood in for the hook daemon\n"
+          : `acknowledged ${acknowledged} tamper record line(s); kept in tamper-acknowledged.jsonl\n`,
       );
     });
 

@@ -1,5 +1,5 @@
 /** `reins hook`: answers one agent hook call, and starts the daemon when asked. */
-import { startDaemonFor } from "../../daemon/start.js";
+import { recordUnproven, startDaemonFor } from "../../daemon/start.js";
 import type { Command } from "commander";
 import { ENSURE_DAEMON } from "../../install/agent-hooks.js";
 import { AGENTS } from "../../hooks/hook-agents.js";
@@ -37,6 +37,13 @@ function withContext(reply: object | null, note: string): object {
 }
 
 /** `reins hook <agent>`: the event JSON on stdin, the agent's reply on stdout. */
+interface HookOptions {
+  ensureDaemon?: boolean;
+  port: string;
+  startDaemon?: string;
+  unproven?: string;
+}
+
 export function registerHookCommand(root: Command, ctx: AgentContext): void {
   const { io } = ctx;
   root
@@ -54,12 +61,18 @@ export function registerHookCommand(root: Command, ctx: AgentContext): void {
       "--start-daemon <name>",
       "also start the user's hook daemon of that name (what the hook clients ask when none answered)",
     )
-    .action(async (agent: string, opts: { ensureDaemon?: boolean; port: string; startDaemon?: string }) => {
+    .option(
+      "--unproven <name>",
+      "as --start-daemon, when something answered on that daemon's socket without its proof (recorded as tampering)",
+    )
+    .action(async (agent: string, opts: HookOptions) => {
       const cwd = root.opts<{ cwd: string }>().cwd;
       const raw = await io.stdin();
       const result = await runHook(agent, raw, io.env, cwd);
-      if (opts.startDaemon !== undefined && result.root !== undefined)
-        startDaemonFor(result.root, { bin: binPath(), name: opts.startDaemon, env: io.env });
+      if (opts.unproven !== undefined) recordUnproven(opts.unproven, io.env);
+      const start = opts.startDaemon ?? opts.unproven;
+      if (start !== undefined && result.root !== undefined)
+        startDaemonFor(result.root, { bin: binPath(), name: start, env: io.env });
       let reply = result.reply;
       if (opts.ensureDaemon === true) {
         const state = await ensureDaemon({
