@@ -7,7 +7,7 @@ import { codexRunArgs, geminiRunEnv } from "../src/install/run-hooks.js";
 import { geminiRunner } from "../src/agents/gemini.js";
 import type { AgentRequest, AgentResult } from "../src/agents/runner.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
-import { codexBinary, codexConfigArgs, codexUnavailableReason } from "./support/codex-cli.js";
+import { codexTestEnv, codexBinary, codexConfigArgs, codexUnavailableReason } from "./support/codex-cli.js";
 import { e2eEach } from "./support/e2e-project.js";
 import { startFakeAnthropic, userTexts } from "./support/fake-anthropic.js";
 import { startFakeGemini, shellCommand } from "./support/fake-gemini.js";
@@ -96,7 +96,10 @@ describe.skipIf(codexUnavailableReason() !== null)("the Codex runner", () => {
       const runner = codexRunner({
         bin: codexBinary,
         args: codexConfigArgs({ baseUrl: openai.url, model: "fake-model" }),
-        baseEnv: cleanEnv(e2e.home, { CODEX_HOME: join(e2e.home, ".codex"), REINS_FAKE_OPENAI_KEY: "test" }),
+        baseEnv: codexTestEnv(e2e.home, {
+          CODEX_HOME: join(e2e.home, ".codex"),
+          REINS_FAKE_OPENAI_KEY: "test",
+        }),
       });
       const result = await runner.run(request());
 
@@ -115,7 +118,10 @@ describe.skipIf(codexUnavailableReason() !== null)("the Codex runner", () => {
       const runner = codexRunner({
         bin: codexBinary,
         args: [...codexConfigArgs({ baseUrl: openai.url, model: "fake-model" }), ...codexRunArgs(reinsBin)],
-        baseEnv: cleanEnv(e2e.home, { CODEX_HOME: join(e2e.home, ".codex"), REINS_FAKE_OPENAI_KEY: "test" }),
+        baseEnv: codexTestEnv(e2e.home, {
+          CODEX_HOME: join(e2e.home, ".codex"),
+          REINS_FAKE_OPENAI_KEY: "test",
+        }),
       });
       const result = await runner.run(request());
       expect(result.outcome).toBe("ok");

@@ -6,13 +6,12 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REINS_BIN } from "../src/config/package-info.js";
 import { startHookDaemon } from "../src/daemon/hook-daemon.js";
-import { encodeHeaderValue, PROTOCOL } from "../src/daemon/protocol.js";
+import { daemonCall } from "./support/daemon-call.js";
 import { hookSecret } from "../src/server/secret.js";
 import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
 import { e2eProject, failJs, initReins, recorded, removeE2eProject } from "./support/e2e-project.js";
@@ -156,35 +155,8 @@ describe("a misspelt key in reins.config.json", () => {
 });
 
 /** One hook call over the daemon's socket, as reins' hook clients make it. */
-function call(
-  socket: string,
-  body: unknown,
-  root: string,
-  secret: string,
-): Promise<{ status: number; json: Reply }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        socketPath: socket,
-        method: "POST",
-        path: "/hooks/claude",
-        headers: {
-          "content-type": "application/json",
-          authorization: `Bearer ${secret}`,
-          "x-reins-protocol": PROTOCOL,
-          "x-reins-root": encodeHeaderValue(root),
-        },
-      },
-      (res) => {
-        let text = "";
-        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Reply }));
-      },
-    );
-    req.on("error", reject);
-    req.end(JSON.stringify(body));
-  });
-}
+const call = (socket: string, body: unknown, root: string, secret: string) =>
+  daemonCall<Reply>(socket, body, { root, secret });
 
 describe.skipIf(claudeUnavailableReason() !== null)("a misspelt key with the real Claude Code CLI", () => {
   let fake: FakeAnthropic | undefined;

@@ -5,7 +5,6 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,8 +14,8 @@ import { startHookDaemon, type HookDaemon } from "../src/daemon/hook-daemon.js";
 import { listDaemons } from "../src/daemon/list.js";
 import { daemonName, socketPath } from "../src/daemon/paths.js";
 import { probeDaemon, socketRequest } from "../src/daemon/probe.js";
-import { callParts, encodeHeaderValue, PROTOCOL } from "../src/daemon/protocol.js";
-import { freshNonce, mac } from "../src/daemon/key.js";
+import { encodeHeaderValue } from "../src/daemon/protocol.js";
+import { daemonCall } from "./support/daemon-call.js";
 import { buildClient } from "../src/install/native-client.js";
 import { hookSecret } from "../src/server/secret.js";
 import { SqliteStore } from "../src/store/sqlite.js";
@@ -76,44 +75,13 @@ const failed = (session: string, root: string) => ({
   error: "Exit code 1\nECONNREFUSED",
 });
 
-/** One hook call over the socket, as the clients make it: signed with the secret over a fresh nonce. */
-function call(
+/** One hook call over the socket, as the clients make it (see support/daemon-call.ts). */
+const call = (
   socket: string,
   body: unknown,
   headers: { root: string; secret: string; env?: string; protocol?: string },
   agent = "claude",
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const text = typeof body === "string" ? body : JSON.stringify(body);
-  const nonce = freshNonce();
-  const rootHeader = encodeHeaderValue(headers.root);
-  const auth = mac(headers.secret, callParts(nonce, agent, rootHeader, headers.env ?? "", text));
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        socketPath: socket,
-        method: "POST",
-        path: `/hooks/${agent}`,
-        headers: {
-          "content-type": "application/json",
-          "x-reins-nonce": nonce,
-          "x-reins-auth": auth,
-          "x-reins-protocol": headers.protocol ?? PROTOCOL,
-          "x-reins-root": rootHeader,
-          ...(headers.env !== undefined ? { "x-reins-env": headers.env } : {}),
-        },
-      },
-      (res) => {
-        let text = "";
-        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Record<string, unknown> }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(text);
-  });
-}
+) => daemonCall(socket, body, headers, agent);
 
 async function start(socket: string, extra: Partial<Parameters<typeof startHookDaemon>[0]> = {}) {
   const started = await startHookDaemon({ socket, bin: REINS_BIN, version: "test", ...extra });

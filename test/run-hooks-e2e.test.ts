@@ -6,7 +6,7 @@ import { parseGemini } from "../src/agents/gemini.js";
 import type { AgentParse } from "../src/agents/runner.js";
 import { readRunTrace } from "../src/drive/run-trace.js";
 import { SqliteStore } from "../src/store/sqlite.js";
-import { codexBinary, codexConfigArgs, codexUnavailableReason } from "./support/codex-cli.js";
+import { codexTestEnv, codexBinary, codexConfigArgs, codexUnavailableReason } from "./support/codex-cli.js";
 import { e2eEach, recorded } from "./support/e2e-project.js";
 import {
   execCommand,
@@ -180,7 +180,8 @@ describe.skipIf(codexUnavailableReason() !== null)("reins run driving the real C
 
       const run = await runPlan(
         "codex",
-        cleanEnv(e2e.home, { REINS_CODEX_BIN: codexBinary, REINS_FAKE_OPENAI_KEY: "test" }),
+        // The run's Codex home is in .reins/, under the OS temp dir in a test: Codex gets a temp dir of its own.
+        codexTestEnv(e2e.home, { REINS_CODEX_BIN: codexBinary, REINS_FAKE_OPENAI_KEY: "test" }),
       );
 
       // The approval was denied by reins' PreToolUse hook before it ran; the model read why.

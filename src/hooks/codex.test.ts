@@ -258,7 +258,11 @@ describe("the Codex CLI adapter", () => {
       permission_mode: "default",
       source: "startup",
     });
-    const line = "reins: session budget 0 of 500,000 tokens used (0%); circuit breaker closed.";
+    // After the status, what reins says of its own guarding: reins sets no sandbox for this agent.
+    const line = [
+      "reins: session budget 0 of 500,000 tokens used (0%); circuit breaker closed.",
+      "reins: not contained: reins cannot keep this agent from switching it off (Codex CLI's sandbox cannot hide reins' secrets and store inside the project); to contain it, drive it with `reins run`, which boxes each iteration.",
+    ].join("\n");
     expect(status).toEqual(context("SessionStart", line));
     expect(await reply({ ...base("UserPromptSubmit"), prompt: "Add a slug helper." })).toEqual(
       context("UserPromptSubmit", line),

@@ -282,7 +282,11 @@ describe("the Gemini CLI adapter", () => {
   });
 
   it("gives a healthy session status context and never a blocking reply", async () => {
-    const line = "reins: session budget 0 of 500,000 tokens used (0%); circuit breaker closed.";
+    // After the status, what reins says of its own guarding: reins sets no sandbox for this agent.
+    const line = [
+      "reins: session budget 0 of 500,000 tokens used (0%); circuit breaker closed.",
+      "reins: not contained: reins cannot keep this agent from switching it off (Gemini CLI's sandbox needs a container engine reins does not set up); to contain it, drive it with `reins run`, which boxes each iteration.",
+    ].join("\n");
     expect(await reply({ ...base("SessionStart"), source: "startup" })).toEqual(
       context("SessionStart", line),
     );

@@ -153,3 +153,15 @@ export async function runCodex(options: RunCodexOptions): Promise<CodexRun> {
   const events = jsonEvents<CodexEvent>(run.stdout);
   return { ...run, events, threadId: events.find((e) => e.type === "thread.started")?.thread_id, home };
 }
+
+/**
+ * The environment of a Codex run whose home is under the OS temp dir, as a test's is: with bubblewrap on the
+ * PATH, Codex runs its sandbox helper by a link it makes under `$CODEX_HOME/tmp/arg0`, and refuses to make it
+ * under the temp dir (the command then fails while Codex exits 0). A temp dir of Codex's own, beside the
+ * home, puts the home outside it (docs in DESIGN's notes on Codex and bubblewrap).
+ */
+export function codexTestEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  const tmp = join(home, "..", "codex-tmp");
+  mkdirSync(tmp, { recursive: true });
+  return cleanEnv(home, { TMPDIR: tmp, ...extra });
+}
