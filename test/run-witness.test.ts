@@ -166,10 +166,10 @@ describe("a test the agent changed, red seen or not", () => {
     );
     expect(report).toContain("-if (add(2, 3) !== 5)");
     expect(report).toContain("+if (add(2, 3) !== 6)");
-    // The agent's own approval was refused: in its box the store is out of its sight (without a box, the
-    // run being driven refuses it).
+    // The agent's own approval was refused: in its box the people's token a person's action needs is out of
+    // its sight, and so is the store (without a box, the run being driven refuses it).
     expect(readFileSync(join(dir, "approve.log"), "utf8")).toMatch(
-      /cannot open \S+\/\.reins\/reins\.db .*\nexit 2\n$/s,
+      /approve --task is a person's action, .*\nexit 1\n$/s,
     );
     // The work is kept, committed on the run's branch.
     expect(git(dir, "log", "--format=%s", "main..HEAD")).toBe("note: Note it\nfix: Fix add");

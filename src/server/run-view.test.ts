@@ -58,7 +58,7 @@ describe("a run's view", () => {
     expect(view).toMatchObject({ status: "proven", plan: "plans/parser.yaml", base: "main", paused: null });
     expect(view.finished).toEqual({ proven: true });
     expect(view.proof?.holds).toBe(true);
-    expect(view.proof?.clauses).toHaveLength(9);
+    expect(view.proof?.clauses).toHaveLength(10);
   });
 
   it("says why a run is paused and what to type, with red checks and ids like __proto__ kept as data", () => {
