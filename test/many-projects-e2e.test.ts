@@ -195,7 +195,8 @@ async function guardedAtOnce(which: [number, Agent][]): Promise<Session[]> {
 }
 
 async function reinsIn(project: string, ...argv: string[]) {
-  const io = memoryIo({ cwd: project, env: { HOME: home } });
+  // The PATH the agents run with: Claude Code's sandbox needs bubblewrap and socat on it.
+  const io = memoryIo({ cwd: project, env: { HOME: home, PATH: process.env.PATH ?? "" } });
   const code = await run(argv, io);
   return { code, out: io.out.join(""), err: io.err.join("") };
 }
@@ -258,8 +259,11 @@ describe.skipIf(unavailable.length > 0)("ten projects guarded at once on one mac
     for (const project of projects) {
       const result = await reinsIn(project, "doctor", "--json");
       const report = JSON.parse(result.out) as DoctorReport;
+      // Claude Code is contained by its own sandbox; Codex and Gemini CLI are said not to be, a warning.
+      const uncontained = (c: { subject: string; check: string }) =>
+        c.check === "contained" && c.subject !== "claude";
       expect(
-        report.checks.filter((c) => c.status === "fail" || c.status === "warn"),
+        report.checks.filter((c) => (c.status === "fail" || c.status === "warn") && !uncontained(c)),
         project,
       ).toEqual([]);
       expect(result.code).toBe(0);
