@@ -5,7 +5,7 @@
  * real daemon takes its socket back and records it; the next SessionStart tells the model; a genuine
  * daemon still makes the old one retire.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import {
   mkdtempSync,
   readFileSync,
@@ -17,6 +17,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { hookClients } from "./support/hook-clients.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { REINS_BIN } from "../src/config/package-info.js";
 import { startHookDaemon, type HookDaemon } from "../src/daemon/hook-daemon.js";
@@ -25,11 +26,9 @@ import { listDaemons } from "../src/daemon/list.js";
 import { daemonName, socketPath } from "../src/daemon/paths.js";
 import { probeDaemon, probeSocket, socketRequest } from "../src/daemon/probe.js";
 import { readTamper } from "../src/hooks/tamper-record.js";
-import { buildClient } from "../src/install/native-client.js";
 import { hookSecret } from "../src/server/secret.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 
-const repo = join(import.meta.dirname, "..");
 const temps: string[] = [];
 const temp = (prefix: string) => {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -169,28 +168,8 @@ const sessionStart = (session: string, root: string) => ({
   cwd: root,
 });
 
-const compiled = buildClient(temp("reins-proof-client-"), join(repo, "src", "client", "reins-hook.c"));
-const hasCurl = (() => {
-  try {
-    execFileSync("curl", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const clients = hookClients(temp("reins-proof-client-"));
 const name = daemonName(REINS_BIN);
-const clients: [string, boolean, (agent: string) => [string, string[]]][] = [
-  [
-    "the compiled client",
-    compiled !== null,
-    (agent) => [compiled ?? "", [agent, process.execPath, REINS_BIN, name]],
-  ],
-  [
-    "the sh + curl client",
-    hasCurl,
-    (agent) => [join(repo, "bin", "reins-hook"), [agent, name, process.execPath]],
-  ],
-];
 
 describe.each(clients)("%s, with an impostor on the daemon's socket", (_label, available, commandOf) => {
   it.skipIf(!available)(
@@ -249,7 +228,9 @@ describe("the daemon, when its socket is taken", () => {
   });
 
   it("tells the model at the next SessionStart, through the client and the daemon that took it back", async () => {
-    if (compiled === null) return;
+    const [, available, commandOf] = clients[0]!;
+    if (!available) return;
+    const [compiled, args] = commandOf("claude");
     const env = { REINS_RUNTIME_DIR: runtime(), HOME: temp("reins-proof-home-") };
     const socket = socketPath(env, name);
     await start(socket, { checkMs: 50 });
@@ -257,13 +238,7 @@ describe("the daemon, when its socket is taken", () => {
     await eventually(async () => ((await probeDaemon(socket, 500)) !== null ? true : null), "taken back");
     const root = project();
     const before = await recordedSeq(root, "t");
-    const reply = await client(
-      compiled,
-      ["claude", process.execPath, REINS_BIN, name],
-      sessionStart("t", root),
-      root,
-      env,
-    );
+    const reply = await client(compiled, args, sessionStart("t", root), root, env);
     const context = (JSON.parse(reply.stdout) as { hookSpecificOutput: { additionalContext: string } })
       .hookSpecificOutput.additionalContext;
     expect(context).toMatch(

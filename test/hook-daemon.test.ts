@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "no
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { hookClients } from "./support/hook-clients.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { REINS_BIN } from "../src/config/package-info.js";
 import { startHookDaemon, type HookDaemon } from "../src/daemon/hook-daemon.js";
@@ -16,13 +17,11 @@ import { daemonName, socketPath } from "../src/daemon/paths.js";
 import { probeDaemon, socketRequest } from "../src/daemon/probe.js";
 import { encodeHeaderValue } from "../src/daemon/protocol.js";
 import { daemonCall } from "./support/daemon-call.js";
-import { buildClient } from "../src/install/native-client.js";
 import { hookSecret } from "../src/server/secret.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 
-const repo = join(import.meta.dirname, "..");
 const temps: string[] = [];
 const temp = (prefix: string) => {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -263,28 +262,8 @@ async function waitForDaemon(socket: string) {
   throw new Error(`no daemon came up on ${socket}`);
 }
 
-const compiled = buildClient(temp("reins-hd-client-"), join(repo, "src", "client", "reins-hook.c"));
-const hasCurl = (() => {
-  try {
-    execFileSync("curl", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const clients = hookClients(temp("reins-hd-client-"));
 const name = daemonName(REINS_BIN);
-const clients: [string, boolean, (agent: string) => [string, string[]]][] = [
-  [
-    "the compiled client",
-    compiled !== null,
-    (agent) => [compiled ?? "", [agent, process.execPath, REINS_BIN, name]],
-  ],
-  [
-    "the sh + curl client",
-    hasCurl,
-    (agent) => [join(repo, "bin", "reins-hook"), [agent, name, process.execPath]],
-  ],
-];
 
 describe.each(clients)("%s", (_label, available, commandOf) => {
   it.skipIf(!available)(

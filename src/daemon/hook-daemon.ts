@@ -196,15 +196,13 @@ async function keepSocket(
     return `its socket was taken over by another daemon (pid ${answer.status.pid})`;
   if (socketInode(own) === null) return "its own socket was removed; the next hook starts a daemon again";
   if (answer.kind === "unproven") {
-    const detail = `${answer.detail}; ${socketHolder(socket)}`;
-    log(`socket taken over by a program that is not reins' daemon (${detail}); taking it back`);
-    appendTamper(dirname(socket), {
-      at: Date.now(),
-      kind: "socket-taken",
+    recordTaken(
       socket,
-      by: `daemon ${process.pid}`,
-      detail,
-    });
+      answer.detail,
+      "socket taken over by a program that is not reins' daemon",
+      "taking it back",
+      log,
+    );
   } else log("its socket path names a socket nobody answers on; taking it back");
   publish(socket, own);
   return null;
@@ -278,15 +276,13 @@ async function bind(
   const found = await probeSocket(socket, 2_000);
   if (found.kind === "proven") return { kind: "running", status: found.status };
   if (found.kind === "unproven") {
-    const detail = `${found.detail}; ${socketHolder(socket)}`;
-    log(`socket held by a program that is not reins' daemon (${detail}); taking it over`);
-    appendTamper(dirname(socket), {
-      at: Date.now(),
-      kind: "socket-taken",
+    recordTaken(
       socket,
-      by: `daemon ${process.pid}`,
-      detail,
-    });
+      found.detail,
+      "socket held by a program that is not reins' daemon",
+      "taking it over",
+      log,
+    );
   }
   const own = `${socket}.${process.pid}-${++daemonsStarted}`;
   rmSync(own, { force: true });
@@ -408,4 +404,23 @@ function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
     }
   });
   return app;
+}
+
+/** Logs and records (the tamper record the next turn's start says) a socket held by a program not reins'. */
+function recordTaken(
+  socket: string,
+  answered: string,
+  what: string,
+  then: string,
+  log: (line: string) => void,
+): void {
+  const detail = `${answered}; ${socketHolder(socket)}`;
+  log(`${what} (${detail}); ${then}`);
+  appendTamper(dirname(socket), {
+    at: Date.now(),
+    kind: "socket-taken",
+    socket,
+    by: `daemon ${process.pid}`,
+    detail,
+  });
 }
