@@ -35,9 +35,20 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    timeout: 20_000,
-    // Root in a container has no user namespaces for the sandbox; the pages are our own.
-    args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
+    // A launch took over 20 s once while the whole suite loaded both cores (CI 2026-12-01); a hung one still fails.
+    timeout: 60_000,
+    // Root in a container has no user namespaces for the sandbox; the pages are our own. The machine has no
+    // network: Chromium's own background connections are turned off rather than refused at every start.
+    args: [
+      "--no-sandbox",
+      "--disable-dev-shm-usage",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--disable-quic",
+    ],
   });
 }
 
