@@ -162,7 +162,7 @@ tasks:
       `echo ok > "$REINS_TASK.txt"; { test -e ../../../reins.db && echo visible || echo hidden; } > ${seen}/$REINS_TASK`,
     );
     const ran = await reinsIn(dir, ["run", "--agent", agent, "--wip", "2"]);
-    expect(lastLine(ran.out)).toMatch(/^proven: /);
+    expect(lastLine(ran.out), `${ran.out}\n${ran.err}`).toMatch(/^proven: /);
     expect(existsSync(join(dir, ".reins", "reins.db"))).toBe(true);
     expect(readFileSync(join(seen, "a"), "utf8").trim()).toBe("hidden");
     expect(readFileSync(join(seen, "b"), "utf8").trim()).toBe("hidden");

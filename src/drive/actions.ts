@@ -446,6 +446,23 @@ function commitMessage(ctx: DriveContext, run: RunState, task: string): string {
   ].join("\n");
 }
 
+/** The root tree's git work, one at a time per run. */
+const rootQueues = new WeakMap<DriveContext, Promise<unknown>>();
+
+/**
+ * Runs `work` on the root tree after the root tree work before it: with `--wip`, two tasks that finish at once
+ * would cherry-pick into the root's index together, and git refuses the second (its index locked, or the
+ * first's files half written: "your local changes would be overwritten").
+ */
+function inRoot<T>(ctx: DriveContext, work: () => Promise<T>): Promise<T> {
+  const next = (rootQueues.get(ctx) ?? Promise.resolve()).then(work, work);
+  rootQueues.set(
+    ctx,
+    next.catch(() => undefined),
+  );
+  return next;
+}
+
 async function commit(ctx: DriveContext, key: string, ref: number, task: string): Promise<RunEvent> {
   const run = state(ctx);
   const message = commitMessage(ctx, run, task);
@@ -455,7 +472,9 @@ async function commit(ctx: DriveContext, key: string, ref: number, task: string)
   );
   let sha = made ?? "";
   if (ctx.meta.worktrees) {
-    const picked = await ctx.recorder.io(key, "git.cherry_pick", () => ctx.git(ctx.root).cherryPick(sha));
+    const picked = await inRoot(ctx, () =>
+      ctx.recorder.io(key, "git.cherry_pick", () => ctx.git(ctx.root).cherryPick(sha)),
+    );
     if (!picked.ok) {
       await dropTree(ctx, key, task);
       return {
