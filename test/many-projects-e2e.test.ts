@@ -20,18 +20,13 @@ import { listDaemons } from "../src/daemon/list.js";
 import { daemonName, socketPath } from "../src/daemon/paths.js";
 import { probeDaemon } from "../src/daemon/probe.js";
 import { SqliteStore } from "../src/store/sqlite.js";
-import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
-import { codexUnavailableReason, runCodex } from "./support/codex-cli.js";
+import { AGENT_LOOPS, type LoopAgent, type LoopResult } from "./support/agent-loops.js";
 import { e2eProject, failJs } from "./support/e2e-project.js";
-import { lastToolResults, startFakeAnthropic } from "./support/fake-anthropic.js";
-import { lastFunctionResponses, shellCommand, startFakeGemini } from "./support/fake-gemini.js";
-import { execCommand, lastFunctionCallOutputs, startFakeOpenAi } from "./support/fake-openai.js";
-import { geminiUnavailableReason, runGemini } from "./support/gemini-cli.js";
 import { alive, exits, stopHookDaemons } from "./support/processes.js";
 
-const AGENTS = ["claude", "codex", "gemini"] as const;
-type Agent = (typeof AGENTS)[number];
-const unavailable = [claudeUnavailableReason(), codexUnavailableReason(), geminiUnavailableReason()].filter(
+const AGENTS = Object.keys(AGENT_LOOPS) as LoopAgent[];
+type Agent = LoopAgent;
+const unavailable = AGENTS.map((agent) => AGENT_LOOPS[agent].unavailable()).filter(
   (reason) => reason !== null,
 );
 
@@ -46,109 +41,21 @@ const name = daemonName(REINS_BIN);
 const socket = () => socketPath({ HOME: home }, name);
 
 /** What one session did: which tool call was first denied (1-based), and the tokens the model reported. */
-interface Session {
+interface Session extends LoopResult {
   project: string;
   agent: Agent;
-  sessionId: string;
-  firstDenied: number | null;
-  tokens: number;
 }
 
 /** Seven identical failing calls, then a final answer; each reply reports this project's own token usage. */
 async function failingLoop(project: string, agent: Agent, index: number): Promise<Session> {
-  const input = 1000 * (index + 1);
-  const output = index + 1;
-  const calls = 7;
-  if (agent === "claude") {
-    const usage = { input_tokens: input, output_tokens: output };
-    const fake = await startFakeAnthropic((_r, turn) =>
-      turn < calls
-        ? { toolUses: [{ name: "Bash", input: { command: "node fail.js", description: "run" } }], usage }
-        : { text: "Stopping.", usage },
-    );
-    try {
-      const result = await runClaude({
-        cwd: project,
-        home,
-        prompt: "Do the task.",
-        baseUrl: fake.url,
-        maxTurns: 12,
-        timeoutMs: 180_000,
-        env: env(),
-      });
-      expect(result.timedOut, result.stderr).toBe(false);
-      const results = fake.mainRequests().map((r) => lastToolResults(r)[0]?.text ?? "");
-      return {
-        project,
-        agent,
-        sessionId: result.json?.session_id ?? "",
-        firstDenied: firstMatch(results.slice(1), /hook error: reins:/),
-        tokens: fake.mainRequests().length * (input + output),
-      };
-    } finally {
-      await fake.close();
-    }
-  }
-  if (agent === "codex") {
-    const usage = { input_tokens: input, output_tokens: output };
-    const fake = await startFakeOpenAi((_r, turn) =>
-      turn < calls ? execCommand("node fail.js", usage) : { text: "Stopping.", usage },
-    );
-    try {
-      // hooks: false: only the trust `reins init codex` wrote, no bypass.
-      const result = await runCodex({
-        cwd: project,
-        home,
-        prompt: "Do the task.",
-        baseUrl: fake.url,
-        timeoutMs: 180_000,
-        hooks: false,
-        env: env(),
-      });
-      expect(result.timedOut, result.stderr).toBe(false);
-      const outputs = fake.mainRequests().map((r) => lastFunctionCallOutputs(r)[0]?.text ?? "");
-      return {
-        project,
-        agent,
-        sessionId: result.threadId ?? "",
-        firstDenied: firstMatch(outputs.slice(1), /blocked by PreToolUse hook: reins:/),
-        tokens: fake.mainRequests().length * (input + output),
-      };
-    } finally {
-      await fake.close();
-    }
-  }
-  const usage = { promptTokenCount: input, candidatesTokenCount: output };
-  const fake = await startFakeGemini((_r, turn) =>
-    turn < calls ? shellCommand("node fail.js", usage) : { text: "Stopping.", usage },
-  );
-  try {
-    const result = await runGemini({
-      cwd: project,
-      home,
-      prompt: "Do the task.",
-      baseUrl: fake.url,
-      timeoutMs: 180_000,
-      env: env(),
-    });
-    expect(result.timedOut, result.stderr).toBe(false);
-    const answers = fake.mainRequests().map((r) => lastFunctionResponses(r)[0]?.error ?? "");
-    return {
-      project,
-      agent,
-      sessionId: result.sessionId ?? "",
-      firstDenied: firstMatch(answers.slice(1), /reins:/),
-      tokens: fake.mainRequests().length * (input + output),
-    };
-  } finally {
-    await fake.close();
-  }
-}
-
-/** The 1-based position of the first text matching, or null. */
-function firstMatch(texts: string[], pattern: RegExp): number | null {
-  const at = texts.findIndex((t) => pattern.test(t));
-  return at < 0 ? null : at + 1;
+  const result = await AGENT_LOOPS[agent].run({
+    project,
+    home,
+    input: 1000 * (index + 1),
+    output: index + 1,
+    env: env(),
+  });
+  return { project, agent, ...result };
 }
 
 /** The sessions a project's store holds, and the tokens each used. */
@@ -248,8 +155,8 @@ afterAll(async () => {
 });
 
 describe.skipIf(unavailable.length > 0)("ten projects guarded at once on one machine", () => {
-  it("runs the three agents in the ten projects, several at once: each loop denied by its 6th call, each token in its own project's store", async () => {
-    const plan: [number, Agent][] = projects.map((_p, i) => [i, AGENTS[i % 3]!]);
+  it("runs every agent in the ten projects, several at once: each loop denied by its 6th call, each token in its own project's store", async () => {
+    const plan: [number, Agent][] = projects.map((_p, i) => [i, AGENTS[i % AGENTS.length]!]);
     // Two waves of five sessions at once: the machine has two cores.
     await guardedAtOnce(plan.slice(0, 5));
     await guardedAtOnce(plan.slice(5));

@@ -1,0 +1,143 @@
+/**
+ * One failing loop per agent CLI, for the tests that run many agents at once: the real CLI in a project
+ * against its scripted model API, seven identical failing calls then a final answer, each reply reporting
+ * the given token usage. Each says which call was first denied and how many tokens the model reported.
+ */
+import { expect } from "vitest";
+import { claudeUnavailableReason, runClaude } from "./claude-code.js";
+import { codexUnavailableReason, runCodex } from "./codex-cli.js";
+import { lastToolResults, startFakeAnthropic } from "./fake-anthropic.js";
+import { lastFunctionResponses, shellCommand, startFakeGemini } from "./fake-gemini.js";
+import { execCommand, lastFunctionCallOutputs, startFakeOpenAi } from "./fake-openai.js";
+import { geminiUnavailableReason, runGemini } from "./gemini-cli.js";
+
+/** Where and how one loop runs: the project, the user's HOME, the tokens each reply reports, extra env. */
+export interface LoopSpec {
+  project: string;
+  home: string;
+  input: number;
+  output: number;
+  env: Record<string, string>;
+}
+
+/** What one loop did: its session, which tool call was first denied (1-based), the tokens the model reported. */
+export interface LoopResult {
+  sessionId: string;
+  firstDenied: number | null;
+  tokens: number;
+}
+
+/** An agent's failing loop, and why it cannot run here (null when it can). */
+export interface AgentLoop {
+  unavailable(): string | null;
+  run(spec: LoopSpec): Promise<LoopResult>;
+}
+
+/** The identical failing calls of every loop. */
+const CALLS = 7;
+const COMMAND = "node fail.js";
+const TIMEOUT_MS = 180_000;
+
+/** The 1-based position of the first text matching, or null. */
+export function firstMatch(texts: string[], pattern: RegExp): number | null {
+  const at = texts.findIndex((t) => pattern.test(t));
+  return at < 0 ? null : at + 1;
+}
+
+const claude: AgentLoop = {
+  unavailable: claudeUnavailableReason,
+  async run({ project, home, input, output, env }) {
+    const usage = { input_tokens: input, output_tokens: output };
+    const fake = await startFakeAnthropic((_r, turn) =>
+      turn < CALLS
+        ? { toolUses: [{ name: "Bash", input: { command: COMMAND, description: "run" } }], usage }
+        : { text: "Stopping.", usage },
+    );
+    try {
+      const result = await runClaude({
+        cwd: project,
+        home,
+        prompt: "Do the task.",
+        baseUrl: fake.url,
+        maxTurns: 12,
+        timeoutMs: TIMEOUT_MS,
+        env,
+      });
+      expect(result.timedOut, result.stderr).toBe(false);
+      const results = fake.mainRequests().map((r) => lastToolResults(r)[0]?.text ?? "");
+      return {
+        sessionId: result.json?.session_id ?? "",
+        firstDenied: firstMatch(results.slice(1), /hook error: reins:/),
+        tokens: fake.mainRequests().length * (input + output),
+      };
+    } finally {
+      await fake.close();
+    }
+  },
+};
+
+const codex: AgentLoop = {
+  unavailable: codexUnavailableReason,
+  async run({ project, home, input, output, env }) {
+    const usage = { input_tokens: input, output_tokens: output };
+    const fake = await startFakeOpenAi((_r, turn) =>
+      turn < CALLS ? execCommand(COMMAND, usage) : { text: "Stopping.", usage },
+    );
+    try {
+      // hooks: false: only the trust `reins init codex` wrote, no bypass.
+      const result = await runCodex({
+        cwd: project,
+        home,
+        prompt: "Do the task.",
+        baseUrl: fake.url,
+        timeoutMs: TIMEOUT_MS,
+        hooks: false,
+        env,
+      });
+      expect(result.timedOut, result.stderr).toBe(false);
+      const outputs = fake.mainRequests().map((r) => lastFunctionCallOutputs(r)[0]?.text ?? "");
+      return {
+        sessionId: result.threadId ?? "",
+        firstDenied: firstMatch(outputs.slice(1), /blocked by PreToolUse hook: reins:/),
+        tokens: fake.mainRequests().length * (input + output),
+      };
+    } finally {
+      await fake.close();
+    }
+  },
+};
+
+const gemini: AgentLoop = {
+  unavailable: geminiUnavailableReason,
+  async run({ project, home, input, output, env }) {
+    const usage = { promptTokenCount: input, candidatesTokenCount: output };
+    const fake = await startFakeGemini((_r, turn) =>
+      turn < CALLS ? shellCommand(COMMAND, usage) : { text: "Stopping.", usage },
+    );
+    try {
+      const result = await runGemini({
+        cwd: project,
+        home,
+        prompt: "Do the task.",
+        baseUrl: fake.url,
+        timeoutMs: TIMEOUT_MS,
+        env,
+      });
+      expect(result.timedOut, result.stderr).toBe(false);
+      const answers = fake.mainRequests().map((r) => lastFunctionResponses(r)[0]?.error ?? "");
+      return {
+        sessionId: result.sessionId ?? "",
+        firstDenied: firstMatch(answers.slice(1), /reins:/),
+        tokens: fake.mainRequests().length * (input + output),
+      };
+    } finally {
+      await fake.close();
+    }
+  },
+};
+
+/** Every agent CLI with a failing loop, by the name `reins init` knows it by. */
+export const AGENT_LOOPS = { claude, codex, gemini } satisfies Record<string, AgentLoop>;
+
+/** The agents of AGENT_LOOPS. */
+export type LoopAgent = keyof typeof AGENT_LOOPS;
