@@ -143,4 +143,30 @@ describe("the README and docs/", () => {
       /"budget" has no subcommand "grow"/,
     );
   });
+
+  it("describe every command of the CLI in docs/cli.md", async () => {
+    const tree = await commandTree();
+    const headings = [
+      ...readFileSync(join(root, "docs", "cli.md"), "utf8").matchAll(/^### `(reins [^`]+)`/gm),
+    ].map((m) => m[1]!);
+    const commands = [...tree.entries()].flatMap(([path, names]) =>
+      [...names]
+        .filter((name) => !name.startsWith("-"))
+        .map((name) => `reins ${path === "" ? "" : `${path} `}${name}`),
+    );
+    // A command is described when a heading names it, or names its parent with it among the forms (`start|stop`).
+    const undescribed = commands.filter(
+      (command) =>
+        !headings.some((heading) => heading === command || heading.startsWith(`${command} `)) &&
+        !headings.some((heading) => {
+          const words = command.split(" ");
+          const last = words.pop()!;
+          return (
+            heading.startsWith(`${words.join(" ")} `) &&
+            heading.split(" ")[words.length]!.split("|").includes(last)
+          );
+        }),
+    );
+    expect(undescribed, "commands with no heading in docs/cli.md").toEqual([]);
+  });
 });
