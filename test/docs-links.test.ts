@@ -2,7 +2,8 @@
  * The README and docs/*.md hold together: every relative link names a file that is there and every #anchor a
  * heading of its page (GitHub's anchors), and every `reins <command>` the README shows is a real command.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
@@ -168,5 +169,21 @@ describe("the README and docs/", () => {
         }),
     );
     expect(undescribed, "commands with no heading in docs/cli.md").toEqual([]);
+  });
+
+  it("show a plan in the README that reins plan check takes", async () => {
+    const plan = /^```yaml\n# reins\.plan\.yaml\n([\s\S]*?)^```$/m.exec(
+      readFileSync(join(root, "README.md"), "utf8"),
+    )?.[1];
+    expect(plan, "the README's reins.plan.yaml").toBeDefined();
+    const dir = mkdtempSync(join(tmpdir(), "reins-readme-plan-"));
+    try {
+      writeFileSync(join(dir, "reins.plan.yaml"), plan!);
+      const io = memoryIo({ cwd: dir });
+      expect(await run(["plan", "check", "reins.plan.yaml"], io), io.err.join("")).toBe(0);
+      expect(io.out.join("")).toContain("3 task(s) to run");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
