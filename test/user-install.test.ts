@@ -122,35 +122,45 @@ describe("the README's user path on a clean HOME", () => {
     );
   });
 
-  it("puts reins on the PATH: reins --version", () => {
-    const shown = reins(projects[0]!, "--version");
-    expect(shown.status, shown.stderr).toBe(0);
-    expect(shown.stdout.trim()).toBe(version);
-    expect(step("sh", ["-c", "command -v reins"]).stdout.trim()).toBe(join(prefix, "bin", "reins"));
-  });
+  it(
+    "puts reins on the PATH: reins --version",
+    () => {
+      const shown = reins(projects[0]!, "--version");
+      expect(shown.status, shown.stderr).toBe(0);
+      expect(shown.stdout.trim()).toBe(version);
+      expect(step("sh", ["-c", "command -v reins"]).stdout.trim()).toBe(join(prefix, "bin", "reins"));
+    },
+    2 * STEP_MS,
+  );
 
-  it("guards two projects: init claude and a session in each, recorded in that project's store only", () => {
-    for (const project of projects) {
-      const init = reins(project, "init", "claude");
-      expect(init.status, init.stdout + init.stderr).toBe(0);
-      expect(init.stdout).toMatch(/added reins hooks for 8 event\(s\) to .*\.claude\/settings\.local\.json/);
-      for (const call of [
-        { hook_event_name: "SessionStart", source: "startup" },
-        { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } },
-      ]) {
-        const input = JSON.stringify({ session_id: project.session, cwd: project.dir, ...call });
-        const answered = step("reins", ["hook", "claude"], { cwd: project.dir, input });
-        expect(answered.status, answered.stderr).toBe(0);
+  it(
+    "guards two projects: init claude and a session in each, recorded in that project's store only",
+    () => {
+      for (const project of projects) {
+        const init = reins(project, "init", "claude");
+        expect(init.status, init.stdout + init.stderr).toBe(0);
+        expect(init.stdout).toMatch(
+          /added reins hooks for 8 event\(s\) to .*\.claude\/settings\.local\.json/,
+        );
+        for (const call of [
+          { hook_event_name: "SessionStart", source: "startup" },
+          { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } },
+        ]) {
+          const input = JSON.stringify({ session_id: project.session, cwd: project.dir, ...call });
+          const answered = step("reins", ["hook", "claude"], { cwd: project.dir, input });
+          expect(answered.status, answered.stderr).toBe(0);
+        }
       }
-    }
-    for (const project of projects) {
-      const status = reins(project, "sessions", "--json");
-      expect(status.status, status.stderr).toBe(0);
-      const scopes = (JSON.parse(status.stdout) as { scope: string; events: number }[]).map((s) => [
-        s.scope,
-        s.events,
-      ]);
-      expect(scopes).toEqual([[`session:${project.session}`, 2]]);
-    }
-  });
+      for (const project of projects) {
+        const status = reins(project, "sessions", "--json");
+        expect(status.status, status.stderr).toBe(0);
+        const scopes = (JSON.parse(status.stdout) as { scope: string; events: number }[]).map((s) => [
+          s.scope,
+          s.events,
+        ]);
+        expect(scopes).toEqual([[`session:${project.session}`, 2]]);
+      }
+    },
+    8 * STEP_MS,
+  );
 });
