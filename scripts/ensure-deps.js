@@ -94,7 +94,7 @@ function npm(root, args, what) {
   });
 }
 
-// import.meta.dirname needs Node 20.11; reins runs on 20.9.
+// import.meta.dirname needs Node 20.11; this script runs before anything has checked the Node version.
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const flags = new Set(args.filter((a) => a.startsWith("--")));

@@ -334,14 +334,14 @@ describe("reins run --spec", () => {
     expect(subjects(dir, "main..HEAD")).toEqual(["t3: Say goodbye", "t2: Shout", "t1: Greet"]);
   });
 
-  it("prints the workflow's steps, and with --mermaid the diagram the README shows", async () => {
+  it("prints the workflow's steps, and with --mermaid the diagram docs/running-a-plan.md shows", async () => {
     const dir = mkdtempSync(join(tmpdir(), "reins-workflow-"));
     const steps = await reinsIn(dir, ["workflow"]);
     expect(steps.code).toBe(0);
     expect(steps.out).toContain("  7. Repeat for the next component: ");
     const chart = await reinsIn(dir, ["workflow", "--mermaid"]);
     expect(chart.code).toBe(0);
-    const readme = readFileSync(join(import.meta.dirname, "..", "README.md"), "utf8");
+    const readme = readFileSync(join(import.meta.dirname, "..", "docs", "running-a-plan.md"), "utf8");
     expect(readme).toContain(`\`\`\`mermaid\n${chart.out}\`\`\``);
   });
 });
