@@ -102,6 +102,18 @@ export function sessionLine(state: State, policy: Policy, now: number): SessionL
   };
 }
 
+/**
+ * The variables a project is read with: the user's, without the `REINS_*` overrides of the shell asking (a
+ * `REINS_STORE` set there names one project's store, not every project's), but for the user's folders.
+ */
+function projectEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env))
+    if (!name.startsWith("REINS_") || name === "REINS_STATE_DIR" || name === "REINS_RUNTIME_DIR")
+      out[name] = value;
+  return out;
+}
+
 function emptyView(known: KnownProject, servedNow: boolean, since: number, problem: string): ProjectView {
   return {
     id: known.id,
@@ -162,7 +174,7 @@ export async function readProject(
   if (!existsSync(known.root)) return { ...view, problem: "its folder is gone" };
   let store: Store | null = null;
   try {
-    const loaded = loadPolicy({ cwd: known.root, env: options.env });
+    const loaded = loadPolicy({ cwd: known.root, env: projectEnv(options.env) });
     const spec = loaded.policy.store;
     if ((spec === "" || spec === "sqlite") && !existsSync(defaultStorePath(known.root)))
       return { ...view, problem: "nothing recorded yet" };
