@@ -91,6 +91,10 @@ describeBrowser("reins serve --all", () => {
     await page.locator(`[data-testid=sessions-table] tr[data-scope="session:alpha-1"]`).waitFor();
     await expect(page.locator("[data-testid=sessions-table] tbody tr").count()).resolves.toBe(1);
     await page.locator("[data-testid=live-status]").getByText("live").waitFor();
+    // And back to every project.
+    await page.locator("[data-testid=all-projects-link]").click();
+    await page.waitForURL(`${url}/`);
+    await page.locator("[data-testid=project]").first().waitFor();
     await context.close();
   });
 
