@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser } from "playwright-core";
+import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { projectId } from "../src/config/project-registry.js";
 import { apiToken } from "../src/server/secret.js";
@@ -18,6 +18,8 @@ let two: TwoProjects;
 let browser: Browser;
 let server: ChildProcess;
 let url = "";
+/** A tab left on a project's dashboard, its event stream open, while the server is told to stop. */
+let left: BrowserContext | null = null;
 const errors: string[] = [];
 
 /** Starts `reins serve --all --port 0` and waits for the line that names its address. */
@@ -42,12 +44,14 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
+  // It stops on SIGTERM even with a project's event stream open in a tab.
   if (server?.exitCode === null) {
     const exited = new Promise((resolve) => server.once("exit", resolve));
     server.kill("SIGTERM");
     await exited;
   }
+  await left?.close();
+  await browser?.close();
   await two?.close();
   expect(errors).toEqual([]);
 });
@@ -95,7 +99,9 @@ describeBrowser("reins serve --all", () => {
     await page.locator("[data-testid=all-projects-link]").click();
     await page.waitForURL(`${url}/`);
     await page.locator("[data-testid=project]").first().waitFor();
-    await context.close();
+    await page.goto(`${url}/p/${projectId(two.beta, two.env)}/`);
+    await page.locator("[data-testid=live-status]").getByText("live").waitFor();
+    left = context;
   });
 
   it("keeps each project's own rules under /p/<id>/: actions take its people's token, and no hook is answered", async () => {

@@ -69,7 +69,9 @@ export async function createAllServer(options: AllServerOptions): Promise<Fastif
     }
     return found;
   };
-  app.addHook("onClose", async () => {
+  // Before the server waits for its connections: a project's open event stream ends only when its own
+  // server closes.
+  app.addHook("preClose", async () => {
     for (const pending of mounted.values()) {
       const m = await pending.catch(() => null);
       if (m === null) continue;
