@@ -80,6 +80,11 @@ describeBrowser("dashboard frictions", () => {
     await expect(
       row(page, "session:demo-healthy-t").locator("[data-testid=budget-status]").innerText(),
     ).resolves.toMatch(/^active/);
+    // And its own page says so first.
+    await page.goto(`${demo.url}/#/session/${encodeURIComponent("session:demo-stuck-t")}`);
+    await expect(page.locator("[data-testid=session-state]").innerText()).resolves.toBe(
+      "stopped breaker open",
+    );
   });
 
   it("says on a run's page whether each task's change was witnessed", async () => {
