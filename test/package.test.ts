@@ -71,6 +71,7 @@ const RUNTIME_FILES = [
   "dist/hook.cjs", // the bundled hook command
   "dist/hook-entry/hook-loader.cjs",
   "dist/web/index.html", // the dashboard `reins serve` serves
+  "dist/web/all.html", // the page of every project `reins serve --all` serves
 ];
 
 describe("npm pack", () => {

@@ -15,6 +15,7 @@ function precompress(): Plugin {
     closeBundle() {
       const files = [
         join(outDir, "index.html"),
+        join(outDir, "all.html"),
         ...readdirSync(join(outDir, "assets")).map((name) => join(outDir, "assets", name)),
       ];
       for (const file of files) {
@@ -39,5 +40,12 @@ export default defineConfig({
     target: "es2022",
     sourcemap: false,
     modulePreload: { polyfill: false },
+    // The project's dashboard, and the user-level page of every project (`reins serve --all`).
+    rollupOptions: {
+      input: {
+        index: fileURLToPath(new URL("index.html", import.meta.url)),
+        all: fileURLToPath(new URL("all.html", import.meta.url)),
+      },
+    },
   },
 });

@@ -15,6 +15,21 @@ export const DEMO_START = Date.UTC(2026, 0, 5, 9, 0, 0);
 
 type Colors = ReturnType<typeof createColors>;
 
+/**
+ * A minute-aligned start for the demo whose last event falls in the minute before `now`: what it records
+ * reads as just done ("12s ago"), not as a quarter of an hour old. Its scripted agents are run once in
+ * memory first to measure how long the demo's time runs (each starts a minute after the one before).
+ */
+export async function demoStartBefore(now: number, policy: Policy): Promise<number> {
+  let end = DEMO_START;
+  for (const [i, agent] of demoAgents.entries()) {
+    const scope = `session:demo-${agent.name}`;
+    const run = await runAgent(agent, scope, DEMO_START + i * 60_000, inMemory(scope, policy).decide);
+    end = Math.max(end, run.entries.at(-1)?.event.at ?? end);
+  }
+  return Math.floor((now - (end - DEMO_START)) / 60_000) * 60_000;
+}
+
 function clock(at: number, start: number): string {
   const s = Math.floor((at - start) / 1000);
   return `${String(Math.floor(s / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;

@@ -7,7 +7,7 @@ import { DEFAULT_HOST, DEFAULT_PORT } from "../server/daemon.js";
 import { openStore } from "../store/open.js";
 import { join } from "node:path";
 import { demoPlanRun } from "../demo/plan-run.js";
-import { demo } from "./demo.js";
+import { demo, demoStartBefore } from "./demo.js";
 import { registerAgentCommands } from "./agent-commands.js";
 import { registerEvaluateCommands } from "./commands/evaluate-commands.js";
 import { registerTuneCommand } from "./commands/tune-command.js";
@@ -62,8 +62,8 @@ function program(io: Io, result: { code: number }): Command {
       const loaded = policyOf();
       const store = await openStore(loaded.storeSpec, loaded.root);
       try {
-        // Recent, minute-aligned times: the sessions show as fresh in `reins status`, and rate windows line up.
-        const start = Math.floor((Date.now() - 15 * 60_000) / 60_000) * 60_000;
+        // Minute-aligned times ending now: the sessions show as just done, and rate windows line up.
+        const start = await demoStartBefore(Date.now(), loaded.policy);
         result.code = await demo(io, loaded.policy, {
           ...(opts.agent !== undefined ? { agent: opts.agent } : {}),
           ...(opts.trace !== undefined ? { trace: opts.trace } : {}),

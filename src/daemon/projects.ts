@@ -1,6 +1,7 @@
 /** The projects a hook daemon answers for: each one's services opened on first call, kept while used. */
 import { isAbsolute, normalize } from "node:path";
 import { loadPolicyCached } from "../config/policy-cache.js";
+import { recordServed } from "../config/project-registry.js";
 import { openServices, type HookServices } from "../hooks/run-hook.js";
 import { existingHookSecret } from "../server/secret.js";
 import { macMatches } from "./key.js";
@@ -131,6 +132,8 @@ export class ProjectPool {
         };
         // A store that could not be opened is not kept: the next call tries to open it again.
         if (services.store.kind !== "unavailable") this.entries.set(key, entry);
+        // What `reins status --all` lists, the daemon up or down (the state folder, as the tamper watch's).
+        recordServed(root, { ...process.env, ...env }, now);
         void this.evictOverflow();
         return entry;
       },

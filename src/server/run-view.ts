@@ -46,6 +46,13 @@ export interface RunNodeView {
     commit: string | null;
     reason: string | null;
     checks: RunCheckView[];
+    /**
+     * Whether its change was witnessed (docs/proof.md): its evidence once known (`witnessed`,
+     * `unwitnessed`, `already_done`, ...; null while it is not done), and the checks that went red with
+     * its change set aside.
+     */
+    evidence: string | null;
+    red: string[];
   } | null;
 }
 
@@ -199,6 +206,8 @@ export function runView(run: StoredRun, guard: ScopeSummary | null): RunView {
               commit: textOrNull(task.commit),
               reason: textOrNull(task.reason),
               checks: checksOf(task.lastChecks),
+              evidence: textOrNull(task.evidence),
+              red: isObject(task.witness) ? strings(task.witness.red) : [],
             },
     });
   }

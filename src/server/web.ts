@@ -27,7 +27,7 @@ const SPEND_READ = 5_000;
 const SPEND_CACHE = 2_000;
 
 /** The page's rules: only its own scripts run, whatever text an agent wrote into the data it shows. */
-const CSP =
+export const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
   "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
@@ -64,14 +64,14 @@ function badRequest(reply: FastifyReply, error: z.ZodError, part = "querystring"
 }
 
 /** Tokens as the budget counts them, from a state's tally. */
-function tallyTokens(state: State, policy: Policy): number {
+export function tallyTokens(state: State, policy: Policy): number {
   const t = state.tally?.tokens;
   if (t === undefined) return 0;
   return t.input + t.output + t.cacheWrite + (policy.budget.countCacheReads ? t.cacheRead : 0);
 }
 
 /** Spend of a state since `since`: all of it for a session started since, else its recent rate windows. */
-function spendSince(state: State, policy: Policy, since: number): { tokens: number; usd: number } {
+export function spendSince(state: State, policy: Policy, since: number): { tokens: number; usd: number } {
   if (state.lastAt === null || state.lastAt < since) return { tokens: 0, usd: 0 };
   if (state.startedAt !== null && state.startedAt >= since)
     return { tokens: tallyTokens(state, policy), usd: state.tally?.usd ?? 0 };

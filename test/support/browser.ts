@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { describe } from "vitest";
-import { demo } from "../../src/cli/demo.js";
+import { demo, demoStartBefore } from "../../src/cli/demo.js";
 import { memoryIo } from "../../src/cli/io.js";
 import { ReinsError } from "../../src/core/errors.js";
 import type { ApiServer } from "./api-server.js";
@@ -60,11 +60,11 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return path;
 }
 
-/** Runs `reins demo`'s scripted agents into the server's store, 15 minutes ago as the CLI does; returns their scopes. */
+/** Runs `reins demo`'s scripted agents into the server's store, ending now as the CLI does; returns their scopes. */
 export async function seedDemo(api: ApiServer, run = "t"): Promise<string[]> {
   const { store, policy } = api.services;
   const scopes: string[] = [];
-  const start = Math.floor((Date.now() - 15 * 60_000) / 60_000) * 60_000;
+  const start = await demoStartBefore(Date.now(), policy);
   const code = await demo(memoryIo(), policy, {
     start,
     run,

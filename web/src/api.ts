@@ -3,7 +3,11 @@
  * for once, when the server first answers 401), and every failure as an ApiError with the server's words.
  */
 
-const TOKEN_KEY = "reins.apiToken";
+/**
+ * Where the token is kept: one per project. Under `reins serve --all` every project's dashboard is on one
+ * origin (`/p/<id>/`), and one project's token must not be sent to another's API.
+ */
+const TOKEN_KEY = `reins.apiToken${/^\/p\/[0-9a-f]{16}\//.exec(location.pathname)?.[0] ?? ""}`;
 
 /** A request the server refused or could not answer. */
 export class ApiError extends Error {

@@ -12,6 +12,15 @@ export function usd(n: number): string {
   return `$${n.toFixed(n >= 100 ? 0 : 2)}`;
 }
 
+/**
+ * What was spent in USD, or "no price" where tokens were spent and nothing was priced (no price known for
+ * the model): never "$0.00" for spend that has a cost nobody knows. "—" when nothing was spent.
+ */
+export function cost(n: number | null | undefined, tokens: number): string {
+  if (n !== null && n !== undefined && n > 0) return usd(n);
+  return tokens > 0 ? "no price" : "—";
+}
+
 export function amountOf(resource: string, n: number): string {
   if (resource === "usd") return usd(n);
   if (resource === "wallTimeMs") return `${Math.round(n / 60_000)} min`;

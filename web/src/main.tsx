@@ -41,6 +41,9 @@ function useRoute(): Route {
   return route;
 }
 
+/** Whether this dashboard is one project's under `reins serve --all` (`/p/<id>/`), which links back. */
+const UNDER_ALL = /^\/p\/[0-9a-f]{16}\/$/.test(location.pathname);
+
 function Nav(props: { route: Route }) {
   const runs = props.route.page === "runs" || props.route.page === "run";
   return (
@@ -63,6 +66,11 @@ function Header(props: { route: Route }) {
       <h1>
         <a href="#/">reins</a> <span class="muted">dashboard</span>
       </h1>
+      {UNDER_ALL && (
+        <a href="../../" data-testid="all-projects-link">
+          ‹ every project
+        </a>
+      )}
       <Nav route={props.route} />
       <span class={`live ${live}`} data-testid="live-status" title="the server's event stream">
         {live === "live" ? "● live" : live === "connecting" ? "○ connecting" : "○ reconnecting"}

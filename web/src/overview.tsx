@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { acknowledgeAlert, acknowledgeBreaker, extendBudget, resetBreaker, resetBudget } from "./actions.js";
 import { api, query } from "./api.js";
 import { SpendChart } from "./chart.js";
-import { ago, count, startOfToday, time, usd } from "./format.js";
+import { ago, cost, count, startOfToday, time } from "./format.js";
 import { useLive } from "./live.js";
 import type { Circuit, Overview as OverviewData, Page, ScopeView, StoredAlert } from "./types.js";
 import { Badge, Bars, Pager, refreshSoon, reportError, useLoad } from "./ui.js";
@@ -29,7 +29,9 @@ function Cards() {
       <div class="card" data-testid="card-spend">
         <div class="card-title">Spent today</div>
         <div class="card-value">{count(data.spend.tokens)} tokens</div>
-        <div class="muted">{usd(data.spend.usd)}</div>
+        <div class="muted" data-testid="spend-cost">
+          {cost(data.spend.usd, data.spend.tokens)}
+        </div>
       </div>
       <div class="card" data-testid="card-budgets">
         <div class="card-title">Budgets</div>
@@ -182,9 +184,17 @@ function SessionsTable(props: { onScopes: (scopes: string[]) => void }) {
                     <Bars lines={s.budget} />
                   </td>
                   <td class="num">{tokens === undefined ? "—" : count(tokens)}</td>
-                  <td class="num">{spent === undefined ? "—" : usd(spent)}</td>
+                  <td class="num">{spent === undefined ? "—" : cost(spent, tokens ?? 0)}</td>
                   <td data-testid="budget-status">
-                    <Badge value={s.status} />
+                    {/* An open breaker stops the session whatever its budget says: never shown "active". */}
+                    {!s.ended && s.breaker.status === "open" ? (
+                      <>
+                        <Badge value="stopped" title={s.breaker.detail ?? undefined} />
+                        <span class="muted"> breaker open</span>
+                      </>
+                    ) : (
+                      <Badge value={s.status} />
+                    )}
                     {s.ended ? <span class="muted"> ended</span> : null}
                   </td>
                   <td>

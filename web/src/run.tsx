@@ -1,5 +1,5 @@
 import { api, enc } from "./api.js";
-import { count, time, usd } from "./format.js";
+import { cost, count, time } from "./format.js";
 import { sessionHref } from "./overview.js";
 import { useRunsRefresh } from "./runs.js";
 import type { ProofClause, RunCheckView, RunNodeView, RunView, TaskStatus } from "./types.js";
@@ -64,6 +64,25 @@ function Checks(props: { checks: RunCheckView[] }) {
   );
 }
 
+/** Whether a task's change was witnessed: its checks failed with the change set aside (docs/proof.md). */
+function Witnessed(props: { task: NonNullable<RunNodeView["task"]> }) {
+  const { evidence, red } = props.task;
+  if (evidence === null) return <span class="muted">not yet</span>;
+  const title =
+    evidence === "witnessed"
+      ? `red with its change set aside: ${red.join(", ")}`
+      : evidence === "unwitnessed"
+        ? "its checks pass with its change set aside too: no check sees it"
+        : evidence.replaceAll("_", " ");
+  const label =
+    evidence === "witnessed" ? "yes" : evidence === "unwitnessed" ? "no" : evidence.replaceAll("_", " ");
+  return (
+    <span class={`badge b-w-${evidence}`} title={title}>
+      {label}
+    </span>
+  );
+}
+
 function NodeRow(props: { node: RunNodeView }) {
   const { node } = props;
   const task = node.task;
@@ -96,7 +115,8 @@ function NodeRow(props: { node: RunNodeView }) {
       </td>
       <td>{task?.commit != null ? <code title={task.commit}>{task.commit.slice(0, 7)}</code> : ""}</td>
       <td class="num">{count(node.tokens)}</td>
-      <td class="num">{usd(node.costUsd)}</td>
+      <td class="num">{cost(node.costUsd, node.tokens)}</td>
+      <td data-testid="node-witnessed">{task !== null && <Witnessed task={task} />}</td>
       <td>{task !== null && <Checks checks={task.checks} />}</td>
       <td class="detail" data-testid="node-reason">
         {task?.reason ?? ""}
@@ -193,7 +213,7 @@ export function Run(props: { id: string }) {
             </dd>
             <dt>Spent</dt>
             <dd>
-              {count(run.tokens)} tokens, {usd(run.costUsd)}
+              {count(run.tokens)} tokens, {cost(run.costUsd, run.tokens)}
             </dd>
             <dt>Updated</dt>
             <dd>{time(run.updatedAt)}</dd>
@@ -220,6 +240,7 @@ export function Run(props: { id: string }) {
                   <th>Commit</th>
                   <th>Tokens</th>
                   <th>Cost</th>
+                  <th>Witnessed</th>
                   <th>Last checks</th>
                   <th>Reason</th>
                 </tr>

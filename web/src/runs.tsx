@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, query } from "./api.js";
-import { ago, count, time, usd } from "./format.js";
+import { ago, cost, count, time } from "./format.js";
 import { useLive } from "./live.js";
 import type { Page, StoredRun } from "./types.js";
 import { Badge, Pager, refreshSoon, useLoad, usePoll } from "./ui.js";
@@ -102,7 +102,7 @@ export function Runs() {
                     </td>
                     <td class="num">{f.iterations ?? "—"}</td>
                     <td class="num">{f.tokens === null ? "—" : count(f.tokens)}</td>
-                    <td class="num">{f.costUsd === null ? "—" : usd(f.costUsd)}</td>
+                    <td class="num">{f.costUsd === null ? "—" : cost(f.costUsd, f.tokens ?? 0)}</td>
                     <td class="nowrap" title={time(run.updatedAt)}>
                       {ago(run.updatedAt)}
                     </td>

@@ -159,6 +159,21 @@ export function Session(props: { scope: string }) {
             <dl>
               <dt>Agent</dt>
               <dd>{s.agent || "—"}</dd>
+              <dt>Session</dt>
+              <dd data-testid="session-state">
+                {s.ended ? (
+                  <Badge value="ended" />
+                ) : s.breaker.status === "open" || s.status === "paused" ? (
+                  <>
+                    <Badge value="stopped" />{" "}
+                    <span class="muted">
+                      {s.breaker.status === "open" ? "breaker open" : "budget paused"}
+                    </span>
+                  </>
+                ) : (
+                  <Badge value="active" />
+                )}
+              </dd>
               <dt>Budget</dt>
               <dd data-testid="budget-status">
                 <Badge value={s.status} /> {s.ended ? "(ended)" : ""}

@@ -23,3 +23,5 @@ export interface Page<T> {
   limit: number;
   items: T[];
 }
+export type { AllStatus } from "../../src/daemon/all-status.js";
+export type { ProjectView } from "../../src/server/all-projects.js";

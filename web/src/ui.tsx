@@ -1,7 +1,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useId, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api.js";
-import { amountOf } from "./format.js";
+import { amountOf, cost, usd } from "./format.js";
 import type { BudgetLine } from "./types.js";
 
 /** Shared pieces: notices, refresh ticks, dialogs, bars and badges. */
@@ -193,13 +193,18 @@ export function Badge(props: { value: string; title?: string | undefined }) {
   );
 }
 
-/** A utilisation bar: green, amber from 80 %, red from 100 %. */
-export function Bar(props: { line: BudgetLine }) {
+/**
+ * A utilisation bar: green, amber from 80 %, red from 100 %. `tokens` is what the meter spent in tokens: a
+ * USD line with tokens spent and nothing priced says "no price", not "$0.00".
+ */
+export function Bar(props: { line: BudgetLine; tokens?: number }) {
   const { resource, used, limit, ratio } = props.line;
   const pct = Math.round(ratio * 100);
   const level = ratio >= 1 ? "over" : ratio >= 0.8 ? "warn" : "ok";
+  const spent =
+    resource === "usd" ? cost(used, props.tokens ?? 0).replace("—", usd(0)) : amountOf(resource, used);
   return (
-    <div class="bar-line" title={`${resource}: ${amountOf(resource, used)} of ${amountOf(resource, limit)}`}>
+    <div class="bar-line" title={`${resource}: ${spent} of ${amountOf(resource, limit)}`}>
       <span class="bar-label">
         {resource === "tokens" ? "tok" : resource === "wallTimeMs" ? "time" : resource}
       </span>
@@ -214,7 +219,7 @@ export function Bar(props: { line: BudgetLine }) {
         <span style={{ width: `${Math.min(100, pct)}%` }} />
       </span>
       <span class="bar-text">
-        {amountOf(resource, used)} / {amountOf(resource, limit)} ({pct}%)
+        {spent} / {amountOf(resource, limit)} ({pct}%)
       </span>
     </div>
   );
@@ -225,7 +230,7 @@ export function Bars(props: { lines: BudgetLine[] }) {
   return (
     <div class="bars">
       {props.lines.map((l) => (
-        <Bar key={l.resource} line={l} />
+        <Bar key={l.resource} line={l} tokens={props.lines.find((t) => t.resource === "tokens")?.used ?? 0} />
       ))}
     </div>
   );

@@ -21,11 +21,13 @@ export function registerStatusCommand(root: Command, ctx: StoreContext): void {
     .description("budget bars, breaker state and open alerts of one scope, or of the latest sessions")
     .argument("[scope]", "e.g. session:abc; all recent scopes when left out")
     .option("--json", "print JSON")
+    .option("--all", "every project of the user's: sessions, spend today, open breakers, alerts")
     .option(
       "--daemons",
       "the user's hook daemons and the projects each answers for (as `reins daemon status`)",
     )
-    .action(async (scope: string | undefined, opts: { json?: boolean; daemons?: boolean }) => {
+    .action(async (scope: string | undefined, opts: { json?: boolean; daemons?: boolean; all?: boolean }) => {
+      if (opts.all === true) return (await import("./status-all.js")).statusAll(io, opts.json === true);
       if (opts.daemons === true) {
         const entries = await listDaemons(io.env);
         return opts.json === true ? json(entries) : io.stdout(formatDaemons(entries, Date.now(), REINS_BIN));
