@@ -20,6 +20,7 @@ import {
 import { NO_TRUST_ENV, trustAgentHooks } from "../../install/agent-trust.js";
 import { buildClient } from "../../install/native-client.js";
 import { containClaude, uncontainClaude } from "../../install/claude-sandbox.js";
+import { containClaudeUser, uncontainClaudeUser } from "../../install/claude-user-sandbox.js";
 import { containmentOf, notContainedLine } from "../../config/boundary.js";
 import { missingDirs, noteWritten, releaseWritten } from "../../install/local-files.js";
 import { installMcp, mcpConfigPath } from "../../install/mcp.js";
@@ -138,6 +139,7 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
       ...(uninstall ? { uninstall: true } : { daemon: daemonName(REINS_BIN) }),
       ...(http !== undefined ? { http } : {}),
       ...(client !== null ? { client } : {}),
+      ...(user ? { user: true } : {}),
     }),
   ];
   // The boundary: Claude Code's own sandbox keeps the agent's commands and file tools off reins' judges.
@@ -148,6 +150,11 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
       said.push(
         "not contained (--no-contain): reins cannot keep Claude Code from switching it off; every session start says so",
       );
+  } else if (agent === "claude") {
+    if (uninstall) said.push(...uncontainClaudeUser(target, io.env));
+    else if (opts.contain)
+      said.push(...containClaudeUser(target, io.env, home, REINS_BIN, userClientDir(io.env, home)));
+    else said.push("not contained (--no-contain): every session start says so");
   } else if (!uninstall) {
     const containment = containmentOf(agent, loaded.root, io.env, REINS_BIN);
     if (!containment.contained) said.push(notContainedLine(containment).replace(/^reins: /, ""));
