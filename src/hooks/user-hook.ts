@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { POLICY_FILES } from "../config/load-policy.js";
+import { POLICY_FILES } from "../config/project-root.js";
 import { contextReply } from "../vocabulary/replies.js";
 import { AGENT_HOOKS } from "./hook-events.js";
 
