@@ -18,13 +18,17 @@ const daemon =
   argv[0] === "daemon" &&
   argv[1] === "run" &&
   (argv.length === 2 || (argv.length === 4 && argv[2] === "--name"));
-const main = fast
-  ? require("../dist/hook-entry/hook-loader.cjs").hookMain(argv[1], argv[3], argv[2] === "--unproven")
-  : daemon
-    ? import("../dist/daemon/run.js").then((d) =>
-        d.runDaemon(argv[3], process.env, (line) => process.stderr.write(`${line}\n`)),
-      )
-    : import("../dist/cli/run.js").then((cli) => cli.run(argv));
+// `statusline [--compose <base64>]`: Claude Code runs it on every render of its status line.
+const statusline = argv[0] === "statusline" && !argv.includes("--help") && !argv.includes("-h");
+const main = statusline
+  ? import("../dist/cli/statusline.js").then((s) => s.statuslineMain(argv.slice(1)))
+  : fast
+    ? require("../dist/hook-entry/hook-loader.cjs").hookMain(argv[1], argv[3], argv[2] === "--unproven")
+    : daemon
+      ? import("../dist/daemon/run.js").then((d) =>
+          d.runDaemon(argv[3], process.env, (line) => process.stderr.write(`${line}\n`)),
+        )
+      : import("../dist/cli/run.js").then((cli) => cli.run(argv));
 main.then((code) => {
   process.exitCode = code;
   // A hook has answered once its reply is written (stdout and stderr are synchronous pipes on Linux):

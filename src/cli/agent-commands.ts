@@ -6,6 +6,7 @@ import type { AgentContext } from "./context.js";
 import { registerDoctorCommand } from "./commands/doctor-command.js";
 import { registerHookCommand } from "./commands/hook-command.js";
 import { registerServeCommand } from "./commands/serve-command.js";
+import { registerStatuslineCommand } from "./commands/statusline-command.js";
 
 export { binPath } from "./commands/bin-path.js";
 
@@ -16,4 +17,5 @@ export function registerAgentCommands(root: Command, ctx: AgentContext): void {
   registerInitCommand(root, ctx);
   registerDaemonCommands(root, ctx.io, ctx.result);
   registerDoctorCommand(root, ctx);
+  registerStatuslineCommand(root, ctx);
 }

@@ -24,6 +24,7 @@ import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
 import { REINS_BIN } from "../config/package-info.js";
 import { daemonName, socketPath } from "../daemon/paths.js";
 import { runtimeDir } from "../config/user-dirs.js";
+import { guardedCheck } from "./doctor-scope.js";
 import { probeSocket } from "../daemon/probe.js";
 import { containmentOf } from "../config/boundary.js";
 import { readTamper, tamperLines, tamperPath } from "../hooks/tamper-record.js";
@@ -176,7 +177,9 @@ export function agentChecks(
       });
     return { checks, installs };
   }
-  if (installs.length > 1)
+  // The user-level hooks stand down where the project has its own (hooks/user-hook.ts): only two of the
+  // project's answer twice.
+  if (installs.filter((i) => !i.user).length > 1)
     checks.push({
       subject: agent,
       check: "hooks",
@@ -189,6 +192,8 @@ export function agentChecks(
     if (agent === "codex") checks.push(...codexTrust(install, o));
   }
   if (agent === "gemini") checks.push(geminiTrust(installs, o));
+  const guarded = guardedCheck(agent, installs, o.root, o.home);
+  if (guarded !== null) checks.push(guarded);
   return { checks, installs };
 }
 

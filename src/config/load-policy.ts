@@ -1,14 +1,15 @@
 /** The project's effective policy: its root, policy file, REINS_* variables and detected checks. */
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { defaultPolicy, type Policy } from "../core/policy.js";
 import { lastValidText } from "./policy-cache-entry.js";
 import { parsePolicyDocument, repairPolicy, type Override } from "./policy-problems.js";
 import { detectProjectChecks } from "./project-checks.js";
 import { projectFiles } from "./project-files.js";
 
-/** The policy files reins reads, in order of preference, relative to the project root. */
-export const POLICY_FILES = ["reins.config.json", join(".reins", "config.json")] as const;
+import { findRoot, POLICY_FILES } from "./project-root.js";
+
+export { findRoot, POLICY_FILES } from "./project-root.js";
 
 /** Where each effective policy value came from: `default`, a file path, or `env REINS_...`. */
 export type Sources = Record<string, string>;
@@ -26,23 +27,6 @@ export interface LoadedPolicy {
   problems: string[];
   /** The policy file's text when it held no problem at all (the cache keeps it as the last valid one). */
   validText: string | null;
-}
-
-/** The project root: the nearest folder, from `cwd` up, with a policy file, a `.reins` folder or `.git`. */
-export function findRoot(cwd: string): string {
-  let dir = resolve(cwd);
-  for (;;) {
-    if (
-      POLICY_FILES.some((f) => existsSync(join(dir, f))) ||
-      existsSync(join(dir, ".reins")) ||
-      existsSync(join(dir, ".git"))
-    ) {
-      return dir;
-    }
-    const up = dirname(dir);
-    if (up === dir) return resolve(cwd);
-    dir = up;
-  }
 }
 
 /** `budget.session.tokens` → `REINS_BUDGET_SESSION_TOKENS`. */

@@ -11,6 +11,7 @@ import { readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync } 
 import { basename, dirname, join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import { answerHook, hookFailure, MAX_HOOK_INPUT, readHookInput, withWarning } from "../hooks/run-hook.js";
+import { userHookAnswer } from "../hooks/user-hook.js";
 import { appendTamper } from "../hooks/tamper-record.js";
 import { ensureDaemonKey, mac, readDaemonKey } from "./key.js";
 import { socketHolder } from "./peer.js";
@@ -377,7 +378,9 @@ function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
     try {
       const checked = readHookInput(agent, body);
       let result;
+      const standIn = "adapter" in checked ? userHookAnswer(agent, checked.input, root, env) : undefined;
       if (!("adapter" in checked)) result = checked;
+      else if (standIn !== undefined) result = { reply: standIn.reply, warning: "" };
       else {
         try {
           const services = await pool.services(root, env, agent, Date.now());

@@ -19,6 +19,7 @@ import { TranscriptReader } from "./transcript.js";
 import { eventsAt } from "../vocabulary/event-builders.js";
 import { projectNotices, type ProjectNotices } from "./notices.js";
 import { tamperWatch, type TamperWatch } from "./tamper-check.js";
+import { userHookAnswer } from "./user-hook.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
@@ -346,6 +347,8 @@ export async function runHook(
   const { adapter, input } = checked;
   try {
     const root = findRoot(projectOf(adapter, input, env, cwd));
+    const standIn = userHookAnswer(agent, input, root, env);
+    if (standIn !== undefined) return { reply: standIn.reply, warning: "" };
     const services = await openServices(root, env, { remote: true });
     try {
       return {

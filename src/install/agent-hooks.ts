@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import { codexHome } from "./trust.js";
 import { AGENT_HOOKS } from "../hooks/hook-events.js";
+import { USER_HOOK_PREFIX } from "../hooks/user-hook.js";
 
 /** The agents `reins init` knows. */
 export const INIT_AGENTS = Object.keys(AGENT_HOOKS);
@@ -133,6 +134,8 @@ export function initAgent(
     http?: { port: number; url: string; secret: string };
     /** The compiled client (see buildClient); without it, the client is bin/reins-hook (sh + curl). */
     client?: string;
+    /** User-level hooks (`reins init --user`): each command says so to reins (hooks/user-hook.ts). */
+    user?: boolean;
   },
 ): string {
   const spec = AGENT_HOOKS[agent];
@@ -174,7 +177,11 @@ export function initAgent(
         ? ENSURING.has(event)
           ? { type: "command", command: `${command} ${ENSURE_DAEMON} --port ${http.port}`, timeout }
           : { type: "http", url: http.url, headers: { Authorization: `Bearer ${http.secret}` }, timeout: 10 }
-        : { type: "command", command: mode === "client" ? client : command, timeout };
+        : {
+            type: "command",
+            command: `${options.user === true ? USER_HOOK_PREFIX : ""}${mode === "client" ? client : command}`,
+            timeout,
+          };
     const same = (h: HookEntry) =>
       h.type === entry.type &&
       h.command === entry.command &&

@@ -2,9 +2,18 @@
  * `reins init claude` sets Claude Code's own sandbox so the agent's commands cannot reach reins' judges, and
  * takes out exactly what it added on `--uninstall` (docs/threat-model.md).
  */
-import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { claudeBoundary, judgesOf, onPath } from "../config/boundary.js";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import { claudeBoundary, judgesOf, onPath, type ClaudeBoundary } from "../config/boundary.js";
 import { reinsDir } from "../config/reins-dir.js";
 import { readSettings } from "./agent-hooks.js";
 
@@ -31,9 +40,9 @@ function addedFile(root: string): string {
   return join(root, ".reins", "claude-sandbox.json");
 }
 
-function readAdded(root: string): Added | null {
+function readAdded(path: string): Added | null {
   try {
-    return JSON.parse(readFileSync(addedFile(root), "utf8")) as Added;
+    return JSON.parse(readFileSync(path, "utf8")) as Added;
   } catch {
     return null;
   }
@@ -72,12 +81,24 @@ export function containClaude(
   bin: string,
 ): string[] {
   reinsDir(root);
-  const wanted = claudeBoundary(root, judgesOf(root, env, bin));
+  return mergeBoundary(settingsPath, claudeBoundary(root, judgesOf(root, env, bin)), addedFile(root), env);
+}
+
+/**
+ * Merges `wanted` into Claude Code's settings at `settingsPath`, keeping the user's own, and notes in
+ * `addedPath` what it added (for removeBoundary). Returns the lines to print.
+ */
+export function mergeBoundary(
+  settingsPath: string,
+  wanted: ClaudeBoundary,
+  addedPath: string,
+  env: NodeJS.ProcessEnv,
+): string[] {
   const settings = readSettings(settingsPath);
   const sandbox = record(settings.sandbox);
   const filesystem = record(sandbox.filesystem);
   const permissions = record(settings.permissions);
-  const previous = readAdded(root);
+  const previous = readAdded(addedPath);
   const scalars: string[] = [...(previous?.scalars ?? [])];
   for (const key of ["enabled", "failIfUnavailable", "allowUnsandboxedCommands"] as const) {
     if (sandbox[key] === wanted.sandbox[key]) continue;
@@ -109,7 +130,8 @@ export function containClaude(
     network;
   if (!changed) return [`Claude Code's sandbox already keeps reins' files in ${settingsPath}`];
   writeJson(settingsPath, settings);
-  writeJson(addedFile(root), added, 0o600);
+  mkdirSync(dirname(addedPath), { recursive: true, mode: 0o700 });
+  writeJson(addedPath, added, 0o600);
   const lines = [
     `contained: Claude Code's sandbox in ${settingsPath} keeps the agent's commands and file tools out of .reins/, the hook settings and reins' own folders`,
   ];
@@ -125,7 +147,12 @@ export function containClaude(
 
 /** Removes from `settingsPath` exactly what containClaude added to it. Returns the lines to print. */
 export function uncontainClaude(settingsPath: string, root: string): string[] {
-  const added = readAdded(root);
+  return removeBoundary(settingsPath, addedFile(root));
+}
+
+/** Removes from `settingsPath` exactly what mergeBoundary noted in `addedPath`. Returns the lines to print. */
+export function removeBoundary(settingsPath: string, addedPath: string): string[] {
+  const added = readAdded(addedPath);
   if (added === null || !existsSync(settingsPath)) return [];
   const settings = readSettings(settingsPath);
   const sandbox = record(settings.sandbox);
@@ -147,6 +174,6 @@ export function uncontainClaude(settingsPath: string, root: string): string[] {
   if (Object.keys(permissions).length > 0) settings.permissions = permissions;
   else delete settings.permissions;
   writeJson(settingsPath, settings);
-  rmSync(addedFile(root), { force: true });
+  rmSync(addedPath, { force: true });
   return [`removed reins' sandbox settings from ${settingsPath}`];
 }

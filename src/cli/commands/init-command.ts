@@ -20,6 +20,9 @@ import {
 import { NO_TRUST_ENV, trustAgentHooks } from "../../install/agent-trust.js";
 import { buildClient } from "../../install/native-client.js";
 import { containClaude, uncontainClaude } from "../../install/claude-sandbox.js";
+import { containClaudeUser, uncontainClaudeUser } from "../../install/claude-user-sandbox.js";
+import { installStatusline, type StatuslineMode } from "../../install/claude-statusline.js";
+import { stateDir } from "../../config/user-dirs.js";
 import { containmentOf, notContainedLine } from "../../config/boundary.js";
 import { missingDirs, noteWritten, releaseWritten } from "../../install/local-files.js";
 import { installMcp, mcpConfigPath } from "../../install/mcp.js";
@@ -39,6 +42,7 @@ interface InitOptions {
   trust: boolean;
   mcp?: boolean;
   contain: boolean;
+  statusline: string;
 }
 
 /** Where a `--user` install keeps its compiled client: `$XDG_DATA_HOME/reins/bin`, else `~/.local/share/reins/bin`. */
@@ -71,6 +75,11 @@ export function registerInitCommand(root: Command, ctx: AgentContext): void {
     .option(
       "--no-contain",
       "claude: leave Claude Code's sandbox as it is (reins then says at every session start that it is not contained)",
+    )
+    .option(
+      "--statusline <mode>",
+      "claude: reins' status line: auto (unless you show one of your own), compose (yours first, then reins'), off",
+      "auto",
     )
     .option(
       "--mcp",
@@ -138,6 +147,7 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
       ...(uninstall ? { uninstall: true } : { daemon: daemonName(REINS_BIN) }),
       ...(http !== undefined ? { http } : {}),
       ...(client !== null ? { client } : {}),
+      ...(user ? { user: true } : {}),
     }),
   ];
   // The boundary: Claude Code's own sandbox keeps the agent's commands and file tools off reins' judges.
@@ -148,10 +158,17 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
       said.push(
         "not contained (--no-contain): reins cannot keep Claude Code from switching it off; every session start says so",
       );
+  } else if (agent === "claude") {
+    if (uninstall) said.push(...uncontainClaudeUser(target, io.env));
+    else if (opts.contain)
+      said.push(...containClaudeUser(target, io.env, home, REINS_BIN, userClientDir(io.env, home)));
+    else said.push("not contained (--no-contain): every session start says so");
   } else if (!uninstall) {
     const containment = containmentOf(agent, loaded.root, io.env, REINS_BIN);
     if (!containment.contained) said.push(notContainedLine(containment).replace(/^reins: /, ""));
   }
+  if (agent === "claude")
+    said.push(...claudeStatusline(io.env, loaded.root, home, target, user, uninstall, opts));
   for (const other of others) {
     if (!existsSync(other)) continue;
     const removed = initAgent(agent, { settingsPath: other, bin: REINS_BIN, uninstall: true });
@@ -180,6 +197,29 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
     io.stderr(`${trust.said.map((line) => `reins: ${line}`).join("\n")}\n`);
     result.code = 1;
   }
+}
+
+/** Reins' status line in the settings file `target` (docs/statusline.md), or out of it again. */
+function claudeStatusline(
+  env: NodeJS.ProcessEnv,
+  root: string,
+  home: string,
+  target: string,
+  user: boolean,
+  uninstall: boolean,
+  opts: InitOptions,
+): string[] {
+  const userFile = join(home, ".claude", "settings.json");
+  return installStatusline({
+    target,
+    others: user ? [] : [join(root, ".claude", "settings.json"), userFile],
+    record: user
+      ? join(stateDir(env), "claude-user-statusline.json")
+      : join(root, ".reins", "claude-statusline.json"),
+    bin: REINS_BIN,
+    mode: opts.statusline as StatuslineMode,
+    uninstall,
+  });
 }
 
 /**

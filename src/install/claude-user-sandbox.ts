@@ -1,0 +1,71 @@
+/**
+ * `reins init --user claude` sets Claude Code's sandbox in the user's settings, for every project at once:
+ * what can be denied there by absolute path (reins' runtime and state folders, its install, the user's hook
+ * settings). A project's own `.reins/` cannot be (docs/user-install-hooks.md, "Containment").
+ */
+import { join } from "node:path";
+import { installDir, type ClaudeBoundary } from "../config/boundary.js";
+import { runtimeDir, stateDir } from "../config/user-dirs.js";
+import { mergeBoundary, removeBoundary } from "./claude-sandbox.js";
+
+/** Where what the user-level sandbox added is noted, for `--uninstall`: the user's state folder. */
+export function userSandboxRecord(env: NodeJS.ProcessEnv): string {
+  return join(stateDir(env), "claude-user-sandbox.json");
+}
+
+/**
+ * The boundary of the user's settings: every Bash command in the sandbox with no way out, the runtime and
+ * state folders neither read nor written, reins' install, its client and the user's Claude settings file not
+ * written; the file tools denied the same paths. All absolute: in the user's settings a `./` path is taken
+ * from `~/.claude`, and on Linux Claude Code 2.1.330's sandbox denies nothing by a `**` pattern (tried: a
+ * `**`/.reins/** denyRead left a project's `.reins/` readable).
+ */
+export function claudeUserBoundary(
+  env: NodeJS.ProcessEnv,
+  home: string,
+  bin: string,
+  clientDir: string,
+): ClaudeBoundary {
+  const hidden = [runtimeDir(env), stateDir(env)].map((p) => `${p}/**`);
+  const readOnly = [`${installDir(bin)}/**`, `${clientDir}/**`, join(home, ".claude", "settings.json")];
+  return {
+    sandbox: {
+      enabled: true,
+      failIfUnavailable: true,
+      allowUnsandboxedCommands: false,
+      filesystem: { denyRead: hidden, denyWrite: [...hidden, ...readOnly] },
+    },
+    permissions: {
+      deny: [...hidden.map((p) => `Read(/${p})`), ...[...hidden, ...readOnly].map((p) => `Edit(/${p})`)],
+    },
+  };
+}
+
+/** Sets the user-level boundary in `settingsPath` (`~/.claude/settings.json`). Returns the lines to print. */
+export function containClaudeUser(
+  settingsPath: string,
+  env: NodeJS.ProcessEnv,
+  home: string,
+  bin: string,
+  clientDir: string,
+): string[] {
+  const lines = mergeBoundary(
+    settingsPath,
+    claudeUserBoundary(env, home, bin, clientDir),
+    userSandboxRecord(env),
+    env,
+  );
+  return [
+    ...lines.map((line) =>
+      line.startsWith("contained:")
+        ? `Claude Code's sandbox in ${settingsPath} keeps every session's commands and file tools out of reins' runtime and state folders, its install and your user settings`
+        : line,
+    ),
+    'a project\'s own .reins/ can only be denied by its absolute path: a project guarded from here is said "not contained" until `reins init claude` is run in it (docs/user-install-hooks.md)',
+  ];
+}
+
+/** Takes out of `settingsPath` exactly what containClaudeUser added. */
+export function uncontainClaudeUser(settingsPath: string, env: NodeJS.ProcessEnv): string[] {
+  return removeBoundary(settingsPath, userSandboxRecord(env));
+}
