@@ -53,7 +53,7 @@ async function init(dir: string, ...args: string[]) {
 
 /** Every agent set up in `dir`, with the defaults. */
 async function setUp(dir: string, ...flags: string[]) {
-  for (const agent of ["claude", "codex", "gemini"]) await init(dir, agent, ...flags);
+  for (const agent of ["claude", "codex", "gemini", "qwen"]) await init(dir, agent, ...flags);
 }
 
 const started: { app?: FastifyInstance; services?: HookServices; plain?: Server; hooks?: HookDaemon }[] = [];
@@ -114,6 +114,7 @@ describe("reins doctor", () => {
     ).toEqual([
       ["codex", "contained", "warn"],
       ["gemini", "contained", "warn"],
+      ["qwen", "contained", "warn"],
     ]);
     expect(report.ok).toBe(true);
     expect(code).toBe(0);
@@ -122,6 +123,9 @@ describe("reins doctor", () => {
     );
     expect(line("codex", "hooks")?.message).toBe(
       "6 hooks (the client to the user's hook daemon) in .codex/hooks.json",
+    );
+    expect(line("qwen", "hooks")?.message).toBe(
+      "7 hooks (the client to the user's hook daemon) in .qwen/settings.json",
     );
     expect(line("codex", "project trust")?.status).toBe("ok");
     expect(line("codex", "hook trust")?.message).toBe("Codex trusts reins' 6 hooks");

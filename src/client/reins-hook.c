@@ -137,6 +137,7 @@ static const char *project_dir(const char *agent, char *cwd, size_t size) {
     dir = getenv("GEMINI_PROJECT_DIR");
     if (dir == NULL) dir = getenv("CLAUDE_PROJECT_DIR");
   }
+  if (strcmp(agent, "qwen") == 0) dir = getenv("QWEN_PROJECT_DIR");
   if (dir != NULL && dir[0] == '/') return dir;
   return getcwd(cwd, size);
 }

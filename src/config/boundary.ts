@@ -41,6 +41,7 @@ export function judgesOf(root: string, env: NodeJS.ProcessEnv, bin: string | und
       join(root, ".claude"),
       join(root, ".codex"),
       join(root, ".gemini"),
+      join(root, ".qwen"),
       join(root, "reins.config.json"),
       join(root, ".git", "hooks"),
       join(root, ".git", "config"),
@@ -216,6 +217,7 @@ export function claudeContainment(
 const UNCONTAINED: Record<string, string> = {
   codex: "Codex CLI's sandbox cannot hide reins' secrets and store inside the project",
   gemini: "Gemini CLI's sandbox needs a container engine reins does not set up",
+  qwen: "Qwen Code's sandbox needs a container engine reins does not set up",
 };
 
 /** Whether the `agent` guarded in the project at `root` is kept from switching reins off. */

@@ -46,6 +46,19 @@ export const AGENT_HOOKS: Record<
     timeout: 30_000, // Gemini CLI counts hook timeouts in milliseconds
     file: [".gemini", "settings.json"],
   },
+  qwen: {
+    events: [
+      ["SessionStart", false],
+      ["UserPromptSubmit", false],
+      ["PreToolUse", true],
+      ["PostToolUse", true],
+      ["PostToolUseFailure", true],
+      ["Stop", false],
+      ["SessionEnd", false],
+    ],
+    timeout: 30_000, // Qwen Code counts a command hook's timeout in milliseconds (its http hooks' in seconds)
+    file: [".qwen", "settings.json"],
+  },
 };
 
 /** The hook events reins installs for `agent`. */

@@ -17,6 +17,7 @@ import type { Policy } from "../core/policy.js";
 import { hashOf } from "../vocabulary/hash.js";
 import { rolloutExit, rolloutModel, rolloutUsage } from "./rollout.js";
 import { usageEvent, type UsageRecord } from "../vocabulary/usage.js";
+import { qwenLineUsage } from "./qwen-transcript.js";
 
 /** Reads at most this much new transcript per hook call; the rest waits for the next call. */
 const MAX_READ = 8 * 1024 * 1024;
@@ -265,6 +266,8 @@ const count = (n: unknown) => (typeof n === "number" && Number.isFinite(n) && n 
 /** One Claude Code transcript entry (a parsed line), as far as usage goes. */
 export interface TranscriptEntry {
   type?: unknown;
+  /** Qwen Code's: the model call's usage, Gemini-style. */
+  usageMetadata?: unknown;
   requestId?: unknown;
   message?: { id?: unknown; model?: unknown; usage?: Usage };
 }
@@ -294,18 +297,24 @@ export function entryUsage(entry: TranscriptEntry, fallbackKey: string | (() => 
   };
 }
 
-/** Usage records from Claude Code transcript lines: one per assistant API message (by message and request id). */
+/**
+ * Usage records from Claude Code transcript lines: one per assistant API message (by message and request id);
+ * and from Qwen Code's, one per line with a `usageMetadata` (by the line's uuid).
+ */
 function transcriptUsage(text: string): UsageRecord[] {
   const byId = new Map<string, UsageRecord>();
   for (const line of text.split("\n")) {
-    if (!line.includes('"usage"')) continue;
+    if (!line.includes('"usage')) continue;
     let entry: TranscriptEntry;
     try {
       entry = JSON.parse(line) as TranscriptEntry;
     } catch {
       continue;
     }
-    const usage = entryUsage(entry, () => hashOf(line));
+    const usage =
+      "usageMetadata" in entry
+        ? qwenLineUsage(entry as Record<string, unknown>, () => hashOf(line))
+        : entryUsage(entry, () => hashOf(line));
     // A message split over several lines repeats its usage; the last line holds the final output count.
     if (usage !== null) byId.set(usage.id, usage);
   }

@@ -61,7 +61,7 @@ describe("the agent label", () => {
       expect(answered.warning).toBe("");
       await spend(store, `session:via-${name}`, 100 * (i + 1), 2_000);
     }
-    expect(await inputTokensByAgent(store)).toEqual({ claude: 100, codex: 200, gemini: 300 });
+    expect(await inputTokensByAgent(store)).toEqual({ claude: 100, codex: 200, gemini: 300, qwen: 400 });
   });
 
   it("counts sessions that older hooks started as claude-code or gemini-cli under claude and gemini", async () => {

@@ -26,7 +26,7 @@ const str = (v: unknown): string | undefined => (typeof v === "string" && v !== 
 const SCRATCH = /^(?:\/tmp\/|\/var\/tmp\/|\/dev\/|\/proc\/)/;
 
 /** The tools that run a shell command. */
-const SHELL_TOOLS = new Set(["Bash", "shell", "local_shell", "exec_command", "run_shell_command"]);
+const SHELL_TOOLS = new Set(["Bash", "shell", "local_shell", "exec_command", "run_shell_command", "bash"]);
 
 function lineCount(text: unknown): number {
   return typeof text === "string" && text !== "" ? text.split("\n").length : 0;
@@ -52,6 +52,7 @@ function touchOf(tool: string, i: Record<string, unknown>): Omit<ToolTouch, "too
       return path === undefined ? {} : { writes: [path], linesChanged: lineCount(i.content) };
     case "Edit":
     case "replace":
+    case "edit": // Qwen Code's
       return path === undefined
         ? {}
         : { writes: [path], linesChanged: lineCount(i.old_string) + lineCount(i.new_string) };

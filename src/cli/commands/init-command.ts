@@ -26,6 +26,7 @@ import { stateDir } from "../../config/user-dirs.js";
 import { containmentOf, notContainedLine } from "../../config/boundary.js";
 import { missingDirs, noteWritten, releaseWritten } from "../../install/local-files.js";
 import { installMcp, mcpConfigPath } from "../../install/mcp.js";
+import { qwenSettingsTidy } from "../../install/qwen-settings.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/daemon.js";
 import { hookSecret } from "../../server/secret.js";
 import type { AgentContext } from "../context.js";
@@ -105,7 +106,7 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
   if (opts.http === true && agent !== "claude")
     throw new ReinsError(
       "usage",
-      "--http is for claude; codex and gemini reach the daemon through the client",
+      "--http is for claude; codex, gemini and qwen reach the daemon through the client",
     );
   if (opts.http === true && (opts.inProcess === true || opts.user === true))
     throw new ReinsError("usage", "--http is for one project's settings: not with --in-process or --user");
@@ -175,6 +176,8 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
     if (removed.startsWith("removed")) said.push(removed);
     if (!user) said.push(...releaseWritten(loaded.root, other));
   }
+  // Qwen Code rewrites the file it reads and keeps the old text as `.orig` (see qwenSettingsTidy).
+  if (agent === "qwen" && !user) said.push(...qwenSettingsTidy(loaded.root, target, REINS_BIN, uninstall));
   if (!user) {
     said.push(
       ...(uninstall ? releaseWritten(loaded.root, target) : noteWritten(loaded.root, target, !existed, dirs)),
