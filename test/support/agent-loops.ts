@@ -10,6 +10,8 @@ import { lastToolResults, startFakeAnthropic } from "./fake-anthropic.js";
 import { lastFunctionResponses, shellCommand, startFakeGemini } from "./fake-gemini.js";
 import { execCommand, lastFunctionCallOutputs, startFakeOpenAi } from "./fake-openai.js";
 import { geminiUnavailableReason, runGemini } from "./gemini-cli.js";
+import { lastToolResults as lastChatToolResults, startFakeChatTools, toolCall } from "./fake-chat-tools.js";
+import { qwenUnavailableReason, runQwen } from "./qwen-cli.js";
 
 /** Where and how one loop runs: the project, the user's HOME, the tokens each reply reports, extra env. */
 export interface LoopSpec {
@@ -136,8 +138,45 @@ const gemini: AgentLoop = {
   },
 };
 
+const qwen: AgentLoop = {
+  unavailable: qwenUnavailableReason,
+  async run({ project, home, input, output, env }) {
+    const usage = { input_tokens: input, output_tokens: output };
+    const fake = await startFakeChatTools((_r, turn) =>
+      turn < CALLS
+        ? toolCall("run_shell_command", { command: COMMAND, description: "run", is_background: false }, usage)
+        : { text: "Stopping.", usage },
+    );
+    try {
+      const result = await runQwen({
+        cwd: project,
+        home,
+        prompt: "Do the task.",
+        baseUrl: fake.url,
+        timeoutMs: TIMEOUT_MS,
+        env,
+      });
+      expect(result.timedOut, result.stderr).toBe(false);
+      const answers = fake.mainRequests().map((r) => lastChatToolResults(r)[0]?.text ?? "");
+      // A call that ran carries the command's error (reins' note may follow it); a denied one only reins' reason.
+      const denied = answers.slice(1).map((a) => (a.includes("ECONNREFUSED") ? "" : a));
+      return {
+        sessionId: result.sessionId ?? "",
+        firstDenied: firstMatch(denied, /reins:/),
+        // Every answer the API sent, side requests included, as reins counts them.
+        tokens: fake.usageSent.reduce(
+          (n, u) => n + u.total_tokens - u.prompt_tokens_details.cached_tokens,
+          0,
+        ),
+      };
+    } finally {
+      await fake.close();
+    }
+  },
+};
+
 /** Every agent CLI with a failing loop, by the name `reins init` knows it by. */
-export const AGENT_LOOPS = { claude, codex, gemini } satisfies Record<string, AgentLoop>;
+export const AGENT_LOOPS = { claude, codex, gemini, qwen } satisfies Record<string, AgentLoop>;
 
 /** The agents of AGENT_LOOPS. */
 export type LoopAgent = keyof typeof AGENT_LOOPS;
