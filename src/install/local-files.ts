@@ -185,6 +185,7 @@ const INIT_FILES = new Set([
   ".codex/hooks.json",
   ".codex/config.toml",
   ".gemini/settings.json",
+  ".github/hooks/reins.json",
   ".mcp.json",
 ]);
 
