@@ -100,8 +100,6 @@ const isObject = (v: unknown): v is Entry => typeof v === "object" && v !== null
 function hookFiles(agent: string, o: DoctorOptions): { file: string; user: boolean }[] {
   const project = { file: settingsPathOf(agent, o.root, o.home, false), user: false };
   const user = { file: settingsPathOf(agent, o.root, o.home, true, false, o.env), user: true };
-  // Copilot CLI's hooks are the project's alone (reins has no user-level install for it).
-  if (agent === "copilot") return [project];
   if (agent !== "claude") return [project, user];
   return [{ file: settingsPathOf(agent, o.root, o.home, false, true), user: false }, project, user];
 }

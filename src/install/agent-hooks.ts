@@ -262,6 +262,13 @@ export function settingsPathOf(
     throw new ReinsError("usage", `reins init knows ${INIT_AGENTS.join(", ")}, not "${agent}"`);
   const [dir = "", file = ""] = spec.file;
   if (user && agent === "codex") return join(codexHome(env, home), file);
+  // Copilot CLI's user hooks: `$COPILOT_HOME/hooks/` (else `~/.copilot/hooks/`).
+  if (user && agent === "copilot")
+    return join(
+      env.COPILOT_HOME !== undefined && env.COPILOT_HOME !== "" ? env.COPILOT_HOME : join(home, ".copilot"),
+      "hooks",
+      file,
+    );
   const geminiHome = env.GEMINI_CLI_HOME;
   if (user && agent === "gemini" && geminiHome !== undefined && geminiHome !== "")
     return join(geminiHome, dir, file);

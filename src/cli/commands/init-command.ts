@@ -98,11 +98,6 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
       "usage",
       "--http is for claude; codex and gemini reach the daemon through the client",
     );
-  if (agent === "copilot" && opts.user === true)
-    throw new ReinsError(
-      "usage",
-      "copilot: reins installs Copilot CLI's hooks in the project's .github/hooks/ only, not --user",
-    );
   if (opts.http === true && (opts.inProcess === true || opts.user === true))
     throw new ReinsError("usage", "--http is for one project's settings: not with --in-process or --user");
   const loaded = ctx.loaded();
