@@ -120,7 +120,11 @@ function entriesOf(groups: unknown): unknown[] {
   return groups.flatMap((g) => {
     const hooks = (g as { hooks?: unknown } | null)?.hooks;
     // Copilot CLI's hooks file lists the entries themselves, not groups of them.
-    return Array.isArray(hooks) ? (hooks as unknown[]) : g !== null && typeof g === "object" ? [g] : [];
+    return Array.isArray(hooks)
+      ? (hooks as unknown[])
+      : g !== null && typeof g === "object"
+        ? [g as unknown]
+        : [];
   });
 }
 
