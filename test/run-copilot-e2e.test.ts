@@ -116,6 +116,23 @@ describe.skipIf(copilotUnavailableReason() !== null)("reins run driving the real
       expect(existsSync(join(e2e.project, ".github"))).toBe(false);
       expect(existsSync(join(e2e.home, ".copilot", "hooks", "reins.json"))).toBe(false);
       expect(git(e2e.project, "status", "--porcelain")).toBe("");
+
+      // The recorded run replays with no model server and no agent.
+      await fake.close();
+      e2e.fake = undefined;
+      const replay = await runBounded(
+        process.execPath,
+        [reinsBin, "run", "--replay", join(e2e.project, ".reins", "runs", run, "trace.jsonl")],
+        {
+          cwd: e2e.project,
+          env: { ...env, REINS_COPILOT_BIN: join(e2e.root, "no-copilot-here") },
+          timeoutMs: 30_000,
+        },
+      );
+      expect(replay.code, replay.stderr).toBe(0);
+      expect(replay.stdout).toMatch(
+        new RegExp(`^replayed run ${run}: \\d+ steps, every event, decision and action as recorded`),
+      );
     },
   );
 });
