@@ -53,7 +53,7 @@ async function init(dir: string, ...args: string[]) {
 
 /** Every agent set up in `dir`, with the defaults. */
 async function setUp(dir: string, ...flags: string[]) {
-  for (const agent of ["claude", "codex", "gemini", "qwen"]) await init(dir, agent, ...flags);
+  for (const agent of ["claude", "codex", "gemini", "qwen", "copilot"]) await init(dir, agent, ...flags);
 }
 
 const started: { app?: FastifyInstance; services?: HookServices; plain?: Server; hooks?: HookDaemon }[] = [];
@@ -115,9 +115,14 @@ describe("reins doctor", () => {
       ["codex", "contained", "warn"],
       ["gemini", "contained", "warn"],
       ["qwen", "contained", "warn"],
+      ["copilot", "contained", "warn"],
     ]);
     expect(report.ok).toBe(true);
     expect(code).toBe(0);
+    expect(line("copilot", "hooks")?.message).toBe(
+      "7 hooks (the client to the user's hook daemon) in .github/hooks/reins.json",
+    );
+    expect(line("copilot", "contained")?.message).toMatch(/^not contained: .*Copilot CLI's sandbox/);
     expect(line("claude", "hooks")?.message).toBe(
       "8 hooks (the client to the user's hook daemon) in .claude/settings.local.json",
     );

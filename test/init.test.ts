@@ -176,7 +176,7 @@ describe("reins init", () => {
     expect(read(join(dir, "home", ".gemini", "settings.json")).hooks.BeforeTool).toHaveLength(1);
     const unknown = await reins(dir, "init", "cursor");
     expect(unknown.code).toBe(2);
-    expect(unknown.err).toContain('reins init knows claude, codex, gemini, qwen, not "cursor"');
+    expect(unknown.err).toContain('reins init knows claude, codex, gemini, qwen, copilot, not "cursor"');
   });
 });
 

@@ -4,6 +4,7 @@ import { claudeRunner, type ClaudeOptions } from "./claude.js";
 import { codexRunner, type CodexOptions } from "./codex.js";
 import { commandRunner } from "./command.js";
 import { geminiRunner } from "./gemini.js";
+import { copilotRunner } from "./copilot.js";
 import type { AgentRunner } from "./runner.js";
 
 export type { AgentOutcome, AgentParse, AgentRequest, AgentResult, AgentRunner } from "./runner.js";
@@ -12,7 +13,7 @@ export type { AgentOutcome, AgentParse, AgentRequest, AgentResult, AgentRunner }
 export type RunnerOptions = ClaudeOptions & CodexOptions;
 
 /** The agents `--agent` accepts, for messages. */
-export const AGENT_CHOICES = "claude, codex, gemini or cmd:<command>";
+export const AGENT_CHOICES = "claude, codex, gemini, copilot or cmd:<command>";
 
 /**
  * The runner for an `--agent` spec: `claude`, `codex`, `gemini` or `cmd:<command>`. Its `name` is the spec,
@@ -22,6 +23,7 @@ export function runnerFor(spec: string, options: RunnerOptions = {}): AgentRunne
   if (spec === "claude") return claudeRunner(options);
   if (spec === "codex") return codexRunner(options);
   if (spec === "gemini") return geminiRunner(options);
+  if (spec === "copilot") return copilotRunner(options);
   if (spec.startsWith("cmd:") && spec.slice(4).trim() !== "") {
     return commandRunner(spec.slice(4), {
       ...(options.baseEnv ? { baseEnv: options.baseEnv } : {}),

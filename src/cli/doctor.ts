@@ -111,8 +111,10 @@ function readInstall(agent: string, file: string, user: boolean): AgentInstall |
   for (const [event, groups] of Object.entries(settings.hooks ?? {})) {
     if (!Array.isArray(groups)) continue;
     for (const group of groups as unknown[]) {
-      if (!isObject(group) || !Array.isArray(group.hooks)) continue;
-      for (const entry of group.hooks as unknown[])
+      if (!isObject(group)) continue;
+      // Copilot CLI's hooks file lists the entries themselves, not groups of them.
+      const listed = Array.isArray(group.hooks) ? (group.hooks as unknown[]) : [group];
+      for (const entry of listed)
         if (isObject(entry) && isReinsHook(entry, agent))
           hooks.set(event, [...(hooks.get(event) ?? []), entry]);
     }
@@ -207,9 +209,10 @@ function hooksCheck(install: AgentInstall, o: DoctorOptions): DoctorCheck {
       message: `${where(o, install.file)} lacks reins' ${missing.join(", ")} hook(s)`,
     };
   const entries = [...install.hooks.values()].flat();
-  const programs = entries.flatMap((e) =>
-    typeof e.command === "string" ? [...e.command.matchAll(/"(\/[^"]+)"/g)].map((m) => m[1] ?? "") : [],
-  );
+  const programs = entries.flatMap((e) => {
+    const command = e.command ?? e.bash; // Copilot CLI's hooks name the command `bash`
+    return typeof command === "string" ? [...command.matchAll(/"(\/[^"]+)"/g)].map((m) => m[1] ?? "") : [];
+  });
   const gone = [...new Set(programs)].filter((p) => !existsSync(p));
   if (gone.length > 0)
     return { ...base, status: "fail", message: `reins' hooks run ${gone.join(", ")}, which is not there` };

@@ -6,7 +6,7 @@ import { ReinsError } from "../core/errors.js";
 import { outcomeOf } from "../control/index.js";
 import { runnerFor } from "../agents/index.js";
 import type { AgentRunner } from "../agents/runner.js";
-import { claudeRunArgs, codexRunArgs, geminiRunEnv } from "../install/run-hooks.js";
+import { claudeRunArgs, codexRunArgs, copilotRunEnv, geminiRunEnv } from "../install/run-hooks.js";
 import { codexRunEnv } from "../install/codex-home.js";
 import { codexHome } from "../install/trust.js";
 import { binPath } from "./commands/bin-path.js";
@@ -85,6 +85,10 @@ export function runnerOf(
   if (agent === "gemini") {
     const userHome = process.env.GEMINI_CLI_HOME || homedir();
     return { ...runnerFor(agent, { env: geminiRunEnv(root, binPath(), plan, userHome) }), hooked: true };
+  }
+  if (agent === "copilot") {
+    const userHome = process.env.COPILOT_HOME || join(homedir(), ".copilot");
+    return { ...runnerFor(agent, { env: copilotRunEnv(root, binPath(), userHome) }), hooked: true };
   }
   return runnerFor(agent);
 }

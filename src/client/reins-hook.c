@@ -133,6 +133,7 @@ static void find_root(const char *dir, char *root, size_t size) {
 static const char *project_dir(const char *agent, char *cwd, size_t size) {
   const char *dir = NULL;
   if (strcmp(agent, "claude") == 0) dir = getenv("CLAUDE_PROJECT_DIR");
+  if (strcmp(agent, "copilot") == 0) dir = getenv("COPILOT_PROJECT_DIR");
   if (strcmp(agent, "gemini") == 0) {
     dir = getenv("GEMINI_PROJECT_DIR");
     if (dir == NULL) dir = getenv("CLAUDE_PROJECT_DIR");

@@ -218,6 +218,8 @@ const UNCONTAINED: Record<string, string> = {
   codex: "Codex CLI's sandbox cannot hide reins' secrets and store inside the project",
   gemini: "Gemini CLI's sandbox needs a container engine reins does not set up",
   qwen: "Qwen Code's sandbox needs a container engine reins does not set up",
+  copilot:
+    "Copilot CLI's sandbox is the user's setting, lets a command bypass it, and cannot keep the agent's file edits off reins' files",
 };
 
 /** Whether the `agent` guarded in the project at `root` is kept from switching reins off. */

@@ -119,7 +119,12 @@ function entriesOf(groups: unknown): unknown[] {
   if (!Array.isArray(groups)) return [];
   return groups.flatMap((g) => {
     const hooks = (g as { hooks?: unknown } | null)?.hooks;
-    return Array.isArray(hooks) ? (hooks as unknown[]) : [];
+    // Copilot CLI's hooks file lists the entries themselves, not groups of them.
+    return Array.isArray(hooks)
+      ? (hooks as unknown[])
+      : g !== null && typeof g === "object"
+        ? [g as unknown]
+        : [];
   });
 }
 

@@ -29,7 +29,7 @@ export interface BoxPlace {
 }
 
 /** The agents' hook settings and reins' policy: read-only in the box (when they exist). */
-const SETTINGS = [".claude", ".codex", ".gemini", "reins.config.json"];
+const SETTINGS = [".claude", ".codex", ".gemini", ".github/hooks", "reins.config.json"];
 
 /** The package folder of the reins that runs (bin/reins.js's parent's parent). */
 export function installDir(): string {

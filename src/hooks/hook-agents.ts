@@ -4,9 +4,10 @@ import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { gemini } from "./gemini.js";
 import { qwen } from "./qwen.js";
+import { copilot } from "./copilot.js";
 
 /** The agents whose hook protocols reins speaks, by name. */
-export const HOOK_AGENTS: Record<string, AgentAdapter> = { claude, codex, gemini, qwen };
+export const HOOK_AGENTS: Record<string, AgentAdapter> = { claude, codex, gemini, qwen, copilot };
 
 /** Their names. */
 export const AGENTS = Object.keys(HOOK_AGENTS);

@@ -5,7 +5,13 @@
  */
 export const AGENT_HOOKS: Record<
   string,
-  { events: [string, boolean, number?][]; timeout: number; file: string[] }
+  {
+    events: [string, boolean, number?][];
+    timeout: number;
+    file: string[];
+    /** The file lists each event's entries themselves (`{type, bash, timeoutSec}`), not matcher groups. */
+    flat?: true;
+  }
 > = {
   claude: {
     events: [
@@ -58,6 +64,21 @@ export const AGENT_HOOKS: Record<
     ],
     timeout: 30_000, // Qwen Code counts a command hook's timeout in milliseconds (its http hooks' in seconds)
     file: [".qwen", "settings.json"],
+  },
+  // Copilot CLI: camelCase events in a hooks file of reins' own, each entry `{type, bash, timeoutSec}`.
+  copilot: {
+    events: [
+      ["sessionStart", false],
+      ["userPromptSubmitted", false],
+      ["preToolUse", false],
+      ["postToolUse", false],
+      ["postToolUseFailure", false],
+      ["agentStop", false],
+      ["sessionEnd", false],
+    ],
+    timeout: 30,
+    file: [".github/hooks", "reins.json"],
+    flat: true,
   },
 };
 

@@ -135,6 +135,9 @@ const HEAD_FIELDS = [
   "cwd",
   "turn_id",
   "prompt_id",
+  // Copilot CLI's camelCase fields.
+  "sessionId",
+  "toolName",
 ].map((field) => [field, new RegExp(`"${field}"\\s*:\\s*("(?:[^"\\\\]|\\\\.){0,4096}")`)] as const);
 
 /**

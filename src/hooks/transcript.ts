@@ -16,6 +16,7 @@ import type { EventInput } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import { hashOf } from "../vocabulary/hash.js";
 import { rolloutExit, rolloutModel, rolloutUsage } from "./rollout.js";
+import { copilotStoreUsage } from "./copilot-usage.js";
 import { usageEvent, type UsageRecord } from "../vocabulary/usage.js";
 import { qwenLineUsage } from "./qwen-transcript.js";
 
@@ -39,6 +40,11 @@ export interface UsageReader {
   read(session: string, path: string | undefined, policy: Policy): EventInput[];
   /** What a Codex rollout says since the last call. */
   readRollout(session: string, path: string | undefined, policy: Policy): RolloutNews;
+  /**
+   * New usage events of a Copilot CLI session since the last call, from its session store (`path`; when
+   * undefined, the one the session's last reading named). @default none
+   */
+  readCopilot?(session: string, path: string | undefined, policy: Policy): EventInput[];
 }
 
 interface Cursor {
@@ -153,6 +159,18 @@ export class TranscriptReader implements UsageReader {
     }
   }
 
+  /** The path the session's cursor was last saved for, if any. */
+  #lastPath(session: string): string | undefined {
+    const moved = this.#moved.get(session);
+    if (moved !== undefined) return moved.path;
+    try {
+      const cursor = JSON.parse(readFileSync(this.#cursorFile(session), "utf8")) as Partial<Cursor>;
+      return typeof cursor.path === "string" && cursor.path !== "" ? cursor.path : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   #save(session: string, cursor: Cursor): void {
     mkdirSync(this.#dir, { recursive: true });
     const file = this.#cursorFile(session);
@@ -220,6 +238,17 @@ export class TranscriptReader implements UsageReader {
     if (usage !== null) events.push(usageEvent(usage, policy));
     this.#moved.set(session, cursor);
     return events;
+  }
+
+  readCopilot(session: string, path: string | undefined, policy: Policy): EventInput[] {
+    // No path in this hook's input: the store the session's last reading named, if any.
+    const known = path !== undefined && path !== "" ? path : this.#lastPath(session);
+    if (known === undefined) return [];
+    const cursor = this.#load(session, known);
+    const { records, last } = copilotStoreUsage(cursor.path, session, cursor.offset);
+    if (records.length === 0) return [];
+    this.#moved.set(session, { ...cursor, offset: last });
+    return records.map((u) => usageEvent(u, policy));
   }
 
   readRollout(session: string, path: string | undefined, policy: Policy): RolloutNews {

@@ -1,5 +1,5 @@
 /** `reins init <agent>`: installs reins' hooks in an agent's settings, and takes them out again. */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import { codexHome } from "./trust.js";
@@ -59,7 +59,8 @@ function isOurs(entry: HookEntry, agent: string): boolean {
       entry.url.endsWith(`/hooks/${agent}`)
     );
   }
-  const command = entry.command;
+  // Copilot CLI's hooks file names the command `bash`.
+  const command = entry.command ?? entry.bash;
   return (
     typeof command === "string" &&
     new RegExp(
@@ -74,7 +75,8 @@ export function reinsEntries(settingsPath: string, agent: string): Map<string, u
   for (const [event, groups] of Object.entries(readSettings(settingsPath).hooks ?? {})) {
     if (!Array.isArray(groups)) continue;
     const ours = groups
-      .flatMap((g) => (Array.isArray(g?.hooks) ? g.hooks : []))
+      // Copilot CLI's hooks file lists the entries themselves, not groups of them.
+      .flatMap((g) => (Array.isArray(g?.hooks) ? g.hooks : [g as unknown as HookEntry]))
       .find((h) => isOurs(h, agent));
     if (ours !== undefined) entries.set(event, ours);
   }
@@ -149,14 +151,16 @@ export function initAgent(
     throw new ReinsError("usage", "http hooks need the daemon's URL and secret");
   if (mode === "client" && options.daemon === undefined && !uninstall)
     throw new ReinsError("usage", "client hooks need the name of the daemon they forward to");
-  const settings = readSettings(settingsPath);
-  const hooks = settings.hooks ?? {};
   const command = hookCommand(bin, agent);
   const daemon = options.daemon ?? "";
   const client =
     options.client !== undefined
       ? `"${options.client}" ${agent} "${process.execPath}" "${bin}" ${daemon}`
       : `"${join(dirname(bin), "reins-hook")}" ${agent} ${daemon} "${process.execPath}"`;
+  if (spec.flat === true)
+    return initFlat(agent, settingsPath, uninstall ? null : mode === "client" ? client : command, spec);
+  const settings = readSettings(settingsPath);
+  const hooks = settings.hooks ?? {};
   let changed = 0;
   for (const [event, matcher, ownTimeout] of spec.events) {
     const timeout = ownTimeout ?? spec.timeout;
@@ -204,6 +208,49 @@ export function initAgent(
 }
 
 /**
+ * `initAgent` for a hooks file of reins' own whose events list the entries themselves (Copilot CLI's
+ * `.github/hooks/reins.json`: `{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "…",
+ * "timeoutSec": 30}]}}`). With `command` null, takes reins' entries out, and the file with them when nothing
+ * else is left in it.
+ */
+function initFlat(
+  agent: string,
+  path: string,
+  command: string | null,
+  spec: { events: [string, boolean, number?][]; timeout: number },
+): string {
+  const settings = readSettings(path);
+  const hooks = (settings.hooks ?? {}) as unknown as Record<string, HookEntry[]>;
+  let changed = 0;
+  for (const [event, , ownTimeout] of spec.events) {
+    const entries = Array.isArray(hooks[event]) ? hooks[event] : [];
+    const others = entries.filter((h) => !isOurs(h, agent));
+    const entry: HookEntry = { type: "command", bash: command ?? "", timeoutSec: ownTimeout ?? spec.timeout };
+    const same = entries.some(
+      (h) => isOurs(h, agent) && h.bash === command && h.timeoutSec === entry.timeoutSec,
+    );
+    if (command !== null && same) continue;
+    changed += command === null ? entries.length - others.length : 1;
+    const next = command === null ? others : [...others, entry];
+    if (next.length > 0) hooks[event] = next;
+    else delete hooks[event];
+  }
+  const uninstall = command === null;
+  if (changed === 0) return uninstall ? `no reins hooks in ${path}` : `reins hooks already in ${path}`;
+  const rest = Object.keys(settings).filter((k) => k !== "hooks" && k !== "version");
+  if (uninstall && Object.keys(hooks).length === 0 && rest.length === 0) rmSync(path, { force: true });
+  else
+    writeSettings(
+      path,
+      { version: 1, ...settings, hooks: hooks as unknown as Record<string, HookGroup[]> },
+      false,
+    );
+  return uninstall
+    ? `removed ${changed} reins hook(s) from ${path}`
+    : `added reins hooks for ${changed} event(s) to ${path}`;
+}
+
+/**
  * Where an agent's hook settings live: in the project (`.claude/settings.json`, `.codex/hooks.json`,
  * `.gemini/settings.json`) or, with `user`, in the home folder (Codex's `$CODEX_HOME`, Gemini's
  * `$GEMINI_CLI_HOME` when set). With `local` (Claude Code's http hooks, which carry the project's secret)
@@ -222,6 +269,13 @@ export function settingsPathOf(
     throw new ReinsError("usage", `reins init knows ${INIT_AGENTS.join(", ")}, not "${agent}"`);
   const [dir = "", file = ""] = spec.file;
   if (user && agent === "codex") return join(codexHome(env, home), file);
+  // Copilot CLI's user hooks: `$COPILOT_HOME/hooks/` (else `~/.copilot/hooks/`).
+  if (user && agent === "copilot")
+    return join(
+      env.COPILOT_HOME !== undefined && env.COPILOT_HOME !== "" ? env.COPILOT_HOME : join(home, ".copilot"),
+      "hooks",
+      file,
+    );
   const geminiHome = env.GEMINI_CLI_HOME;
   if (user && agent === "gemini" && geminiHome !== undefined && geminiHome !== "")
     return join(geminiHome, dir, file);

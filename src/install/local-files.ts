@@ -186,6 +186,7 @@ const INIT_FILES = new Set([
   ".codex/config.toml",
   ".gemini/settings.json",
   ".qwen/settings.json",
+  ".github/hooks/reins.json",
   ".mcp.json",
 ]);
 

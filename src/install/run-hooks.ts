@@ -21,7 +21,8 @@ export function hasReinsHooks(path: string, agent: string): boolean {
   if (!existsSync(path)) return false;
   const hooks = readSettings(path).hooks ?? {};
   return Object.values(hooks).some((groups) =>
-    (groups ?? []).some((g) => (g.hooks ?? []).some((h) => isReinsHook(h, agent))),
+    // Copilot CLI's hooks file lists the entries themselves, not groups of them.
+    (groups ?? []).some((g) => (g.hooks ?? [g]).some((h) => isReinsHook(h, agent))),
   );
 }
 
@@ -107,6 +108,30 @@ export function geminiRunEnv(
   if (!hasReinsHooks(join(root, ".gemini", "settings.json"), "gemini"))
     initAgent("gemini", { settingsPath, ...runHookOptions(root, bin) });
   return { GEMINI_CLI_HOME: home };
+}
+
+/**
+ * The environment that gives a driven Copilot CLI reins' hooks: a Copilot home of the run's own,
+ * `COPILOT_HOME=.reins/run-hooks/copilot-home`, whose every entry is a link to the user's own (`userHome`,
+ * their `COPILOT_HOME`: login, settings, sessions, the session store) but `hooks/`, which holds links to the
+ * user's hook files and reins' `reins.json` as `reins init copilot` writes it, unless the project's own
+ * `.github/hooks/reins.json` has reins' hooks. The user's files are never written.
+ */
+export function copilotRunEnv(root: string, bin: string, userHome: string): Record<string, string> {
+  const home = join(reinsDir(root), "run-hooks", "copilot-home");
+  // What Copilot made in the run's home (its session store, when the user had none) stays for a resumed run.
+  rmSync(join(home, "hooks"), { recursive: true, force: true });
+  mkdirSync(join(home, "hooks"), { recursive: true });
+  const entries = existsSync(userHome) ? readdirSync(userHome) : [];
+  for (const name of entries)
+    if (name !== "hooks" && !existsSync(join(home, name)))
+      symlinkSync(join(userHome, name), join(home, name));
+  const hooks = join(userHome, "hooks");
+  for (const name of existsSync(hooks) ? readdirSync(hooks) : [])
+    if (name !== "reins.json") symlinkSync(join(hooks, name), join(home, "hooks", name));
+  if (!hasReinsHooks(join(root, ".github", "hooks", "reins.json"), "copilot"))
+    initAgent("copilot", { settingsPath: join(home, "hooks", "reins.json"), ...runHookOptions(root, bin) });
+  return { COPILOT_HOME: home };
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

@@ -46,10 +46,17 @@ function touchOf(tool: string, i: Record<string, unknown>): Omit<ToolTouch, "too
     case "Read":
     case "read_file":
     case "read_many_files":
+    case "view":
       return path === undefined ? {} : { reads: [path] };
     case "Write":
     case "write_file":
       return path === undefined ? {} : { writes: [path], linesChanged: lineCount(i.content) };
+    case "create": // Copilot CLI's file tools: create {path, file_text}, edit {path, old_str, new_str}
+      return path === undefined ? {} : { writes: [path], linesChanged: lineCount(i.file_text) };
+    case "edit":
+      return path === undefined
+        ? {}
+        : { writes: [path], linesChanged: lineCount(i.old_str) + lineCount(i.new_str) };
     case "Edit":
     case "replace":
     case "edit": // Qwen Code's
