@@ -12,6 +12,8 @@ import { execCommand, lastFunctionCallOutputs, startFakeOpenAi } from "./fake-op
 import { geminiUnavailableReason, runGemini } from "./gemini-cli.js";
 import { lastToolResults as lastChatToolResults, startFakeChatTools, toolCall } from "./fake-chat-tools.js";
 import { qwenUnavailableReason, runQwen } from "./qwen-cli.js";
+import { copilotSessions, copilotUnavailableReason, runCopilot } from "./copilot-cli.js";
+import { bashCall, startFakeChatStream, toolResults } from "./fake-chat-stream.js";
 
 /** Where and how one loop runs: the project, the user's HOME, the tokens each reply reports, extra env. */
 export interface LoopSpec {
@@ -175,8 +177,38 @@ const qwen: AgentLoop = {
   },
 };
 
+const copilot: AgentLoop = {
+  unavailable: copilotUnavailableReason,
+  async run({ project, home, input, output, env }) {
+    const usage = { prompt_tokens: input, completion_tokens: output };
+    const fake = await startFakeChatStream((_r, turn) =>
+      turn < CALLS ? bashCall(COMMAND, usage) : { text: "Stopping.", usage },
+    );
+    try {
+      const before = new Set(copilotSessions(home));
+      const result = await runCopilot({
+        cwd: project,
+        home,
+        prompt: "Do the task.",
+        baseUrl: fake.url,
+        timeoutMs: TIMEOUT_MS,
+        env,
+      });
+      expect(result.timedOut, result.stderr).toBe(false);
+      const results = fake.mainRequests().map((r) => toolResults(r).at(-1) ?? "");
+      return {
+        sessionId: copilotSessions(home).find((id) => !before.has(id)) ?? "",
+        firstDenied: firstMatch(results.slice(1), /^Denied by preToolUse hook: reins:/),
+        tokens: fake.sent.tokens,
+      };
+    } finally {
+      await fake.close();
+    }
+  },
+};
+
 /** Every agent CLI with a failing loop, by the name `reins init` knows it by. */
-export const AGENT_LOOPS = { claude, codex, gemini, qwen } satisfies Record<string, AgentLoop>;
+export const AGENT_LOOPS = { claude, codex, gemini, qwen, copilot } satisfies Record<string, AgentLoop>;
 
 /** The agents of AGENT_LOOPS. */
 export type LoopAgent = keyof typeof AGENT_LOOPS;
