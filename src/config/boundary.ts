@@ -216,6 +216,9 @@ export function claudeContainment(
 const UNCONTAINED: Record<string, string> = {
   codex: "Codex CLI's sandbox cannot hide reins' secrets and store inside the project",
   gemini: "Gemini CLI's sandbox needs a container engine reins does not set up",
+  opencode:
+    "opencode has no sandbox: its commands run as you, and can read reins' secrets and remove its plugin",
+  kilo: "Kilo Code has no sandbox: its commands run as you, and can read reins' secrets and remove its plugin",
 };
 
 /** Whether the `agent` guarded in the project at `root` is kept from switching reins off. */

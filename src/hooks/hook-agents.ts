@@ -3,9 +3,10 @@ import type { AgentAdapter } from "./agent-adapter.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { gemini } from "./gemini.js";
+import { kilo, opencode } from "./opencode.js";
 
 /** The agents whose hook protocols reins speaks, by name. */
-export const HOOK_AGENTS: Record<string, AgentAdapter> = { claude, codex, gemini };
+export const HOOK_AGENTS: Record<string, AgentAdapter> = { claude, codex, gemini, opencode, kilo };
 
 /** Their names. */
 export const AGENTS = Object.keys(HOOK_AGENTS);
