@@ -37,7 +37,7 @@ describe.each(AGENTS)("reins guarding the real %s", (agent) => {
     await fake?.close();
     fake = undefined;
     await removeE2eProject(root);
-  });
+  }, 30_000);
 
   async function drive(script: ModelScript<ChatRequest, ChatReply>) {
     fake = await startFakeChat(script);
@@ -69,7 +69,7 @@ describe.each(AGENTS)("reins guarding the real %s", (agent) => {
     const plugin = join(project, agent === "kilo" ? ".kilo" : ".opencode", "plugins", "reins.js");
     expect(existsSync(plugin)).toBe(true);
     const failing = { name: "bash", arguments: { command: "ls /nonexistent-dir", description: "list" } };
-    await drive((_request, turn) => (turn < 7 ? { toolCalls: [failing] } : { text: "I am stuck." }));
+    await drive((_request, turn) => (turn < 6 ? { toolCalls: [failing] } : { text: "I am stuck." }));
 
     const main = fake!.mainRequests();
     // The tool results the model was sent, one per call: the first that carries reins' reason is the deny.

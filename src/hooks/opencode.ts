@@ -20,7 +20,7 @@ import { statusLine } from "./status-line.js";
  * - `tool.before` / `tool.after`: `tool_name` and `tool_input` (opencode's own tool names and arguments),
  *   and after it `tool_output` (`{ output, metadata }`);
  * - `usage`: one finished assistant message (`message`: its `id`, `tokens`, `cost`, `modelID`), sent once;
- * - `stop`: the model's turn ended with no tool call (its last step finished with reason `stop`).
+ * - `stop`: a step's text is complete and it made no tool call: the model says it is done.
  *
  * Replies: `{ decision: "deny", reason }` refuses a tool call or a stop (the plugin throws, or adds the reason
  * as a user message so the loop takes another turn), `{ note }` is advice the plugin shows the person, and

@@ -84,7 +84,7 @@ import { homedir } from "node:os";
 const SETTINGS = ${JSON.stringify(options)};
 const DAEMON_VARIABLES = new Set(["REINS_RUNTIME_DIR", "REINS_DAEMON_IDLE", "REINS_DAEMON_PROJECT_IDLE", "REINS_PORT"]);
 /** How many "done" refusals in a row (no tool call between) before the agent may stop anyway. */
-const MAX_REFUSALS = 5;
+const MAX_REFUSALS = 3;
 
 function findRoot(dir) {
   let here = dir;
@@ -224,7 +224,7 @@ export const ReinsGuard = async ({ client, directory }) => {
   const context = new Map();
   const notes = new Map();
   const counted = new Set();
-  const lastText = new Map();
+  const toolsInStep = new Set();
   const refusals = new Map();
   const call = (event, session, fields = {}) =>
     ask(root, { hook_event_name: event, session_id: session, cwd: directory, ...fields });
@@ -243,7 +243,31 @@ export const ReinsGuard = async ({ client, directory }) => {
       const text = input.sessionID === undefined ? undefined : context.get(input.sessionID);
       if (text) output.system.push(text);
     },
+    "chat.params": async (input) => {
+      toolsInStep.delete(input.sessionID);
+    },
+    // Awaited by opencode before the step ends: a refused "done" adds the reason as a user message while the
+    // loop still waits here, so the loop sees a prompt newer than its answer and takes another turn.
+    "experimental.text.complete": async (input, output) => {
+      const session = input.sessionID;
+      if (toolsInStep.has(session)) return;
+      try {
+        const reply = await call("stop", session, { last_message: output.text });
+        if (!reply || reply.decision !== "deny") return refusals.delete(session);
+        const n = (refusals.get(session) ?? 0) + 1;
+        refusals.set(session, n);
+        if (n > MAX_REFUSALS)
+          return console.error("reins: the agent stopped after " + MAX_REFUSALS + " refusals: " + reply.reason);
+        await client.session.prompt({
+          path: { id: session },
+          body: { noReply: true, parts: [{ type: "text", text: reply.reason }] },
+        });
+      } catch (error) {
+        loud("a claim of done", error);
+      }
+    },
     "tool.execute.before": async (input, output) => {
+      toolsInStep.add(input.sessionID);
       refusals.delete(input.sessionID);
       let reply;
       try {
@@ -279,20 +303,6 @@ export const ReinsGuard = async ({ client, directory }) => {
           if (!m.time || !m.time.completed || counted.has(m.id)) return;
           counted.add(m.id);
           await call("usage", m.sessionID, { message: { id: m.id, tokens: m.tokens, cost: m.cost, modelID: m.modelID } });
-        } else if (event.type === "message.part.updated" && p.part && p.part.type === "text") {
-          lastText.set(p.part.sessionID, p.part.text);
-        } else if (event.type === "message.part.updated" && p.part && p.part.type === "step-finish" && p.part.reason === "stop") {
-          const session = p.part.sessionID;
-          const reply = await call("stop", session, { last_message: lastText.get(session) ?? "" });
-          if (!reply || reply.decision !== "deny") return refusals.delete(session);
-          const n = (refusals.get(session) ?? 0) + 1;
-          refusals.set(session, n);
-          if (n > MAX_REFUSALS) return console.error("reins: the agent stopped after " + MAX_REFUSALS + " refusals: " + reply.reason);
-          // A user message added before the loop looks again makes it take another turn with the reason.
-          await client.session.prompt({
-            path: { id: session },
-            body: { noReply: true, parts: [{ type: "text", text: reply.reason }] },
-          });
         }
       } catch (error) {
         loud("an event (" + event.type + ")", error);

@@ -62,7 +62,13 @@ export function runOpencode(options: {
   writeFileSync(join(options.cwd, file), JSON.stringify(fakeProviderConfig(options.baseUrl)));
   return runBounded(OPENCODE_BINARIES[options.agent], ["run", options.prompt], {
     cwd: options.cwd,
-    env: cleanEnv(options.home, { OPENCODE_DISABLE_AUTOUPDATE: "1", KILO_DISABLE_AUTOUPDATE: "1" }),
+    env: cleanEnv(options.home, {
+      OPENCODE_DISABLE_AUTOUPDATE: "1",
+      KILO_DISABLE_AUTOUPDATE: "1",
+      // No models.dev catalogue to fetch offline: without these the CLI waits 30 s for it.
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      KILO_DISABLE_MODELS_FETCH: "1",
+    }),
     timeoutMs: options.timeoutMs,
   });
 }
