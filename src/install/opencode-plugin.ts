@@ -73,15 +73,19 @@ export function installPlugin(path: string, options: PluginOptions, uninstall: b
  * is refused (fail closed) and the person is told: never silently unguarded.
  */
 export function pluginSource(options: PluginOptions): string {
-  return `${PLUGIN_MARK} (written by \`reins init ${options.agent}\`; \`reins init ${options.agent} --uninstall\` removes it).
-import { request } from "node:http";
+  const head = `${PLUGIN_MARK} (written by \`reins init ${options.agent}\`; \`reins init ${options.agent} --uninstall\` removes it).\n`;
+  return head + PLUGIN_BODY.replace("__SETTINGS__", () => JSON.stringify(options));
+}
+
+/** The plugin after its first line; `__SETTINGS__` stands for its constants. */
+const PLUGIN_BODY = `import { request } from "node:http";
 import { createHmac, randomBytes } from "node:crypto";
 import { readFileSync, existsSync, statSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { join, dirname } from "node:path";
 import { homedir } from "node:os";
 
-const SETTINGS = ${JSON.stringify(options)};
+const SETTINGS = __SETTINGS__;
 const DAEMON_VARIABLES = new Set(["REINS_RUNTIME_DIR", "REINS_DAEMON_IDLE", "REINS_DAEMON_PROJECT_IDLE", "REINS_PORT"]);
 /** How many "done" refusals in a row (no tool call between) before the agent may stop anyway. */
 const MAX_REFUSALS = 3;
@@ -311,4 +315,3 @@ export const ReinsGuard = async ({ client, directory }) => {
   };
 };
 `;
-}
