@@ -108,24 +108,31 @@ describe.each(AGENTS)("reins guarding the real %s", (agent) => {
     await drive(script);
 
     const main = fake!.mainRequests();
-    expect(main).toHaveLength(4);
     expect(readFileSync(join(project, "app.js"), "utf8")).toBe("module.exports = 1;\n");
-    // The refusal reached the model as a user message before its third turn; it then ran the tests.
-    const refusal = userTexts(main[2]!).find((t) => t.includes("reins: "));
-    expect(refusal).toBeDefined();
-    expect(toolResults(main[3]!).at(-1)).toContain("Tests: 1 passed");
-
     const { log, state } = await theSession();
     expect(log.filter((r) => r.event.kind === "tool.requested" && r.decision.verdict === "block")).toEqual(
       [],
     );
     const claims = log.filter((r) => r.event.kind === "completion.claimed");
-    expect(claims.map((c) => c.decision.verdict)).toEqual(["block", "allow"]);
-    // Every token the API sent on the session's turns, counted once.
     const usage = log.flatMap((r) => (r.event.kind === "usage.recorded" ? [r.event] : []));
-    expect(usage).toHaveLength(4);
-    expect(fake!.sent).toEqual({ input: 4_600, output: 87 });
-    expect(state?.budget.session.spent.tokens).toBe(4_600 + 87);
+    if (agent === "opencode") {
+      expect(main).toHaveLength(4);
+      // The refusal reached the model as a user message before its third turn; it then ran the tests.
+      expect(userTexts(main[2]!).find((t) => t.includes("reins: Not done yet"))).toBeDefined();
+      expect(toolResults(main[3]!).at(-1)).toContain("Tests: 1 passed");
+      expect(claims.map((c) => c.decision.verdict)).toEqual(["block", "allow"]);
+      expect(usage).toHaveLength(4);
+      expect(fake!.sent).toEqual({ input: 4_600, output: 87 });
+    } else {
+      // Kilo Code 7.7.9 records the refusal but does not take the turn the refusal's prompt asks for
+      // (docs/agent-opencode.md, "Limits"): the session ends after "Done.".
+      expect(main).toHaveLength(2);
+      expect(claims.map((c) => c.decision.verdict)).toEqual(["block"]);
+      expect(usage).toHaveLength(2);
+      expect(fake!.sent).toEqual({ input: 2_100, output: 50 });
+    }
+    // Every token the API sent on the session's turns, counted once.
+    expect(state?.budget.session.spent.tokens).toBe(fake!.sent.input + fake!.sent.output);
 
     const doctor = runReins(["doctor", "--json"], { cwd: project, env: cleanEnv(home) });
     const checks = (
