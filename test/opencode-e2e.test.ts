@@ -85,6 +85,14 @@ describe.each(AGENTS)("reins guarding the real %s", (agent) => {
     expect(kinds[0]).toBe("session.started");
     expect(log.some((r) => r.event.kind === "tool.requested" && r.decision.verdict === "block")).toBe(true);
     expect(kinds.filter((k) => k === "tool.completed")).toHaveLength(denied - 1);
+    // The calls went to the user's hook daemon, signed with the project's secret (a refused signature would
+    // have sent each call in-process): the daemon counts them for this project and agent.
+    const daemons = runReins(["daemon", "status", "--json"], { cwd: project, env: cleanEnv(home) });
+    const entries = JSON.parse(daemons.stdout) as {
+      status?: { projects: { root: string; calls: Record<string, number> }[] };
+    }[];
+    const served = entries.flatMap((e) => e.status?.projects ?? []).find((p) => p.root === project);
+    expect(served?.calls[agent] ?? 0).toBeGreaterThan(denied);
   }, 240_000);
 
   it("lets a healthy session run, refuses 'done' once before the checks ran, and counts every token", async () => {

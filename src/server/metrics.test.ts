@@ -56,12 +56,20 @@ describe("the agent label", () => {
       transcripts: new TranscriptReader(join(dir, "cursors")),
     };
     for (const [i, name] of AGENT_NAMES.entries()) {
-      const input = { session_id: `via-${name}`, hook_event_name: "SessionStart", cwd: dir };
+      // reins' opencode and Kilo Code plugin names its calls itself (hooks/opencode.ts).
+      const start = name === "opencode" || name === "kilo" ? "session.start" : "SessionStart";
+      const input = { session_id: `via-${name}`, hook_event_name: start, cwd: dir };
       const answered = await answerHook(HOOK_AGENTS[name]!, input, services, 1_000);
       expect(answered.warning).toBe("");
       await spend(store, `session:via-${name}`, 100 * (i + 1), 2_000);
     }
-    expect(await inputTokensByAgent(store)).toEqual({ claude: 100, codex: 200, gemini: 300 });
+    expect(await inputTokensByAgent(store)).toEqual({
+      claude: 100,
+      codex: 200,
+      gemini: 300,
+      opencode: 400,
+      kilo: 500,
+    });
   });
 
   it("counts sessions that older hooks started as claude-code or gemini-cli under claude and gemini", async () => {
