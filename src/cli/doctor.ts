@@ -1,4 +1,6 @@
 /** `reins doctor`: whether each agent's hooks, the programs they run and the daemon are in place. */
+import { pluginChecks } from "./doctor-plugin.js";
+import { PLUGIN_AGENTS } from "../install/opencode-plugin.js";
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { hookEventsOf } from "../hooks/hook-events.js";
@@ -558,6 +560,11 @@ export async function doctor(o: DoctorOptions): Promise<DoctorReport> {
     checks.push(...found.checks.filter((c) => changed === undefined || c.status !== "off"));
     if (changed !== undefined && !failing) checks.push(changed);
     else if (changed === undefined) checks.push(...installed.filter((c) => c.subject === agent));
+    installs.push(...found.installs);
+  }
+  for (const agent of PLUGIN_AGENTS) {
+    const found = pluginChecks(agent, o);
+    checks.push(...found.checks);
     installs.push(...found.installs);
   }
   const loaded = loadPolicy({

@@ -42,6 +42,9 @@ export function judgesOf(root: string, env: NodeJS.ProcessEnv, bin: string | und
       join(root, ".codex"),
       join(root, ".gemini"),
       join(root, ".qwen"),
+      join(root, ".github", "hooks"),
+      join(root, ".opencode"),
+      join(root, ".kilo"),
       join(root, "reins.config.json"),
       join(root, ".git", "hooks"),
       join(root, ".git", "config"),
@@ -220,6 +223,9 @@ const UNCONTAINED: Record<string, string> = {
   qwen: "Qwen Code's sandbox needs a container engine reins does not set up",
   copilot:
     "Copilot CLI's sandbox is the user's setting, lets a command bypass it, and cannot keep the agent's file edits off reins' files",
+  opencode:
+    "opencode has no sandbox: its commands run as you, and can read reins' secrets and remove its plugin",
+  kilo: "Kilo Code has no sandbox: its commands run as you, and can read reins' secrets and remove its plugin",
 };
 
 /** Whether the `agent` guarded in the project at `root` is kept from switching reins off. */

@@ -11,7 +11,7 @@ import type { UsageReader } from "./transcript.js";
  * <agent>`, `reins hook <agent>`, the `agent` of their `session.started` events and the metrics' `agent`
  * label.
  */
-export const AGENT_NAMES = ["claude", "codex", "gemini", "qwen", "copilot"] as const;
+export const AGENT_NAMES = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "kilo"] as const;
 
 /** The name of an agent CLI whose hooks reins answers. */
 export type AgentName = (typeof AGENT_NAMES)[number];

@@ -56,15 +56,26 @@ describe("the agent label", () => {
       transcripts: new TranscriptReader(join(dir, "cursors")),
     };
     for (const [i, name] of AGENT_NAMES.entries()) {
+      // Copilot CLI's inputs are camelCase and name no event; reins' opencode and Kilo Code plugin names its
+      // calls itself (hooks/opencode.ts).
+      const start = name === "opencode" || name === "kilo" ? "session.start" : "SessionStart";
       const input =
-        name === "copilot" // Copilot CLI's inputs are camelCase and name no event
+        name === "copilot"
           ? { sessionId: `via-${name}`, source: "new", cwd: dir }
-          : { session_id: `via-${name}`, hook_event_name: "SessionStart", cwd: dir };
+          : { session_id: `via-${name}`, hook_event_name: start, cwd: dir };
       const answered = await answerHook(HOOK_AGENTS[name]!, input, services, 1_000);
       expect(answered.warning).toBe("");
       await spend(store, `session:via-${name}`, 100 * (i + 1), 2_000);
     }
-    expect(await inputTokensByAgent(store)).toEqual({ claude: 100, codex: 200, gemini: 300, qwen: 400, copilot: 500 });
+    expect(await inputTokensByAgent(store)).toEqual({
+      claude: 100,
+      codex: 200,
+      gemini: 300,
+      qwen: 400,
+      copilot: 500,
+      opencode: 600,
+      kilo: 700,
+    });
   });
 
   it("counts sessions that older hooks started as claude-code or gemini-cli under claude and gemini", async () => {

@@ -30,6 +30,8 @@ import { qwenSettingsTidy } from "../../install/qwen-settings.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/daemon.js";
 import { hookSecret } from "../../server/secret.js";
 import type { AgentContext } from "../context.js";
+import { initPlugin } from "./init-plugin.js";
+import { PLUGIN_AGENTS, isPluginAgent } from "../../install/opencode-plugin.js";
 
 /** The C source of the hook client, shipped with the package. */
 const CLIENT_SOURCE = fileURLToPath(new URL("../../../src/client/reins-hook.c", import.meta.url));
@@ -57,7 +59,7 @@ export function registerInitCommand(root: Command, ctx: AgentContext): void {
   root
     .command("init")
     .description("install reins' hooks into an agent's settings (merging with the user's own hooks)")
-    .argument("<agent>", INIT_AGENTS.join(", "))
+    .argument("<agent>", [...INIT_AGENTS, ...PLUGIN_AGENTS].join(", "))
     .option("--user", "the user's settings in the home folder instead of the project's")
     .option("--uninstall", "remove exactly the hooks reins added")
     .option(
@@ -88,6 +90,7 @@ export function registerInitCommand(root: Command, ctx: AgentContext): void {
     )
     .action((agent: string, opts: InitOptions) => {
       if (opts.mcp === true) initMcp(ctx, agent, opts);
+      else if (isPluginAgent(agent)) initPlugin(ctx, agent, opts);
       else initHooks(ctx, agent, opts);
     });
 }
