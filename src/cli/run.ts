@@ -1,4 +1,5 @@
 /** The reins CLI (reins/cli): `run(argv)` builds the commands, runs one and maps errors to exit codes. */
+import { statSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { ReinsError } from "../core/errors.js";
 import type { loadPolicy as LoadPolicy } from "../config/load-policy.js";
@@ -8,6 +9,14 @@ import { processIo, type Io } from "./io.js";
 import { EXIT } from "./exit-codes.js";
 
 export { EXIT } from "./exit-codes.js";
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 async function program(io: Io, result: { code: number }, argv: readonly string[]): Promise<Command> {
   const root = new Command("reins")
@@ -40,6 +49,13 @@ async function program(io: Io, result: { code: number }, argv: readonly string[]
     problemsSaid = true;
     return { ...loaded, storeSpec: opts.store ?? loaded.policy.store };
   };
+  // A --cwd that is no folder is a usage error, said in one line, before any command acts on it (a hook
+  // call excepted: it always answers).
+  root.hook("preAction", (_root, action) => {
+    const cwd = root.opts<{ cwd: string }>().cwd;
+    if (action.name() !== "hook" && !isFolder(cwd))
+      throw new ReinsError("usage", `--cwd ${cwd}: no such folder`);
+  });
   const commands = commandsFor(argv);
   if (commands.length > 0) loadPolicy = (await import("../config/load-policy.js")).loadPolicy;
   await registerCommands(root, { io, loaded: policyOf, result, run }, commands);

@@ -11,6 +11,7 @@ import { defaultStorePath, openStore } from "../../store/open.js";
 import type { GcResult } from "../../store/sqlite-gc.js";
 import { SqliteStore } from "../../store/sqlite.js";
 import type { Io } from "../io.js";
+import { counted } from "../../text/plural.js";
 
 /** What `reins gc` needs from the program. */
 export interface GcContext {
@@ -31,7 +32,7 @@ export function formatBytes(n: number): string {
 /** `12 scopes, 3,456 events, 1.2 MB`: what a store holds, for `reins status` and `reins gc`. */
 export function formatUsage(usage: StoreUsage): string {
   const bytes = usage.bytes === null ? "" : `, ${formatBytes(usage.bytes)}`;
-  return `${formatCount(usage.scopes)} scopes, ${formatCount(usage.records)} events${bytes}`;
+  return `${counted(usage.scopes, "scope")}, ${counted(usage.records, "event")}${bytes}`;
 }
 
 /** Bytes of the files under `dir`. */
@@ -69,9 +70,9 @@ function collectTraces(
 function report(result: GcResult, traces: { runs: number; bytes: number }, dryRun: boolean): string {
   const verb = dryRun ? "would remove" : "removed";
   const parts = [
-    `${formatCount(result.scopes.length)} idle scopes`,
-    `${formatCount(result.records)} records (${formatBytes(result.recordBytes)})`,
-    `${formatCount(result.runs.length)} proven runs (traces ${formatBytes(traces.bytes)})`,
+    `${counted(result.scopes.length, "idle scope")}`,
+    `${counted(result.records, "record")} (${formatBytes(result.recordBytes)})`,
+    `${counted(result.runs.length, "proven run")} (traces ${formatBytes(traces.bytes)})`,
   ];
   const store = dryRun
     ? `the store holds ${formatUsage(result.before)}`
