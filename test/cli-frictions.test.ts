@@ -63,7 +63,7 @@ describe("reins status on an open breaker", () => {
   it("counts one scope in the singular", async () => {
     const { out } = await reins("status");
     expect(out).toMatch(/holds 1 scope, \d+ events/);
-    expect(out).toMatch(/16 events  1 open alert\n/);
+    expect(out).toMatch(/16 events {2}1 open alert\n/);
   });
 });
 

@@ -3,7 +3,6 @@ import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { forgetMarks } from "../../config/store-marks.js";
 import type { Command } from "commander";
-import { formatCount } from "../../core/format.js";
 import type { StoreUsage } from "../../core/store.js";
 import type { LoadedPolicy } from "../../config/load-policy.js";
 import { runDir } from "../../drive/run-trace.js";
