@@ -101,3 +101,18 @@ describe("--cwd", () => {
     expect(err).toBe("reins: --cwd /nonexistent/reins-x: no such folder\n");
   });
 });
+
+describe("reins demo", () => {
+  it("wraps the guards' messages at word boundaries, within 100 columns for a pipe", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-frictions-demo-"));
+    const io = memoryIo({ cwd: dir });
+    expect(await run(["--store", "memory", "demo", "--agent", "stuck"], io)).toBe(0);
+    const lines = io.out.join("").split("\n");
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(100);
+    // Joined back, a wrapped message reads whole: no word was cut to make it fit.
+    const text = lines.map((l) => l.trim()).join(" ");
+    expect(text).toContain(
+      "The same Bash call `node scripts/migrate.js` was made 5 times in a row, failing the same way each time.",
+    );
+  });
+});

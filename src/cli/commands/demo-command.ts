@@ -7,6 +7,7 @@ import { openStore } from "../../store/open.js";
 import { demoPlanRun } from "../../demo/plan-run.js";
 import { demo } from "../demo.js";
 import type { CommandContext } from "../context.js";
+import { wrap } from "../../text/wrap.js";
 
 /** Registers `reins demo`. */
 export function registerDemoCommand(root: Command, ctx: CommandContext): void {
@@ -39,10 +40,17 @@ export function registerDemoCommand(root: Command, ctx: CommandContext): void {
         if (result.code === 0 && opts.agent === undefined) {
           // The other half: reins drives an agent over a plan, runs the checks itself, commits what is green.
           io.stdout("\nreins run: a scripted agent driven over a three-task plan, one task red first\n\n");
-          const ran = await demoPlanRun(store, loaded.policy, (text) => io.stdout(`  ${text}`));
+          // Each line wrapped at word boundaries (the done proof's clauses make a long one).
+          const width = Math.max(60, io.columns ?? 100) - 2;
+          const said = (text: string) =>
+            text
+              .split("\n")
+              .map((line) => (line === "" ? line : `  ${wrap(line, width, "    ")}`))
+              .join("\n");
+          const ran = await demoPlanRun(store, loaded.policy, (text) => io.stdout(said(text)));
           const done = Object.values(ran.state.tasks).filter((t) => t.status === "done").length;
           io.stdout(
-            `\n  ${done} of ${Object.keys(ran.state.tasks).length} tasks done, one commit each, on branch ${ran.meta.branch} of ${ran.root}; report: ${join(ran.root, ran.report ?? "")}\n`,
+            `\n${said(`${done} of ${Object.keys(ran.state.tasks).length} tasks done, one commit each, on branch ${ran.meta.branch} of ${ran.root}; report: ${join(ran.root, ran.report ?? "")}`)}\n`,
           );
         }
         if (result.code === 0)
