@@ -7,6 +7,7 @@ import { INIT_AGENTS } from "../src/install/agent-hooks.js";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { EXIT } from "../src/cli/exit-codes.js";
+import { nextSteps } from "../src/cli/run-setup.js";
 import { resolvePolicy } from "../src/core/index.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 
@@ -114,5 +115,25 @@ describe("reins demo", () => {
     expect(text).toContain(
       "The same Bash call `node scripts/migrate.js` was made 5 times in a row, failing the same way each time.",
     );
+  });
+});
+
+describe("the end of reins run", () => {
+  it("says how to merge the run's branch and how to go back", () => {
+    const [proven] = nextSteps("proven", "reins/20261201-x");
+    expect(proven).toBe(
+      "next: the work is on reins/20261201-x, checked out: `git switch - && git merge reins/20261201-x` takes it into the branch you were on; `git switch -` goes back to the branch you were on without it",
+    );
+    for (const kind of ["failed", "paused", "interrupted", "unverified", "awaiting_approval"] as const)
+      expect(nextSteps(kind, "reins/r").join("\n")).toContain("`git switch -` goes back");
+  });
+
+  it("gives an unwitnessed task, a refactor among them, its next step", () => {
+    const lines = nextSteps("unwitnessed", "reins/r");
+    expect(lines[0]).toMatch(
+      /^next: .*if it is a refactor \(no behaviour changed\), no check can witness it/,
+    );
+    expect(lines[0]).toContain("the checks as they were still pass with it");
+    expect(lines[1]).toContain("`git merge reins/r`");
   });
 });
