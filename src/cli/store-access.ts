@@ -13,7 +13,7 @@ import { recordAction, type HumanAction } from "../people/actions.js";
 import { currentSummary, storedSummary } from "../people/scope-view.js";
 import type { Io } from "./io.js";
 import { type PersonClaim, provePerson } from "./person-proof.js";
-import { formatUsage } from "./commands/gc-command.js";
+import { formatUsage } from "./store-usage.js";
 import { counted } from "../text/plural.js";
 import { resolveScope } from "./scope-name.js";
 

@@ -3,7 +3,6 @@ import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { forgetMarks } from "../../config/store-marks.js";
 import type { Command } from "commander";
-import type { StoreUsage } from "../../core/store.js";
 import type { LoadedPolicy } from "../../config/load-policy.js";
 import { runDir } from "../../drive/run-trace.js";
 import { defaultStorePath, openStore } from "../../store/open.js";
@@ -20,19 +19,7 @@ export interface GcContext {
 
 const DAY_MS = 86_400_000;
 
-/** 1.2 MB, 850 kB, 12 B. */
-export function formatBytes(n: number): string {
-  if (n >= 1e9) return `${(n / 1e9).toFixed(1)} GB`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(0)} kB`;
-  return `${n} B`;
-}
-
-/** `12 scopes, 3,456 events, 1.2 MB`: what a store holds, for `reins status` and `reins gc`. */
-export function formatUsage(usage: StoreUsage): string {
-  const bytes = usage.bytes === null ? "" : `, ${formatBytes(usage.bytes)}`;
-  return `${counted(usage.scopes, "scope")}, ${counted(usage.records, "event")}${bytes}`;
-}
+import { formatBytes, formatUsage } from "../store-usage.js";
 
 /** Bytes of the files under `dir`. */
 function treeBytes(dir: string): number {
