@@ -7,6 +7,7 @@ import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { COMMANDS, commandName, commandsFor, registerCommands } from "../src/cli/command-table.js";
 import { memoryIo } from "../src/cli/io.js";
+import { run } from "../src/cli/run.js";
 import { REINS_BIN } from "../src/config/package-info.js";
 
 describe("the command table", () => {
@@ -17,6 +18,16 @@ describe("the command table", () => {
     await registerCommands(root, ctx, COMMANDS);
     const registered = root.commands.map((c) => c.name());
     expect(registered).toEqual(COMMANDS.flatMap((e) => [...e.names]));
+  });
+
+  it("lists in reins --help exactly the table's commands: none is registered past the table", async () => {
+    const io = memoryIo({ cwd: "/project" });
+    expect(await run(["--help"], io)).toBe(0);
+    const listed = (io.out.join("").split("\nCommands:\n")[1] ?? "")
+      .split("\n")
+      .map((line) => /^ {2}(\S+)/.exec(line)?.[1])
+      .filter((name): name is string => name !== undefined && name !== "help");
+    expect(listed).toEqual(COMMANDS.flatMap((e) => [...e.names]));
   });
 
   it("finds the command after the program's own options and their values", () => {
