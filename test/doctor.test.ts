@@ -94,8 +94,10 @@ describe("reins doctor", () => {
     // Claude Code's sandbox hides the runtime folder in use: the one of this test's own.
     expect((await reins(dir, env, "init", "claude")).code).toBe(0);
     const idle = await doctor(dir, env);
+    // Not running is not a fault, and not "ok" either: "off", with the command that starts it.
     expect(idle.line("daemon", "running")).toMatchObject({
-      status: "ok",
+      status: "off",
+      fix: "reins daemon start",
       message:
         "the user's hook daemon is not running; the first hook call starts it (and is answered in-process meanwhile)",
     });
@@ -179,7 +181,7 @@ describe("reins doctor", () => {
     expect(text.out).toMatch(
       /\nFAIL {2}codex {3}hooks {10}\.codex\/hooks\.json lacks reins' PreToolUse hook\(s\) {2}→ reins init codex\n/,
     );
-    expect(text.out).toMatch(/\n1 problem\(s\): an installed agent is not guarded as it should be\n$/);
+    expect(text.out).toMatch(/\n1 problem: an installed agent is not guarded as it should be\n$/);
   });
 
   it("fails when Codex does not trust the project or reins' hooks, and when Gemini CLI does not trust the folder", async () => {

@@ -222,7 +222,7 @@ describe("reins gc on SQLite", () => {
     await store.append("session:s", session("session:s", 40, NOW), resolvePolicy({}));
     await store.close();
     const status = await reins(dir, "status");
-    expect(status.out).toMatch(/store: sqlite \S+reins\.db holds 1 scopes, 40 events, \d+ kB/);
+    expect(status.out).toMatch(/store: sqlite \S+reins\.db holds 1 scope, 40 events, \d+ kB/);
     const api = await startApi({ project: dir });
     try {
       const text = (await api.call("GET", "/metrics")).text;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { binPath } from "../src/cli/agent-commands.js";
+import { binPath } from "../src/cli/commands/bin-path.js";
 import { codexMcpText } from "../src/install/mcp-codex.js";
 import { readToml } from "../src/install/toml-lines.js";
 

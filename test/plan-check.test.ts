@@ -42,7 +42,7 @@ describe("reins plan check", () => {
     expect(ran.err).toBe("");
     expect(ran.code).toBe(0);
     expect(ran.out).toContain(
-      `reins.plan.yaml: reins plan "calc", 2 task(s) to run in 3 node(s), 1 dependency edge(s), 2 check(s)`,
+      `reins.plan.yaml: reins plan "calc", 2 tasks to run in 3 nodes, 1 dependency edge, 2 checks`,
     );
     expect(ran.out).toContain(
       [

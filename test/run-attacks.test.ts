@@ -24,7 +24,13 @@ tasks:
     deps: [a]
 `;
 
-const lastLine = (out: string) => out.trimEnd().split("\n").at(-1) ?? "";
+/** The outcome line: the last before the `next:` lines that say what a person does next. */
+const lastLine = (out: string) =>
+  out
+    .trimEnd()
+    .split("\n")
+    .filter((line) => !line.startsWith("next: "))
+    .at(-1) ?? "";
 const runIdOf = (out: string) => /run (\S+):/.exec(out)?.[1] ?? "";
 const hooks = (dir: string) => readdirSync(join(dir, ".git", "hooks")).filter((f) => !f.endsWith(".sample"));
 

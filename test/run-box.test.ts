@@ -49,7 +49,13 @@ python3 -c 'print("python works")'
 mkdir -p src && echo 'export {}' > src/more.js`;
 
 const runIdOf = (out: string) => /run (\S+):/.exec(out)?.[1] ?? "";
-const lastLine = (out: string) => out.trimEnd().split("\n").at(-1) ?? "";
+/** The outcome line: the last before the `next:` lines that say what a person does next. */
+const lastLine = (out: string) =>
+  out
+    .trimEnd()
+    .split("\n")
+    .filter((line) => !line.startsWith("next: "))
+    .at(-1) ?? "";
 
 interface BoxReport {
   status: string;

@@ -462,9 +462,13 @@ tasks:
       expect(anthropic.errors).toEqual([]);
       expect(ran.stderr).toBe(NOT_CONTAINED);
       expect(ran.code, ran.stdout).toBe(1);
-      expect(ran.stdout.trimEnd().split("\n").at(-1)).toBe(
-        "unwitnessed: task bump: its checks still pass with its change to src/version.js set aside",
-      );
+      expect(
+        ran.stdout
+          .trimEnd()
+          .split("\n")
+          .filter((line) => !line.startsWith("next: "))
+          .at(-1),
+      ).toBe("unwitnessed: task bump: its checks still pass with its change to src/version.js set aside");
       const run = /^run (\S+): 2 of 2 task\(s\) done/m.exec(ran.stdout)?.[1];
       if (run === undefined) throw new Error(`no run line in ${ran.stdout}`);
       const report = JSON.parse(
@@ -543,7 +547,13 @@ tasks:
       expect(ran.timedOut).toBe(false);
       expect(anthropic.errors).toEqual([]);
       expect(ran.code, ran.stdout).toBe(1);
-      expect(ran.stdout.trimEnd().split("\n").at(-1)).toMatch(
+      expect(
+        ran.stdout
+          .trimEnd()
+          .split("\n")
+          .filter((line) => !line.startsWith("next: "))
+          .at(-1),
+      ).toMatch(
         /^awaiting_approval: task add: its agent changed what judges it \(package\.json scripts\.test\) and its checks pass only with that change; /,
       );
       const run = /^run (\S+): /m.exec(ran.stdout)?.[1] ?? "";

@@ -46,7 +46,13 @@ interface Report {
 }
 
 const runIdOf = (out: string) => /run (\S+):/.exec(out)?.[1] ?? "";
-const lastLine = (out: string) => out.trimEnd().split("\n").at(-1) ?? "";
+/** The outcome line: the last before the `next:` lines that say what a person does next. */
+const lastLine = (out: string) =>
+  out
+    .trimEnd()
+    .split("\n")
+    .filter((line) => !line.startsWith("next: "))
+    .at(-1) ?? "";
 
 async function drive(files: Record<string, string>, script: string) {
   const { dir, agent } = runProject(files, script);

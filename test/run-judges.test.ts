@@ -81,7 +81,13 @@ interface Report {
 }
 
 const runIdOf = (out: string) => /run (\S+):/.exec(out)?.[1] ?? "";
-const lastLine = (out: string) => out.trimEnd().split("\n").at(-1) ?? "";
+/** The outcome line: the last before the `next:` lines that say what a person does next. */
+const lastLine = (out: string) =>
+  out
+    .trimEnd()
+    .split("\n")
+    .filter((line) => !line.startsWith("next: "))
+    .at(-1) ?? "";
 const reportOf = (dir: string, id: string) =>
   JSON.parse(readFileSync(join(dir, ".reins", "runs", id, "report.json"), "utf8")) as Report;
 const reportMd = (dir: string, id: string) =>

@@ -40,7 +40,13 @@ interface Report {
 const runIdOf = (out: string) => /run (\S+):/.exec(out)?.[1] ?? "";
 const reportOf = (dir: string, out: string) =>
   JSON.parse(readFileSync(join(dir, ".reins", "runs", runIdOf(out), "report.json"), "utf8")) as Report;
-const lastLine = (out: string) => out.trimEnd().split("\n").at(-1) ?? "";
+/** The outcome line: the last before the `next:` lines that say what a person does next. */
+const lastLine = (out: string) =>
+  out
+    .trimEnd()
+    .split("\n")
+    .filter((line) => !line.startsWith("next: "))
+    .at(-1) ?? "";
 
 describe("reins run proves a task only when its checks witness its change", () => {
   it("proves a fix its test sees: with the fix set aside the test goes red", async () => {

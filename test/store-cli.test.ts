@@ -48,7 +48,7 @@ describe("the store commands on the demo's SQLite store", () => {
   it("shows one scope's budget bars, breaker and open alerts", async () => {
     const { code, out } = await reins("status", await sessionNamed("burst"));
     expect(code).toBe(0);
-    expect(out).toMatch(/budget paused\s+breaker closed\s+\d+ events\s+4 open alert\(s\)/);
+    expect(out).toMatch(/budget paused\s+breaker closed\s+\d+ events\s+4 open alerts/);
     expect(out).toMatch(/tokens\s+\[#{20}\]\s+107%\s+535,800 \/ 500,000/);
   });
 

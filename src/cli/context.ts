@@ -9,3 +9,9 @@ export interface AgentContext {
   /** The process's exit code, for commands that fail without throwing. */
   result: { code: number };
 }
+
+/** What every command's register function is handed: the program's context, and the CLI to run again. */
+export interface CommandContext extends AgentContext {
+  /** Runs another `reins` command line in this process (as `reins demo --serve` runs `reins serve`). */
+  run(argv: string[], io: Io): Promise<number>;
+}

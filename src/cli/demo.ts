@@ -9,6 +9,7 @@ import { inMemory, runAgent, type AgentRun, type DecideFn, type Entry } from "..
 import { traceHeader, traceLine } from "../trace/trace.js";
 import type { Io } from "./io.js";
 import { pad, table } from "../text/table.js";
+import { wrap } from "../text/wrap.js";
 
 /** The demo's fixed start time (2026-01-05 09:00 UTC), so every run prints and records the same. */
 export const DEMO_START = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -52,7 +53,15 @@ function label(event: ReinsEvent): string | null {
   }
 }
 
-function renderEntry({ event, decision }: Entry, start: number, c: Colors): string | null {
+/** How wide the demo's lines may be: the terminal's width, else 100 columns (a pipe, a file). */
+const DEMO_WIDTH = 100;
+
+function renderEntry(
+  { event, decision }: Entry,
+  start: number,
+  c: Colors,
+  width = DEMO_WIDTH,
+): string | null {
   const text = label(event);
   const quiet = event.kind === "usage.recorded" || event.kind === "session.started";
   if (text === null || (quiet && decision.verdict === "allow")) return null;
@@ -66,7 +75,10 @@ function renderEntry({ event, decision }: Entry, start: number, c: Colors): stri
   let line = `  ${c.dim(clock(event.at, start))}  ${pad(verdict, 5)}${human}  ${text}`;
   for (const result of decision.results) {
     if (result.verdict === "allow" || result.message === undefined) continue;
-    line += `\n${" ".repeat(11)}${c.dim("└")} ${c.cyan(result.guard)}: ${result.message}`;
+    // Wrapped at word boundaries under the guard's name, so a terminal never cuts a word in two.
+    const text = wrap(`${result.guard}: ${result.message}`, width - 13, " ".repeat(13));
+    const guard = `${result.guard}:`;
+    line += `\n${" ".repeat(11)}${c.dim("└")} ${c.cyan(guard)}${text.slice(guard.length)}`;
   }
   return line;
 }
@@ -120,7 +132,7 @@ export async function demo(
     const start = base + i * 60_000;
     io.stdout(`\n${c.bold(`${i + 1}. ${agent.title}`)} ${c.dim(`(${scope})`)}\n`);
     const run = await runAgent(agent, scope, start, backend(scope), (entry) => {
-      const line = renderEntry(entry, start, c);
+      const line = renderEntry(entry, start, c, Math.max(60, io.columns ?? DEMO_WIDTH));
       if (line !== null) io.stdout(`${line}\n`);
       trace.push(traceLine(entry.event, entry.decision));
     });

@@ -35,6 +35,7 @@ import { loadPolicy, type LoadedPolicy } from "../config/load-policy.js";
 import { defaultStorePath, openStore } from "../store/open.js";
 import { redact } from "../store/redact.js";
 import { installedChecks, storeTamperChecks } from "./doctor-tamper.js";
+import { counted } from "../text/plural.js";
 
 /** `ok`; `warn`: worth knowing, nothing broken; `fail`: an installed agent is not guarded; `off`: not set up. */
 export type CheckStatus = "ok" | "warn" | "fail" | "off";
@@ -405,11 +406,13 @@ async function hookDaemonCheck(name: string, o: DoctorOptions): Promise<DoctorCh
       fix: "reins daemon start",
     };
   const status = answer.kind === "proven" ? answer.status : null;
+  // Not running is no fault (the first hook call starts it), but it is not "ok" either: it is off.
   if (status === null)
     return {
       ...base,
-      status: "ok",
+      status: "off",
       message: `the user's hook daemon is not running; the first hook call starts it (and is answered in-process meanwhile)`,
+      fix: "reins daemon start",
     };
   const here = status.projects.some((p) => p.root === o.root);
   return {
@@ -504,7 +507,7 @@ export async function storeCheck(o: DoctorOptions, loaded: LoadedPolicy): Promis
       return {
         ...base,
         status: "ok",
-        message: `${store.kind} ${where(o, store.location)} (${scopes.length} scopes)`,
+        message: `${store.kind} ${where(o, store.location)} (${counted(scopes.length, "scope")})`,
       };
     } finally {
       await store.close();
@@ -602,5 +605,5 @@ export function formatDoctor(report: DoctorReport): string {
       `${mark[c.status].padEnd(4)}  ${c.subject.padEnd(6)}  ${c.check.padEnd(13)}  ${c.message}${c.fix !== undefined && c.status !== "ok" ? `  → ${c.fix}` : ""}`,
   );
   const failed = report.checks.filter((c) => c.status === "fail").length;
-  return `reins doctor: ${report.root}\n${lines.join("\n")}\n${failed === 0 ? "nothing an installed agent needs is wrong" : `${failed} problem(s): an installed agent is not guarded as it should be`}\n`;
+  return `reins doctor: ${report.root}\n${lines.join("\n")}\n${failed === 0 ? "nothing an installed agent needs is wrong" : `${counted(failed, "problem")}: an installed agent is not guarded as it should be`}\n`;
 }

@@ -12,6 +12,8 @@ export interface Io {
   stdin(): Promise<Buffer>;
   /** Whether standard output is a terminal (progress redraws in place) rather than a pipe or file. */
   terminal?: boolean;
+  /** The terminal's width in columns, when standard output is one. */
+  columns?: number;
 }
 
 /** The real process's streams and environment. */
@@ -28,6 +30,7 @@ export function processIo(): Io {
     env,
     color,
     terminal: process.stdout.isTTY,
+    ...(process.stdout.isTTY && process.stdout.columns > 0 ? { columns: process.stdout.columns } : {}),
     stdin: async () => {
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

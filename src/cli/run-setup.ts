@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { ReinsError } from "../core/errors.js";
-import { outcomeOf } from "../control/index.js";
+import { outcomeOf, type OutcomeKind } from "../control/index.js";
 import { runnerFor } from "../agents/index.js";
 import type { AgentRunner } from "../agents/runner.js";
 import { claudeRunArgs, codexRunArgs, copilotRunEnv, geminiRunEnv } from "../install/run-hooks.js";
@@ -111,7 +111,10 @@ export function exitOf(outcome: RunOutcome): number {
   return outcomeOf(outcome.state, outcome.finished).kind === "proven" ? 0 : 1;
 }
 
-/** The run's closing lines: what was done, the report, and last the outcome with its first cause. */
+/**
+ * The run's closing lines: what was done, the report, the outcome with its first cause, and then what a
+ * person does next (`next: …` lines: the tree is left on the run's branch).
+ */
 export function ending(outcome: RunOutcome, root: string): string {
   const tasks = Object.values(outcome.state.tasks);
   const done = tasks.filter((t) => t.status === "done").length;
@@ -121,5 +124,21 @@ export function ending(outcome: RunOutcome, root: string): string {
   if (outcome.report !== null) lines.push(`report: ${relative(root, resolve(root, outcome.report))}`);
   const end = outcomeOf(outcome.state, outcome.finished);
   lines.push(`${end.kind}: ${end.cause}`);
+  lines.push(...nextSteps(end.kind, outcome.meta.branch));
   return `${lines.join("\n")}\n`;
+}
+
+/** What a person does after a run that left the tree on its branch: look, merge or go back. */
+export function nextSteps(kind: OutcomeKind, branch: string): string[] {
+  const back = "`git switch -` goes back to the branch you were on";
+  if (kind === "proven")
+    return [
+      `next: the work is on ${branch}, checked out: \`git switch - && git merge ${branch}\` takes it into the branch you were on; ${back} without it`,
+    ];
+  if (kind === "unwitnessed")
+    return [
+      "next: a task whose change no check witnesses: if it is a refactor (no behaviour changed), no check can witness it; its proof is that the checks as they were still pass with it, which they did: read its diff in the report and merge it yourself if it is sound; else give it a check that fails without its change and run the plan again",
+      `next: the tree is on ${branch}: ${back}; \`git merge ${branch}\` from there takes the work`,
+    ];
+  return [`next: the tree is on ${branch}: ${back}; ${branch} keeps what the run did`];
 }

@@ -13,7 +13,9 @@ import { recordAction, type HumanAction } from "../people/actions.js";
 import { currentSummary, storedSummary } from "../people/scope-view.js";
 import type { Io } from "./io.js";
 import { type PersonClaim, provePerson } from "./person-proof.js";
-import { formatUsage } from "./commands/gc-command.js";
+import { formatUsage } from "./store-usage.js";
+import { counted } from "../text/plural.js";
+import { resolveScope } from "./scope-name.js";
 
 /** What the store commands need from the program: the policy (with `--store` applied) and the output. */
 export interface StoreContext {
@@ -113,9 +115,11 @@ export async function act(
   await withStore(
     ctx,
     async (store, policy) => {
-      const state = await recordAction(store, policy, loaded.root, scope, event, Date.now());
+      // A bare session id names its session; a mistyped scope gets the nearest one as a "did you mean".
+      const named = resolveScope(scope, await store.scopes());
+      const state = await recordAction(store, policy, loaded.root, named, event, Date.now());
       const summary = currentSummary(state, policy, Date.now());
-      ctx.io.stdout(`${done}: ${scope} is now ${summary.status}, breaker ${summary.breaker.status}\n`);
+      ctx.io.stdout(`${done}: ${named} is now ${summary.status}, breaker ${summary.breaker.status}\n`);
     },
     loaded,
   );
@@ -137,12 +141,15 @@ export function renderSummary(s: ScopeSummary, io: Io, openAlerts: number): stri
         ? c.yellow("half-open")
         : c.green("closed");
   const out = [
-    `${c.bold(s.scope)}  budget ${status}  breaker ${breaker}  ${s.events} events  ${openAlerts} open alert(s)`,
+    `${c.bold(s.scope)}  budget ${status}  breaker ${breaker}  ${counted(s.events, "event")}  ${counted(openAlerts, "open alert")}`,
   ];
   const row = (prefix: string, line: BudgetLine) =>
     `  ${prefix}${line.resource.padEnd(16)} ${bar(line.ratio)} ${formatPercent(line.ratio).padStart(5)}  ${amount(line, line.used)} / ${amount(line, line.limit)}`;
   for (const line of s.budget) out.push(row("", line));
   if (s.task !== null) for (const line of s.task.budget) out.push(row(`task ${s.task.id}: `, line));
   if (s.breaker.status !== "closed") out.push(`  breaker: ${s.breaker.detail ?? s.breaker.reason ?? ""}`);
+  // An open breaker stops the agent until a person acts: the exact command that lets one probe call through.
+  if (s.breaker.status === "open")
+    out.push(`  to let it try again: reins circuit ack ${s.scope} --reason "<why it may go on>"`);
   return `${out.join("\n")}\n`;
 }

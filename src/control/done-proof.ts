@@ -3,6 +3,7 @@ import { aggregates } from "./aggregate.js";
 import { readiness } from "./graph.js";
 import { isTerminal } from "./task-state.js";
 import type { DoneProof, Evidence, ProofClause, RunState } from "./types.js";
+import { counted } from "../text/plural.js";
 
 /** The evidence that makes a done task proven (see Evidence). */
 const PROVEN: ReadonlySet<Evidence> = new Set(["witnessed", "already_done", "no_behaviour"]);
@@ -67,7 +68,7 @@ export function doneProof(state: RunState): DoneProof {
     const hunks = task?.hunks;
     if (task?.status !== "done" || hunks === undefined) return [];
     const missed = hunks.unwitnessed.length + hunks.untried;
-    return missed === 0 ? [] : [`${id} (${missed} of ${hunks.total} hunks)`];
+    return missed === 0 ? [] : [`${id} (${missed} of ${counted(hunks.total, "hunk")})`];
   });
   const tampered = state.order.flatMap((id) => {
     const said = state.tasks[id]?.tampering;
@@ -91,7 +92,14 @@ export function doneProof(state: RunState): DoneProof {
       "readiness and dependency cancellation are at a fixpoint",
       "would change",
     ),
-    clause("every_task_terminal", open, `all ${Object.keys(state.tasks).length} tasks are terminal`, "open"),
+    clause(
+      "every_task_terminal",
+      open,
+      Object.keys(state.tasks).length === 1
+        ? "the one task is terminal"
+        : `all ${counted(Object.keys(state.tasks).length, "task")} are terminal`,
+      "open",
+    ),
     clause(
       "every_change_witnessed",
       unproven,

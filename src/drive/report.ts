@@ -14,6 +14,7 @@ import type {
 } from "../control/types.js";
 import type { GuardAnswer } from "./run-guard.js";
 import type { ReadTrace, RunMeta } from "./run-trace.js";
+import { counted } from "../text/plural.js";
 
 /** One agent iteration of a task, as the report tells it. */
 export interface ReportAttempt {
@@ -378,7 +379,7 @@ export function reportMarkdown(report: Report): string {
           .map((c) => `${c.name} ${c.skipped ? "skipped" : c.passed ? "passed" : "failed"}`)
           .join(", ");
         out.push(
-          `  ${a.attempt}. ${a.mode}: ${a.outcome}, ${a.turns} turns, ${a.tokens.toLocaleString("en")} tokens, ${a.linesChanged} lines changed${checks !== "" ? `; checks: ${checks}` : ""}`,
+          `  ${a.attempt}. ${a.mode}: ${a.outcome}, ${counted(a.turns, "turn")}, ${counted(a.tokens, "token")}, ${counted(a.linesChanged, "line")} changed${checks !== "" ? `; checks: ${checks}` : ""}`,
         );
       }
     }

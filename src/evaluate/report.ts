@@ -5,6 +5,7 @@ import { isToolHook } from "../logs/run.js";
 import type { Evaluation, GroupCounts } from "./evaluate.js";
 import { STUCK_BOUND, type MetamorphicSummary } from "./metamorphic.js";
 import type { ReplayedRun } from "./replay.js";
+import { counted } from "../text/plural.js";
 
 /** How `reins replay` and `reins evaluate` print what they found. */
 
@@ -31,7 +32,7 @@ export function replayTimeline(replayed: ReplayedRun): string[] {
 }
 
 export function replaySummary(replayed: ReplayedRun): string {
-  const parts = [`${replayed.run.format} ${replayed.run.id}: ${formatCount(replayed.steps)} tool calls`];
+  const parts = [`${replayed.run.format} ${replayed.run.id}: ${counted(replayed.steps, "tool call")}`];
   if (replayed.stop !== null)
     parts.push(`stopped at call ${replayed.stop.step} by ${replayed.stop.guard ?? "?"}`);
   else parts.push("never stopped");

@@ -94,6 +94,18 @@ export function firstIssue<T extends IssueText & { line: number }>(problems: rea
 }
 
 /**
+ * Every problem to report, the one firstIssue picks first: a missing field of an object that also has an
+ * unknown one is left out, as the unknown one explains it.
+ */
+export function allIssues<T extends IssueText & { line: number }>(problems: readonly T[]): T[] {
+  const first = firstIssue(problems);
+  const owner = (p: T) => JSON.stringify(p.path.slice(0, -1));
+  const explained = (p: T) =>
+    p.kind === "required" && problems.some((q) => q.kind === "unknown" && owner(q) === owner(p));
+  return [first, ...problems.filter((p) => p !== first && !explained(p))];
+}
+
+/**
  * Says what is wrong with a field in words, without zod's jargon: `required`, `expected a text, got 3`,
  * `unknown field "dep" (did you mean "deps"?)`. `known` lists the field names of the format, for hints.
  */

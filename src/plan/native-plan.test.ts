@@ -388,9 +388,26 @@ describe("parsePlan: one line naming file:line and the field", () => {
     expect(errorOf(both)).toBe("reins.plan.yaml:5: tasks: give only one of modules, tasks and import");
   });
 
-  it("reports the first problem in the file when there are several", () => {
+  it("reports every problem at once, in one line, the first in the file first", () => {
     expect(errorOf(tasks("  - id: a", "    title: 3", "  - id: b", "    bogus: 1"))).toBe(
-      "reins.plan.yaml:5: tasks[0].title: expected a text, got 3",
+      'reins.plan.yaml:5: tasks[0].title: expected a text, got 3; line 7: tasks[1].bogus: unknown field "bogus"',
+    );
+  });
+
+  it("reports every problem of the graph at once: unknown deps and checks, duplicate ids", () => {
+    expect(
+      errorOf(
+        tasks(
+          "  - id: a",
+          "    title: A",
+          "    deps: [nope]",
+          "  - id: a",
+          "    title: again",
+          "    checks: [lint]",
+        ),
+      ),
+    ).toMatch(
+      /^reins\.plan\.yaml:\d+: .*unknown id "nope"; line \d+: .*duplicate id "a".*; line \d+: .*unknown check "lint"/,
     );
   });
 

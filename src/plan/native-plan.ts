@@ -1,10 +1,10 @@
 /** The native plan format (reins.plan.yaml) validated field by field and flattened into draft nodes. */
 import type { CheckDef, NodeKind, PlanNode } from "../control/types.js";
-import { firstIssue, formatPath, issueText } from "./issue-text.js";
+import { allIssues, formatPath, issueText } from "./issue-text.js";
 import type { DraftNode, Place } from "./plan-graph.js";
 import { FIELD_NAMES, planSchema, type PlanFile, type PlanFileNode } from "./plan-schema.js";
 import type { PlanSettings } from "./plan-settings.js";
-import { planError, type PathSegment, type SourceData } from "./yaml-source.js";
+import { planError, planProblems, type PathSegment, type SourceData } from "./yaml-source.js";
 
 /** @default 10 minutes, as CheckDef documents. */
 const DEFAULT_CHECK_TIMEOUT_MS = 600_000;
@@ -41,8 +41,13 @@ export function readNativePlan(source: SourceData, file: string): NativeDraft {
       const text = issueText(issue, FIELD_NAMES);
       return { ...text, line: source.lineOf(text.path, text.atKey) };
     });
-    const first = firstIssue(problems);
-    throw planError(file, first.line, `${formatPath(first.path)}: ${first.message}`);
+    throw planProblems(
+      allIssues(problems).map((p) => ({
+        file,
+        line: p.line,
+        message: `${formatPath(p.path)}: ${p.message}`,
+      })),
+    );
   }
   const plan = parsed.data;
   checkWorkGiven(plan, place);

@@ -9,6 +9,7 @@ import { resolveSettings } from "../control/settings.js";
 import { begin } from "../control/step.js";
 import type { PlanNode, RunAction } from "../control/types.js";
 import type { LoadedPlan } from "./load-plan.js";
+import { counted, plural } from "../text/plural.js";
 
 /** One node as the check shows it. */
 export interface CheckedNode {
@@ -113,7 +114,7 @@ export function checkPlan(plan: LoadedPlan): PlanCheck {
  */
 export function planCheckText(check: PlanCheck): string {
   const out = [
-    `${check.source}: ${check.format} plan "${check.name}", ${check.leaves} task(s) to run in ${check.nodes.length} node(s), ${check.deps} dependency edge(s), ${check.checks.length} check(s)`,
+    `${check.source}: ${check.format} plan "${check.name}", ${counted(check.leaves, "task")} to run in ${counted(check.nodes.length, "node")}, ${counted(check.deps, "dependency edge")}, ${counted(check.checks.length, "check")}`,
     "",
     "tasks:",
   ];
@@ -136,7 +137,7 @@ export function planCheckText(check: PlanCheck): string {
     const some = check.unchecked.slice(0, 10).join(", ");
     const more = check.unchecked.length > 10 ? ` and ${check.unchecked.length - 10} more` : "";
     out.push(
-      `reins run would refuse it: no check verifies ${check.unchecked.length === check.leaves ? "any task" : `task(s) ${some}${more}`} (give them checks, or run with --unverified; such a run ends unverified)`,
+      `reins run would refuse it: no check verifies ${check.unchecked.length === check.leaves ? "any task" : `${plural(check.unchecked.length, "task")} ${some}${more}`} (give them checks, or run with --unverified; such a run ends unverified)`,
     );
   } else out.push("reins run would start with:", ...check.first.map((line) => `  ${line}`));
   return `${out.join("\n")}\n`;

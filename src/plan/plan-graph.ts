@@ -1,6 +1,6 @@
 /** A plan's graph checked, whatever its format: unique ids, known deps and checks, no cycle. */
 import type { PlanNode } from "../control/types.js";
-import { planError } from "./yaml-source.js";
+import { planProblems, type PlanProblem } from "./yaml-source.js";
 
 /** Where something was written: the file, its line, and the field path a person can find it by. */
 export interface Place {
@@ -26,8 +26,11 @@ export function placeText(place: Place): string {
   return `${place.file}:${place.line}`;
 }
 
-function fail(place: Place, message: string): never {
-  throw planError(place.file, place.line, `${place.path}: ${message}`);
+/** Where a graph check keeps what it finds, so every problem of the plan is said at once. */
+type Problems = PlanProblem[];
+
+function fail(problems: Problems, place: Place, message: string): void {
+  problems.push({ file: place.file, line: place.line, message: `${place.path}: ${message}` });
 }
 
 /** A character no title, id or criterion may hold: the C0 controls and DEL (a tab and, in criteria, a newline aside). */
@@ -46,12 +49,13 @@ function controlOf(text: string, pattern: RegExp): string | null {
  * Refuses control characters where reins writes a node's text: its id and title go into commit messages
  * (a NUL fails every commit; a newline could add a `Reins-Task:` trailer), its criteria into prompts.
  */
-function checkText({ node, idPlace }: DraftNode): void {
+function checkText({ node, idPlace }: DraftNode, problems: Problems): void {
   const inId = controlOf(node.id, CONTROL);
-  if (inId !== null) fail(idPlace, `the id holds a control character (${inId}): remove it`);
+  if (inId !== null) fail(problems, idPlace, `the id holds a control character (${inId}): remove it`);
   const inTitle = controlOf(node.title, CONTROL);
   if (inTitle !== null)
     fail(
+      problems,
       idPlace,
       `the title of "${node.id}" holds a control character (${inTitle}): titles go into commit messages; remove it`,
     );
@@ -59,6 +63,7 @@ function checkText({ node, idPlace }: DraftNode): void {
     const inCriterion = controlOf(criterion, CONTROL_IN_TEXT);
     if (inCriterion !== null)
       fail(
+        problems,
         idPlace,
         `an acceptance criterion of "${node.id}" holds a control character (${inCriterion}): remove it`,
       );
@@ -69,34 +74,43 @@ function checkText({ node, idPlace }: DraftNode): void {
  * Checks the graph of a plan and returns its nodes in plan order: ids are unique, every dep and check
  * names something that exists, no node depends on itself, on a node containing it or on a node it contains,
  * no id, title or criterion holds a control character, and there is no dependency cycle, counting the hierarchy (a parent's deps hold for its descendants and a
- * node is done only when its descendants are). The first problem throws, as one line naming file:line.
+ * node is done only when its descendants are). Every problem found throws at once, one line each naming file:line.
  */
 export function checkGraph(drafts: readonly DraftNode[], checkNames: readonly string[]): PlanNode[] {
+  const problems: Problems = [];
   const byId = new Map<string, DraftNode>();
   for (const draft of drafts) {
-    checkText(draft);
+    checkText(draft, problems);
     const first = byId.get(draft.node.id);
-    if (first) fail(draft.idPlace, `duplicate id "${draft.node.id}" (first at ${placeText(first.idPlace)})`);
-    byId.set(draft.node.id, draft);
+    if (first)
+      fail(problems, draft.idPlace, `duplicate id "${draft.node.id}" (first at ${placeText(first.idPlace)})`);
+    else byId.set(draft.node.id, draft);
   }
   const known = new Set(checkNames);
   const defined = checkNames.length > 0 ? `defined: ${checkNames.join(", ")}` : "the plan defines no checks";
   for (const { node, depPlaces, checkPlaces } of drafts) {
     node.checks.forEach((name, index) => {
-      if (!known.has(name)) fail(checkPlaces[index]!, `unknown check "${name}" (${defined})`);
+      if (!known.has(name)) fail(problems, checkPlaces[index]!, `unknown check "${name}" (${defined})`);
     });
     node.deps.forEach((dep, index) => {
       const place = depPlaces[index]!;
-      if (!byId.has(dep)) fail(place, `unknown id "${dep}"`);
-      if (dep === node.id) fail(place, `"${node.id}" depends on itself`);
+      if (!byId.has(dep)) return fail(problems, place, `unknown id "${dep}"`);
+      if (dep === node.id) return fail(problems, place, `"${node.id}" depends on itself`);
       if (ancestors(node.id, byId).includes(dep))
-        fail(place, `"${node.id}" depends on "${dep}", which contains it`);
+        fail(problems, place, `"${node.id}" depends on "${dep}", which contains it`);
       if (ancestors(dep, byId).includes(node.id))
-        fail(place, `"${node.id}" depends on "${dep}", which it contains`);
+        fail(problems, place, `"${node.id}" depends on "${dep}", which it contains`);
     });
   }
-  const cycle = findCycle(drafts, byId);
-  if (cycle) throw planError(cycle.place.file, cycle.place.line, `dependency cycle: ${cycle.text}`);
+  // A cycle is looked for only in a graph whose edges all hold; else it would be told from broken ones.
+  const cycle = problems.length === 0 ? findCycle(drafts, byId) : null;
+  if (cycle)
+    problems.push({
+      file: cycle.place.file,
+      line: cycle.place.line,
+      message: `dependency cycle: ${cycle.text}`,
+    });
+  if (problems.length > 0) throw planProblems([...problems].sort((a, b) => a.line - b.line));
   return drafts.map(({ node }) => ({
     ...node,
     deps: [...new Set(node.deps)],

@@ -9,10 +9,10 @@
  * `cancelled` task is left out, with deps on it; each drop is noted.
  */
 import * as z from "zod";
-import { firstIssue, formatPath, issueText, shorten } from "./issue-text.js";
+import { allIssues, formatPath, issueText, shorten } from "./issue-text.js";
 import type { DraftNode, Place } from "./plan-graph.js";
 import { ID_PATTERN } from "./plan-schema.js";
-import { planError, type PathSegment, type SourceData } from "./yaml-source.js";
+import { planError, planProblems, type PathSegment, type SourceData } from "./yaml-source.js";
 
 /** A tasks.json read into plan nodes, before the graph is checked; notes say what was dropped or kept. */
 export interface TaskMasterDraft {
@@ -162,8 +162,13 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
       const path = [...base, ...found.path];
       return { ...found, path, line: source.lineOf(path, found.atKey) };
     });
-    const first = firstIssue(problems);
-    throw planError(file, first.line, `${formatPath(first.path)}: ${first.message}`);
+    throw planProblems(
+      allIssues(problems).map((p) => ({
+        file,
+        line: p.line,
+        message: `${formatPath(p.path)}: ${p.message}`,
+      })),
+    );
   }
 
   const notes: string[] = [];

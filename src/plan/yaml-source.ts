@@ -30,6 +30,32 @@ export function planError(file: string, line: number, message: string): ReinsErr
   return new ReinsError("invalid_plan", `${file}:${line}: ${message}`);
 }
 
+/** One problem of a plan, at its place. */
+export interface PlanProblem {
+  file: string;
+  line: number;
+  message: string;
+}
+
+/**
+ * Every problem of a plan in one error, so a person fixes them in one pass, and still one line: the first
+ * problem as planError says it, then the others in the order of the file, `; line N: …` each (`; file:N: …`
+ * for another file).
+ */
+export function planProblems(problems: readonly PlanProblem[]): ReinsError {
+  const [first, ...rest] = problems;
+  if (first === undefined) return new ReinsError("invalid_plan", "the plan has a problem");
+  const seen = new Set([`${first.file}:${first.line}: ${first.message}`]);
+  const others: string[] = [];
+  for (const p of [...rest].sort((a, b) => a.line - b.line)) {
+    const key = `${p.file}:${p.line}: ${p.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    others.push(`${p.file === first.file ? `line ${p.line}` : `${p.file}:${p.line}`}: ${p.message}`);
+  }
+  return planError(first.file, first.line, [first.message, ...others].join("; "));
+}
+
 /** Throws when a plan's text is larger than any plan should be. */
 export function assertPlanSize(file: string, bytes: number): void {
   if (bytes > MAX_PLAN_BYTES)

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { checkTrace, readTrace } from "../../trace/trace.js";
 import type { AgentContext } from "../context.js";
 import { EXIT } from "../exit-codes.js";
+import { counted } from "../../text/plural.js";
 
 /** Registers `reins check`. */
 export function registerCheckCommand(root: Command, ctx: AgentContext): void {
@@ -20,7 +21,9 @@ export function registerCheckCommand(root: Command, ctx: AgentContext): void {
       const checked = checkTrace(trace, policy);
       const d = checked.divergence;
       if (d === null) {
-        io.stdout(`ok: ${checked.events} events replayed, ${checked.checked} recorded decisions match\n`);
+        io.stdout(
+          `ok: ${counted(checked.events, "event")} replayed, ${counted(checked.checked, "recorded decision")} ${checked.checked === 1 ? "matches" : "match"}\n`,
+        );
         return;
       }
       const brief = (x: typeof d.now) =>

@@ -4,6 +4,7 @@ import { describePolicy } from "../../config/load-policy.js";
 import { table } from "../../text/table.js";
 import { EXIT } from "../exit-codes.js";
 import type { AgentContext } from "../context.js";
+import { counted } from "../../text/plural.js";
 
 /** Registers `reins config`: exit 2 when the config has problems (the policy shown is what reins guards with). */
 export function registerConfigCommand(root: Command, ctx: AgentContext): void {
@@ -26,7 +27,7 @@ export function registerConfigCommand(root: Command, ctx: AgentContext): void {
       const problems =
         loaded.problems.length === 0
           ? ""
-          : ` (${loaded.problems.length} problem(s), said above: reins guards with the defaults for them)`;
+          : ` (${counted(loaded.problems.length, "problem")}, said above: reins guards with the defaults for them)`;
       io.stdout(`policy file: ${loaded.file ?? "none (defaults)"}${problems}\n\n`);
       io.stdout(table(["field", "value", "source"], describePolicy(loaded)));
     });

@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { traceHeader, traceLine } from "../../trace/trace.js";
 import { noScope, policyFor } from "../../people/scope-view.js";
 import { type StoreContext, withStore } from "../store-access.js";
+import { counted } from "../../text/plural.js";
 
 /** Registers `reins export`. */
 export function registerExportCommand(root: Command, ctx: StoreContext): void {
@@ -27,7 +28,7 @@ export function registerExportCommand(root: Command, ctx: StoreContext): void {
         const text = `${lines.join("\n")}\n`;
         if (opts.out === undefined) return io.stdout(text);
         writeFileSync(opts.out, text);
-        io.stdout(`${lines.length - 1} events of ${scope} written to ${opts.out}\n`);
+        io.stdout(`${counted(lines.length - 1, "event")} of ${scope} written to ${opts.out}\n`);
       });
     });
 }

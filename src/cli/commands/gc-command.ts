@@ -3,14 +3,13 @@ import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { forgetMarks } from "../../config/store-marks.js";
 import type { Command } from "commander";
-import { formatCount } from "../../core/format.js";
-import type { StoreUsage } from "../../core/store.js";
 import type { LoadedPolicy } from "../../config/load-policy.js";
 import { runDir } from "../../drive/run-trace.js";
 import { defaultStorePath, openStore } from "../../store/open.js";
 import type { GcResult } from "../../store/sqlite-gc.js";
 import { SqliteStore } from "../../store/sqlite.js";
 import type { Io } from "../io.js";
+import { counted } from "../../text/plural.js";
 
 /** What `reins gc` needs from the program. */
 export interface GcContext {
@@ -20,19 +19,7 @@ export interface GcContext {
 
 const DAY_MS = 86_400_000;
 
-/** 1.2 MB, 850 kB, 12 B. */
-export function formatBytes(n: number): string {
-  if (n >= 1e9) return `${(n / 1e9).toFixed(1)} GB`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(0)} kB`;
-  return `${n} B`;
-}
-
-/** `12 scopes, 3,456 events, 1.2 MB`: what a store holds, for `reins status` and `reins gc`. */
-export function formatUsage(usage: StoreUsage): string {
-  const bytes = usage.bytes === null ? "" : `, ${formatBytes(usage.bytes)}`;
-  return `${formatCount(usage.scopes)} scopes, ${formatCount(usage.records)} events${bytes}`;
-}
+import { formatBytes, formatUsage } from "../store-usage.js";
 
 /** Bytes of the files under `dir`. */
 function treeBytes(dir: string): number {
@@ -69,9 +56,9 @@ function collectTraces(
 function report(result: GcResult, traces: { runs: number; bytes: number }, dryRun: boolean): string {
   const verb = dryRun ? "would remove" : "removed";
   const parts = [
-    `${formatCount(result.scopes.length)} idle scopes`,
-    `${formatCount(result.records)} records (${formatBytes(result.recordBytes)})`,
-    `${formatCount(result.runs.length)} proven runs (traces ${formatBytes(traces.bytes)})`,
+    `${counted(result.scopes.length, "idle scope")}`,
+    `${counted(result.records, "record")} (${formatBytes(result.recordBytes)})`,
+    `${counted(result.runs.length, "proven run")} (traces ${formatBytes(traces.bytes)})`,
   ];
   const store = dryRun
     ? `the store holds ${formatUsage(result.before)}`

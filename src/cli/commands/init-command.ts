@@ -88,6 +88,15 @@ export function registerInitCommand(root: Command, ctx: AgentContext): void {
       "--mcp",
       "add reins' MCP server (`reins mcp`) to the agent's MCP configuration instead of the hooks",
     )
+    // Without an agent: commander's line, then the agents reins init knows (read from the registry).
+    .configureOutput({
+      outputError: (text, write) =>
+        write(
+          text.includes("missing required argument")
+            ? `${text}reins init knows ${INIT_AGENTS.join(", ")}: e.g. \`reins init ${INIT_AGENTS[0] ?? "claude"}\`\n`
+            : text,
+        ),
+    })
     .action((agent: string, opts: InitOptions) => {
       if (opts.mcp === true) initMcp(ctx, agent, opts);
       else if (isPluginAgent(agent)) initPlugin(ctx, agent, opts);

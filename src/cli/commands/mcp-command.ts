@@ -6,7 +6,7 @@ import { serveStdio } from "../../mcp/server.js";
 import { openStore } from "../../store/open.js";
 import type { Io } from "../io.js";
 import type { LoadedPolicy } from "../../config/load-policy.js";
-import { findPlan, PLAN_FILES } from "../run-commands.js";
+import { findPlan, PLAN_FILES } from "../run-setup.js";
 
 /** What the mcp command needs from the program. */
 export interface McpCommandContext {

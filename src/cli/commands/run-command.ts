@@ -39,6 +39,7 @@ import {
   exitOf,
   ending,
 } from "../run-setup.js";
+import { counted } from "../../text/plural.js";
 
 /** The flags of `reins run`, as commander reads them. */
 interface RunFlags {
@@ -201,7 +202,7 @@ async function replay(ctx: RunContext, loaded: LoadedPolicy, trace: string, json
     ctx.result.code = 1;
     return;
   }
-  const text = `replayed run ${replayed.run}: ${replayed.steps} steps, every event, decision and action as recorded\n`;
+  const text = `replayed run ${replayed.run}: ${counted(replayed.steps, "step")}, every event, decision and action as recorded\n`;
   io.stdout(json ? `${JSON.stringify({ run: replayed.run, steps: replayed.steps, same: true })}\n` : text);
 }
 

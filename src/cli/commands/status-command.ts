@@ -1,8 +1,6 @@
 /** `reins status`: budget bars, breaker state and open alerts of one scope, or of the latest sessions. */
 import type { Command } from "commander";
 import { REINS_BIN } from "../../config/package-info.js";
-import { listDaemons } from "../../daemon/list.js";
-import { formatDaemons } from "./daemon-command.js";
 import {
   type StoreContext,
   withStore,
@@ -29,6 +27,9 @@ export function registerStatusCommand(root: Command, ctx: StoreContext): void {
     .action(async (scope: string | undefined, opts: { json?: boolean; daemons?: boolean; all?: boolean }) => {
       if (opts.all === true) return (await import("./status-all.js")).statusAll(io, opts.json === true);
       if (opts.daemons === true) {
+        // Loaded only for --daemons: a plain `reins status` needs neither the socket probe nor node:http.
+        const { listDaemons } = await import("../../daemon/list.js");
+        const { formatDaemons } = await import("./daemon-command.js");
         const entries = await listDaemons(io.env);
         return opts.json === true ? json(entries) : io.stdout(formatDaemons(entries, Date.now(), REINS_BIN));
       }

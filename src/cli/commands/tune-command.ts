@@ -8,6 +8,7 @@ import { policyForLogs } from "../../evaluate/run-project.js";
 import { pointCells, RUNAWAYS, tune, type Tuning } from "../../evaluate/tune.js";
 import { table } from "../../text/table.js";
 import { readLogs, readOutcomes, type EvaluateContext } from "./evaluate-commands.js";
+import { counted } from "../../text/plural.js";
 
 const HEADS = [
   "productive stopped",
@@ -95,7 +96,7 @@ export function registerTuneCommand(root: Command, ctx: EvaluateContext): void {
       const tuning = tune(runs, outcomes, policyForLogs(ctx.loaded()), seed, { runaways: sample });
       writeFileSync(opts.out, `${JSON.stringify(tuning.policy, null, 2)}\n`);
       ctx.io.stdout(
-        `${tuningText(tuning)}\nwrote ${opts.out} (${formatCount(runs.length)} runs): use it with \`reins --policy ${opts.out}\` or copy its fields into reins.config.json\n`,
+        `${tuningText(tuning)}\nwrote ${opts.out} (${counted(runs.length, "run")}): use it with \`reins --policy ${opts.out}\` or copy its fields into reins.config.json\n`,
       );
     });
 }

@@ -10,8 +10,8 @@ import { recordApproval } from "../../workflow/approval.js";
 import { stepOf, stepsText, toMermaid, WORKFLOW } from "../../workflow/definition.js";
 import { assessProject, specFact } from "../../workflow/run-spec.js";
 import type { Io } from "../io.js";
-import { PLAN_FILES } from "../run-commands.js";
-import { actor } from "../store-commands.js";
+import { PLAN_FILES } from "../run-setup.js";
+import { actor } from "../store-access.js";
 import { claimOf, provePerson, withPersonToken } from "../person-proof.js";
 
 /** What the workflow commands need from the program. */
