@@ -53,13 +53,15 @@ function touchOf(tool: string, i: Record<string, unknown>): Omit<ToolTouch, "too
       return path === undefined ? {} : { writes: [path], linesChanged: lineCount(i.content) };
     case "create": // Copilot CLI's file tools: create {path, file_text}, edit {path, old_str, new_str}
       return path === undefined ? {} : { writes: [path], linesChanged: lineCount(i.file_text) };
-    case "edit":
+    case "edit": // Copilot CLI's {old_str, new_str}; Qwen Code's {old_string, new_string}
       return path === undefined
         ? {}
-        : { writes: [path], linesChanged: lineCount(i.old_str) + lineCount(i.new_str) };
+        : {
+            writes: [path],
+            linesChanged: lineCount(i.old_str ?? i.old_string) + lineCount(i.new_str ?? i.new_string),
+          };
     case "Edit":
     case "replace":
-    case "edit": // Qwen Code's
       return path === undefined
         ? {}
         : { writes: [path], linesChanged: lineCount(i.old_string) + lineCount(i.new_string) };
