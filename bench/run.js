@@ -1,5 +1,6 @@
 // `npm run bench`: prints each figure with its same-run baseline and the machine it was measured on.
 import { boundaryBench } from "./boundary.js";
+import { claudeHttpBench } from "./claude-http.js";
 import { dashboardBench } from "./dashboard.js";
 import { efficacyBench } from "./efficacy.js";
 import { engineBench } from "./engine.js";
@@ -28,6 +29,7 @@ const parts = {
   redis: redisBench,
   "redis-retention": redisRetentionBench,
   hooks: hooksBench,
+  "claude-http": claudeHttpBench,
   boundary: boundaryBench,
   projects: projectsBench,
   sessions: daemonSessionsBench,

@@ -119,11 +119,16 @@ function readInstall(agent: string, file: string, user: boolean): AgentInstall |
   if (hooks.size === 0) return null;
   const entries = [...hooks.values()].flat();
   const text = JSON.stringify(entries);
-  const mode = entries.some((e) => e.type === "http")
-    ? "http"
-    : text.includes("reins-hook") || text.includes("--ensure-daemon")
-      ? "client"
-      : "in-process";
+  // Http hooks to the user's daemon carry the project's root; the turn's hooks are then the client.
+  const toDaemon = entries.some(
+    (e) => e.type === "http" && isObject(e.headers) && "X-Reins-Root" in e.headers,
+  );
+  const mode =
+    entries.some((e) => e.type === "http") && !toDaemon
+      ? "http"
+      : text.includes("reins-hook") || text.includes("--ensure-daemon")
+        ? "client"
+        : "in-process";
   const port = /(?::(\d+)\/hooks\/|--port (\d+)|REINS_PORT=(\d+))/.exec(text);
   const daemon = mode === "client" ? (/ (d-[0-9a-f]{8})\b/.exec(text)?.[1] ?? null) : null;
   return {

@@ -133,6 +133,11 @@ export function initAgent(
     http?: { port: number; url: string; secret: string };
     /** The compiled client (see buildClient); without it, the client is bin/reins-hook (sh + curl). */
     client?: string;
+    /**
+     * With `client`: Claude Code's tool-call hooks post to the user's daemon's loopback port instead of
+     * starting the client (no process per call); the turn's hooks stay the client, which starts the daemon.
+     */
+    daemonHttp?: { url: string; headers: Record<string, string> };
   },
 ): string {
   const spec = AGENT_HOOKS[agent];
@@ -154,6 +159,7 @@ export function initAgent(
     options.client !== undefined
       ? `"${options.client}" ${agent} "${process.execPath}" "${bin}" ${daemon}`
       : `"${join(dirname(bin), "reins-hook")}" ${agent} ${daemon} "${process.execPath}"`;
+  const daemonHttp = mode === "client" ? options.daemonHttp : undefined;
   let changed = 0;
   for (const [event, matcher, ownTimeout] of spec.events) {
     const timeout = ownTimeout ?? spec.timeout;
@@ -174,7 +180,9 @@ export function initAgent(
         ? ENSURING.has(event)
           ? { type: "command", command: `${command} ${ENSURE_DAEMON} --port ${http.port}`, timeout }
           : { type: "http", url: http.url, headers: { Authorization: `Bearer ${http.secret}` }, timeout: 10 }
-        : { type: "command", command: mode === "client" ? client : command, timeout };
+        : daemonHttp !== undefined && !ENSURING.has(event)
+          ? { type: "http", url: daemonHttp.url, headers: daemonHttp.headers, timeout }
+          : { type: "command", command: mode === "client" ? client : command, timeout };
     const same = (h: HookEntry) =>
       h.type === entry.type &&
       h.command === entry.command &&
@@ -190,7 +198,7 @@ export function initAgent(
     return uninstall ? `no reins hooks in ${settingsPath}` : `reins hooks already in ${settingsPath}`;
   if (Object.keys(hooks).length > 0) settings.hooks = hooks;
   else delete settings.hooks;
-  writeSettings(settingsPath, settings, http !== undefined);
+  writeSettings(settingsPath, settings, http !== undefined || daemonHttp !== undefined);
   return uninstall
     ? `removed ${changed} reins hook(s) from ${settingsPath}`
     : `added reins hooks for ${changed} event(s) to ${settingsPath}`;
