@@ -22,7 +22,8 @@ const ms = (ns) => `${(ns / 1e6).toFixed(2)} ms`;
 const PROJECTS = 10;
 const SESSIONS = 3;
 const PACE = 100;
-const CALLS = 100;
+/** Calls per session (`BENCH_CALLS` to change). */
+const CALLS = Number(process.env.BENCH_CALLS ?? 100);
 
 /** POSTs `body` on a kept-alive connection as Claude Code does; the wall time in ns. */
 function post(agent, port, headers, body) {

@@ -58,7 +58,13 @@ class Tokens {
 }
 
 function build(options: HttpHooksOptions, port: () => number): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: MAX_HOOK_INPUT + 1024 * 1024, return503OnClosing: true });
+  // Claude Code keeps its connections alive: a daemon that retires closes them rather than wait for them.
+  const app = Fastify({
+    logger: false,
+    bodyLimit: MAX_HOOK_INPUT + 1024 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
   const tokens = new Tokens();

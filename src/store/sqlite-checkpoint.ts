@@ -26,7 +26,11 @@ const WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.main);
 const dbs = new Map();
-parentPort.on("message", ({ path, close }) => {
+parentPort.on("message", ({ path, close, exit }) => {
+  if (exit) {
+    for (const db of dbs.values()) db.close();
+    process.exit(0);
+  }
   let db = dbs.get(path);
   try {
     if (close) {
@@ -52,6 +56,8 @@ export class Checkpointer {
   readonly #worker: Worker;
   readonly #inFlight = new Set<string>();
   readonly #last = new Map<string, number>();
+  /** The stores open on it: the worker ends with the last one (an idle worker's port would keep the process alive). */
+  #open = 0;
 
   private constructor(driver: { main: string; addon: string | undefined }) {
     this.#worker = new Worker(WORKER, { eval: true, workerData: driver });
@@ -63,6 +69,7 @@ export class Checkpointer {
   /** The process's checkpointer, started with better-sqlite3's entry and addon paths. */
   static shared(driver: { main: string; addon: string | undefined }): Checkpointer {
     Checkpointer.#shared ??= new Checkpointer(driver);
+    Checkpointer.#shared.#open += 1;
     return Checkpointer.#shared;
   }
 
@@ -78,5 +85,10 @@ export class Checkpointer {
   closed(path: string): void {
     this.#last.delete(path);
     this.#worker.postMessage({ path, close: true });
+    this.#open -= 1;
+    if (this.#open > 0) return;
+    // The worker closes the file's connection first: messages are handled in order.
+    if (Checkpointer.#shared === this) Checkpointer.#shared = undefined;
+    this.#worker.postMessage({ exit: true });
   }
 }
