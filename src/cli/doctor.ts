@@ -22,6 +22,7 @@ import {
 import { readToml } from "../install/toml-lines.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
 import { REINS_BIN } from "../config/package-info.js";
+import { hookPort, hookUrl } from "../daemon/http-port.js";
 import { daemonName, socketPath } from "../daemon/paths.js";
 import { runtimeDir } from "../config/user-dirs.js";
 import { probeSocket } from "../daemon/probe.js";
@@ -223,6 +224,16 @@ function hooksCheck(install: AgentInstall, o: DoctorOptions): DoctorCheck {
     if (stale)
       return { ...base, status: "fail", message: "the http hooks carry a secret the daemon does not accept" };
   }
+  const port = hookUrl(hookPort(o.env, daemonName(REINS_BIN)));
+  const moved = entries.find(
+    (e) => e.type === "http" && isObject(e.headers) && "X-Reins-Root" in e.headers && e.url !== port,
+  );
+  if (moved !== undefined)
+    return {
+      ...base,
+      status: "fail",
+      message: `reins' http hooks post to ${String(moved.url)}, but the user's hook daemon listens at ${port}`,
+    };
   if (install.mode === "client" && install.daemon === null)
     return {
       ...base,
