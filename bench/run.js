@@ -1,5 +1,6 @@
 // `npm run bench`: prints each figure with its same-run baseline and the machine it was measured on.
 import { boundaryBench } from "./boundary.js";
+import { claudeHttpBench } from "./claude-http.js";
 import { cliBench } from "./cli.js";
 import { dashboardBench } from "./dashboard.js";
 import { efficacyBench } from "./efficacy.js";
@@ -30,6 +31,7 @@ const parts = {
   "redis-retention": redisRetentionBench,
   hooks: hooksBench,
   cli: cliBench,
+  "claude-http": claudeHttpBench,
   boundary: boundaryBench,
   projects: projectsBench,
   sessions: daemonSessionsBench,

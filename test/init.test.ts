@@ -14,7 +14,9 @@ import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { REINS_BIN } from "../src/config/package-info.js";
+import { hookPort, httpHookToken } from "../src/daemon/http-port.js";
 import { daemonName } from "../src/daemon/paths.js";
+import { encodeHeaderValue } from "../src/daemon/protocol.js";
 import { codexHookHash } from "../src/install/trust.js";
 import { readToml } from "../src/install/toml-lines.js";
 
@@ -44,7 +46,7 @@ const read = (path: string) =>
 describe("reins init", () => {
   const cases: [string, string[], string, string, string, number][] = [
     ["claude", ["--in-process"], ".claude/settings.local.json", "PreToolUse", 'reins.js" hook claude', 30],
-    ["claude", [], ".claude/settings.local.json", "PreToolUse", 'reins-hook" claude', 30],
+    ["claude", [], ".claude/settings.local.json", "UserPromptSubmit", 'reins-hook" claude', 30],
     ["codex", [], ".codex/hooks.json", "PreToolUse", 'reins-hook" codex', 30],
     ["gemini", [], ".gemini/settings.json", "BeforeTool", 'reins-hook" gemini', 30_000],
   ];
@@ -76,25 +78,40 @@ describe("reins init", () => {
     });
   }
 
-  it("installs the client to the user's hook daemon by default, naming this reins' daemon and no port", async () => {
+  it("installs the client to the user's hook daemon for a turn's start, and http hooks to its port for tool calls", async () => {
     const dir = project();
     expect((await reins(dir, "init", "claude")).code).toBe(0);
-    const local = read(join(dir, ".claude", "settings.local.json"));
+    const path = join(dir, ".claude", "settings.local.json");
+    const local = read(path);
     expect(readFileSync(join(dir, ".reins", ".gitignore"), "utf8")).toMatch(/^\*$/m);
-    expect(readFileSync(join(dir, ".reins", "hook-secret"), "utf8").trim().length).toBeGreaterThanOrEqual(32);
+    const secret = readFileSync(join(dir, ".reins", "hook-secret"), "utf8").trim();
+    expect(secret.length).toBeGreaterThanOrEqual(32);
     const name = daemonName(REINS_BIN);
-    for (const event of [
-      "SessionStart",
-      "UserPromptSubmit",
-      "PreToolUse",
-      "PostToolUse",
-      "Stop",
-      "SessionEnd",
-    ]) {
+    for (const event of ["SessionStart", "UserPromptSubmit"]) {
       const command = local.hooks[event]?.[0]?.hooks[0]?.command ?? "";
       expect(command).toMatch(new RegExp(`reins-hook" claude ".*" ".*reins\\.js" ${name}$`));
       expect(command).not.toMatch(/7878|--port|REINS_PORT/);
     }
+    const env = { HOME: join(dir, "home") };
+    for (const event of [
+      "PreToolUse",
+      "PostToolUse",
+      "PostToolUseFailure",
+      "Stop",
+      "SubagentStop",
+      "SessionEnd",
+    ]) {
+      const entry = local.hooks[event]?.[0]?.hooks[0] as Record<string, unknown> | undefined;
+      expect(entry?.type).toBe("http");
+      expect(entry?.url).toBe(`http://127.0.0.1:${hookPort(env, name)}/hooks/claude`);
+      // The project's token, never its hook secret: the secret stays in .reins/.
+      expect(entry?.headers).toEqual({
+        "X-Reins-Root": encodeHeaderValue(dir),
+        Authorization: `Bearer ${httpHookToken(secret, dir)}`,
+      });
+    }
+    expect(readFileSync(path, "utf8")).not.toContain(secret);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
   it("installs Claude Code's native http hooks with --http, in settings.local.json with the project's secret", async () => {

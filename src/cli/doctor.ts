@@ -24,6 +24,7 @@ import {
 import { readToml } from "../install/toml-lines.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
 import { REINS_BIN } from "../config/package-info.js";
+import { hookPort, hookUrl } from "../daemon/http-port.js";
 import { daemonName, socketPath } from "../daemon/paths.js";
 import { runtimeDir } from "../config/user-dirs.js";
 import { guardedCheck } from "./doctor-scope.js";
@@ -125,11 +126,16 @@ function readInstall(agent: string, file: string, user: boolean): AgentInstall |
   if (hooks.size === 0) return null;
   const entries = [...hooks.values()].flat();
   const text = JSON.stringify(entries);
-  const mode = entries.some((e) => e.type === "http")
-    ? "http"
-    : text.includes("reins-hook") || text.includes("--ensure-daemon")
-      ? "client"
-      : "in-process";
+  // Http hooks to the user's daemon carry the project's root; the turn's hooks are then the client.
+  const toDaemon = entries.some(
+    (e) => e.type === "http" && isObject(e.headers) && "X-Reins-Root" in e.headers,
+  );
+  const mode =
+    entries.some((e) => e.type === "http") && !toDaemon
+      ? "http"
+      : text.includes("reins-hook") || text.includes("--ensure-daemon")
+        ? "client"
+        : "in-process";
   const port = /(?::(\d+)\/hooks\/|--port (\d+)|REINS_PORT=(\d+))/.exec(text);
   const daemon = mode === "client" ? (/ (d-[0-9a-f]{8})\b/.exec(text)?.[1] ?? null) : null;
   return {
@@ -229,6 +235,16 @@ function hooksCheck(install: AgentInstall, o: DoctorOptions): DoctorCheck {
     if (stale)
       return { ...base, status: "fail", message: "the http hooks carry a secret the daemon does not accept" };
   }
+  const port = hookUrl(hookPort(o.env, daemonName(REINS_BIN)));
+  const moved = entries.find(
+    (e) => e.type === "http" && isObject(e.headers) && "X-Reins-Root" in e.headers && e.url !== port,
+  );
+  if (moved !== undefined)
+    return {
+      ...base,
+      status: "fail",
+      message: `reins' http hooks post to ${String(moved.url)}, but the user's hook daemon listens at ${port}`,
+    };
   if (install.mode === "client" && install.daemon === null)
     return {
       ...base,

@@ -10,9 +10,18 @@
 import { readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
-import { answerHook, hookFailure, MAX_HOOK_INPUT, readHookInput, withWarning } from "../hooks/run-hook.js";
+import {
+  answerHook,
+  hookFailure,
+  MAX_HOOK_INPUT,
+  readHookInput,
+  withWarning,
+  type HookResult,
+} from "../hooks/run-hook.js";
 import { userHookAnswer } from "../hooks/user-hook.js";
 import { appendTamper } from "../hooks/tamper-record.js";
+import { checkpointInBackground } from "../store/sqlite-checkpoint.js";
+import { followPort, listenHttpHooks, type HttpHooks } from "./http-hooks.js";
 import { ensureDaemonKey, mac, readDaemonKey } from "./key.js";
 import { socketHolder } from "./peer.js";
 import { ProjectPool, isUsableRoot, type ProjectPoolOptions } from "./projects.js";
@@ -52,6 +61,11 @@ export interface HookDaemonOptions {
   log?: (line: string) => void;
   /** How the daemon keeps the projects it answers for (their idle time, how many at most). */
   projects?: ProjectPoolOptions;
+  /**
+   * Whether the daemon also answers Claude Code's http hooks on its loopback port (http-hooks.ts).
+   * @default true
+   */
+  http?: boolean;
 }
 
 /** A daemon that listens, or the finding that another already does. */
@@ -92,8 +106,12 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
   const idleMs = options.idleMs ?? 1_800_000;
   const runtime = dirname(options.socket);
   const key = ensureDaemonKey(runtime);
+  // A long-lived process: its stores' checkpoints run in a worker, never inline on a hook's answer.
+  checkpointInBackground();
   const pool = new ProjectPool({ runtime, ...options.projects });
   const nonces = new Nonces();
+  const sessions = new SessionVariables();
+  let http: HttpHooks | null = null;
   const startedAt = Date.now();
   let lastCallAt = startedAt;
   let calls = 0;
@@ -114,6 +132,8 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
       log,
       status: () => status(),
       stop: () => void close("asked to stop"),
+      sessions,
+      httpPort: () => http?.port ?? null,
     });
   const status = (): DaemonStatus => ({
     kind: DAEMON_KIND,
@@ -127,11 +147,29 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
     idleMs,
     rssBytes: process.memoryUsage.rss(),
     projects: pool.list(),
+    ...(http !== null ? { httpPort: http.port } : {}),
   });
 
   const bound = await bind(build, options.socket, log);
   if (bound.kind === "running") return bound;
   const { app, own, inode } = bound;
+  if (options.http !== false)
+    http = await listenHttpHooks({
+      pool,
+      env: { REINS_RUNTIME_DIR: runtime },
+      name: basename(options.socket, ".sock"),
+      log,
+      onCall: () => {
+        calls += 1;
+        inFlight += 1;
+        lastCallAt = Date.now();
+      },
+      onAnswered: () => {
+        inFlight -= 1;
+        lastCallAt = Date.now();
+      },
+      sessionEnv: (root, session) => sessions.of(root, session),
+    });
   const stampAtStart = options.stamp?.();
   log(`reins hook daemon ${process.pid} listening on ${options.socket} (reins ${options.version})`);
 
@@ -141,7 +179,7 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
   const close = (reason: string): Promise<string> => {
     closing ??= (async () => {
       clearInterval(timer);
-      await app.close();
+      await Promise.all([app.close(), http?.close()]);
       // Closing removed its own socket; the shared link goes only while it still names that socket: a daemon
       // that took the path over since keeps it.
       if (linkTarget(options.socket) === basename(own)) rmSync(options.socket, { force: true });
@@ -248,6 +286,39 @@ function socketInode(socket: string): number | null {
   }
 }
 
+/**
+ * The project variables each session's command hooks came with, so its http hooks (which carry none) are
+ * answered with the same ones. Only sessions with variables are kept, at most MAX_SESSIONS, the oldest
+ * forgotten first.
+ */
+class SessionVariables {
+  private static readonly MAX_SESSIONS = 20_000;
+  private readonly byKey = new Map<string, Record<string, string>>();
+  private static readonly NONE: Record<string, string> = Object.freeze(
+    Object.create(null) as Record<string, string>,
+  );
+
+  remember(root: string, session: string, env: Record<string, string>): void {
+    const key = `${root}\n${session}`;
+    if (Object.keys(env).length === 0) {
+      this.byKey.delete(key);
+      return;
+    }
+    const known = this.byKey.get(key);
+    if (known !== undefined && JSON.stringify(known) === JSON.stringify(env)) return;
+    this.byKey.delete(key);
+    this.byKey.set(key, env);
+    if (this.byKey.size > SessionVariables.MAX_SESSIONS) {
+      const oldest = this.byKey.keys().next().value;
+      if (oldest !== undefined) this.byKey.delete(oldest);
+    }
+  }
+
+  of(root: string, session: string): Record<string, string> {
+    return this.byKey.get(`${root}\n${session}`) ?? SessionVariables.NONE;
+  }
+}
+
 /** Daemons this process started: each listens on a socket of its own, even two in one process (tests). */
 let daemonsStarted = 0;
 
@@ -330,6 +401,9 @@ interface AppHooks {
   log(line: string): void;
   status(): DaemonStatus;
   stop(): void;
+  sessions: SessionVariables;
+  /** The loopback port of the http hooks, or null when they are off. */
+  httpPort(): number | null;
 }
 
 function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
@@ -383,11 +457,13 @@ function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
       else if (standIn !== undefined) result = { reply: standIn.reply, warning: "" };
       else {
         try {
+          hooks.sessions.remember(root, checked.adapter.session(checked.input), env);
           const services = await pool.services(root, env, agent, Date.now());
           result = withWarning(
             await answerHook(checked.adapter, checked.input, services, Date.now()),
             checked.warning,
           );
+          result = followedPort(result, agent, checked.input, root, hooks.httpPort());
         } catch (error) {
           result = hookFailure(agent, error);
         }
@@ -407,6 +483,24 @@ function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
     }
   });
   return app;
+}
+
+/**
+ * At a Claude Code session's start, points the project's http hooks to the daemon's port if they name
+ * another; the reply then tells the session it is not guarded (its hooks were read before).
+ */
+function followedPort(
+  result: HookResult,
+  agent: string,
+  input: unknown,
+  root: string,
+  port: number | null,
+): HookResult {
+  if (agent !== "claude" || port === null) return result;
+  if ((input as { hook_event_name?: unknown }).hook_event_name !== "SessionStart") return result;
+  const line = followPort(root, port);
+  if (line === null) return result;
+  return { ...result, reply: { ...(result.reply ?? {}), systemMessage: line } };
 }
 
 /** Logs and records (the tamper record the next turn's start says) a socket held by a program not reins'. */

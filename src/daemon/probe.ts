@@ -23,6 +23,8 @@ export interface DaemonStatus {
   idleMs: number;
   rssBytes: number;
   projects: ProjectSummary[];
+  /** The loopback port of Claude Code's http hooks (absent when they are off). */
+  httpPort?: number;
 }
 
 /** What came back over a socket: the status code, the headers, the body as sent and parsed (null if not JSON). */

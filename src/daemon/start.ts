@@ -87,6 +87,22 @@ export function startDaemonFor(
 }
 
 /**
+ * Waits up to `waitMs` for the daemon `name` to answer its socket and its http hooks' port: a Claude Code
+ * session's start waits so, since its tool calls post to that port and a call nobody takes goes unguarded.
+ * Whether it answered in time.
+ */
+export async function awaitDaemon(name: string, env: NodeJS.ProcessEnv, waitMs: number): Promise<boolean> {
+  const socket = socketPath(env, name);
+  const deadline = Date.now() + waitMs;
+  while (Date.now() < deadline) {
+    const status = await probeDaemon(socket, 500);
+    if (status?.httpPort !== undefined) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return false;
+}
+
+/**
  * Makes sure the daemon `name` answers: the status of the one that does, else starts one and waits up to
  * `waitMs` for it. Null when none answered in time (see its log).
  */

@@ -44,6 +44,9 @@ async function readStdin(): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** How long a Claude Code turn's start waits for the daemon it started, ms. */
+const DAEMON_WAIT_MS = 5_000;
+
 /**
  * `reins hook <agent>` without the CLI framework or the server: the in-process fallback runs once per tool
  * call, so bin/reins.js takes this path straight away and loads only what answering a hook needs. With
@@ -62,10 +65,12 @@ export async function hookMain(agent: string, startDaemon?: string, unproven = f
   }
   if (startDaemon !== undefined && result.root !== undefined) {
     // Loaded only here: the common call never pays for what starting a daemon needs.
-    const { startDaemonFor } = await import("../daemon/start.js");
+    const { awaitDaemon, startDaemonFor } = await import("../daemon/start.js");
     // bin/reins.js is the script this process runs.
     if (process.argv[1] !== undefined)
       startDaemonFor(result.root, { bin: process.argv[1], name: startDaemon, env: process.env });
+    // Claude Code's tool calls post to the daemon's port (its http hooks): its turn's start waits for it.
+    if (agent === "claude") await awaitDaemon(startDaemon, process.env, DAEMON_WAIT_MS);
   }
   return 0;
 }

@@ -138,6 +138,11 @@ export function initAgent(
     client?: string;
     /** User-level hooks (`reins init --user`): each command says so to reins (hooks/user-hook.ts). */
     user?: boolean;
+    /**
+     * With `client`: Claude Code's tool-call hooks post to the user's daemon's loopback port instead of
+     * starting the client (no process per call); the turn's hooks stay the client, which starts the daemon.
+     */
+    daemonHttp?: { url: string; headers: Record<string, string> };
   },
 ): string {
   const spec = AGENT_HOOKS[agent];
@@ -161,6 +166,7 @@ export function initAgent(
     return initFlat(agent, settingsPath, uninstall ? null : mode === "client" ? client : command, spec);
   const settings = readSettings(settingsPath);
   const hooks = settings.hooks ?? {};
+  const daemonHttp = mode === "client" ? options.daemonHttp : undefined;
   let changed = 0;
   for (const [event, matcher, ownTimeout] of spec.events) {
     const timeout = ownTimeout ?? spec.timeout;
@@ -181,11 +187,13 @@ export function initAgent(
         ? ENSURING.has(event)
           ? { type: "command", command: `${command} ${ENSURE_DAEMON} --port ${http.port}`, timeout }
           : { type: "http", url: http.url, headers: { Authorization: `Bearer ${http.secret}` }, timeout: 10 }
-        : {
-            type: "command",
-            command: `${options.user === true ? USER_HOOK_PREFIX : ""}${mode === "client" ? client : command}`,
-            timeout,
-          };
+        : daemonHttp !== undefined && !ENSURING.has(event)
+          ? { type: "http", url: daemonHttp.url, headers: daemonHttp.headers, timeout }
+          : {
+              type: "command",
+              command: `${options.user === true ? USER_HOOK_PREFIX : ""}${mode === "client" ? client : command}`,
+              timeout,
+            };
     const same = (h: HookEntry) =>
       h.type === entry.type &&
       h.command === entry.command &&
@@ -201,7 +209,7 @@ export function initAgent(
     return uninstall ? `no reins hooks in ${settingsPath}` : `reins hooks already in ${settingsPath}`;
   if (Object.keys(hooks).length > 0) settings.hooks = hooks;
   else delete settings.hooks;
-  writeSettings(settingsPath, settings, http !== undefined);
+  writeSettings(settingsPath, settings, http !== undefined || daemonHttp !== undefined);
   return uninstall
     ? `removed ${changed} reins hook(s) from ${settingsPath}`
     : `added reins hooks for ${changed} event(s) to ${settingsPath}`;

@@ -13,6 +13,7 @@ import type { State } from "../core/state.js";
 import type { Store, StoredRun, StoreUsage } from "../core/store.js";
 import { checkRunId, decodeListedRun, decodeRun, encodeRun, type EncodedRun } from "../core/stored-run.js";
 import { acknowledgementsOf } from "./alerts.js";
+import { backgroundCheckpoints, Checkpointer } from "./sqlite-checkpoint.js";
 import { collectSqlite, sqliteUsage, type GcOptions, type GcResult } from "./sqlite-gc.js";
 import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
 
@@ -21,7 +22,7 @@ import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
 const requireCjs = createRequire(import.meta.url);
 
 /** better-sqlite3, and the path of its compiled addon when it is where an npm build puts it. */
-type Driver = { Database: typeof Database; addon: string | undefined };
+type Driver = { Database: typeof Database; main: string; addon: string | undefined };
 
 let driver: Driver | undefined;
 /**
@@ -34,6 +35,7 @@ function sqliteDriver(): Driver {
     const addon = join(dirname(main), "..", "build", "Release", "better_sqlite3.node");
     driver = {
       Database: requireCjs(main) as typeof Database,
+      main,
       addon: existsSync(addon) ? addon : undefined,
     };
   }
@@ -261,6 +263,8 @@ export class SqliteStore implements Store {
   readonly #writes: WriteCounts = { records: 0, snapshots: 0, bytes: 0 };
   /** The inode of the file as opened: another file at the path means this store is no longer what is there. */
   #inode: number | null = null;
+  /** The worker that checkpoints this file, or null when SQLite does it inline. */
+  #checkpointer: Checkpointer | null = null;
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.location = path;
@@ -280,7 +284,12 @@ export class SqliteStore implements Store {
       // A checkpoint copies the WAL into the file and fsyncs it. Every 4,000 pages instead of SQLite's
       // 1,000: a quarter of the fsyncs, and a scope's snapshot (rewritten on each decision) copied once
       // per checkpoint rather than four times. The WAL stays under about 16 MB.
-      this.#db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
+      // In a long-lived process a worker checkpoints instead, off the thread that answers (sqlite-checkpoint.ts).
+      this.#checkpointer =
+        path !== ":memory:" && backgroundCheckpoints()
+          ? Checkpointer.shared({ main: sqliteDriver().main, addon: sqliteDriver().addon })
+          : null;
+      this.#db.pragma(`wal_autocheckpoint = ${this.#checkpointer !== null ? 0 : CHECKPOINT_PAGES}`);
       this.#migrate();
     } catch (error) {
       throw storeError(path, error);
@@ -471,6 +480,7 @@ export class SqliteStore implements Store {
       pending.resolve(outcome.result);
     });
     while (this.#cache.size > STATE_CACHE) this.#cache.delete(this.#cache.keys().next().value!);
+    this.#checkpointer?.committed(this.location);
   };
 
   /**
@@ -575,6 +585,7 @@ export class SqliteStore implements Store {
   close(): Promise<void> {
     // Appends already made are written before the file is closed.
     this.#flush();
+    this.#checkpointer?.closed(this.location);
     if (this.#db.open) this.#db.close();
     return Promise.resolve();
   }

@@ -1,5 +1,5 @@
 /** `reins hook`: answers one agent hook call, and starts the daemon when asked. */
-import { recordUnproven, startDaemonFor } from "../../daemon/start.js";
+import { awaitDaemon, recordUnproven, startDaemonFor } from "../../daemon/start.js";
 import type { Command } from "commander";
 import { ENSURE_DAEMON } from "../../install/agent-hooks.js";
 import { AGENTS } from "../../hooks/hook-agents.js";
@@ -71,8 +71,11 @@ export function registerHookCommand(root: Command, ctx: AgentContext): void {
       const result = await runHook(agent, raw, io.env, cwd);
       if (opts.unproven !== undefined) recordUnproven(opts.unproven, io.env);
       const start = opts.startDaemon ?? opts.unproven;
-      if (start !== undefined && result.root !== undefined)
+      if (start !== undefined && result.root !== undefined) {
         startDaemonFor(result.root, { bin: binPath(), name: start, env: io.env });
+        // Claude Code's tool calls post to the daemon's port: its turn's start waits for the daemon.
+        if (agent === "claude") await awaitDaemon(start, io.env, 5_000);
+      }
       let reply = result.reply;
       if (opts.ensureDaemon === true) {
         const state = await ensureDaemon({

@@ -19,6 +19,7 @@ import {
 } from "../../install/agent-hooks.js";
 import { NO_TRUST_ENV, trustAgentHooks } from "../../install/agent-trust.js";
 import { buildClient } from "../../install/native-client.js";
+import { daemonHttpHooks } from "../../install/daemon-http.js";
 import { containClaude, uncontainClaude } from "../../install/claude-sandbox.js";
 import { containClaudeUser, uncontainClaudeUser } from "../../install/claude-user-sandbox.js";
 import { installStatusline, type StatuslineMode } from "../../install/claude-statusline.js";
@@ -161,6 +162,10 @@ function initHooks(ctx: AgentContext, agent: string, opts: InitOptions): void {
       ...(http !== undefined ? { http } : {}),
       ...(client !== null ? { client } : {}),
       ...(user ? { user: true } : {}),
+      // Claude Code's tool-call hooks post to the daemon's loopback port: no process start per call.
+      ...(mode === "client" && agent === "claude" && !user && !uninstall
+        ? { daemonHttp: daemonHttpHooks(io.env, loaded.root, REINS_BIN) }
+        : {}),
     }),
   ];
   // The boundary: Claude Code's own sandbox keeps the agent's commands and file tools off reins' judges.

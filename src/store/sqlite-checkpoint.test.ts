@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { resolvePolicy, timeline } from "../core/index.js";
+import { checkpointInBackground } from "./sqlite-checkpoint.js";
+import { SqliteStore } from "./sqlite.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  checkpointInBackground(false);
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Appends `count` tool calls one commit each, as hook calls do; the database file's size after each. */
+async function fill(store: SqliteStore, count: number): Promise<void> {
+  const t = timeline({ scope: "session:c", start: Date.UTC(2026, 0, 1), step: 1_000 });
+  t.started("test");
+  for (let i = 0; i < count; i++) t.read(`src/f${i}.ts`, `v${i}`);
+  for (const event of t.events) await store.append("session:c", [event], resolvePolicy({}));
+}
+
+describe("checkpoints in the background", () => {
+  it("copies the WAL into the database file from a worker, with SQLite's inline checkpoint off", async () => {
+    checkpointInBackground();
+    const dir = mkdtempSync(join(tmpdir(), "reins-ckpt-"));
+    dirs.push(dir);
+    const path = join(dir, "reins.db");
+    const store = new SqliteStore(path);
+    const before = statSync(path).size;
+    await fill(store, 40);
+    // The worker's checkpoint is what moves pages into the file: 40 commits are far below SQLite's own
+    // threshold (4,000 pages), so without it the file would keep its size.
+    let size = statSync(path).size;
+    for (let i = 0; i < 200 && size === before; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      size = statSync(path).size;
+    }
+    expect(size).toBeGreaterThan(before);
+    expect((await store.events("session:c")).length).toBe(81);
+    await store.close();
+  });
+
+  it("leaves a short-lived process's store to SQLite's inline checkpoint", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "reins-ckpt-"));
+    dirs.push(dir);
+    const path = join(dir, "reins.db");
+    const store = new SqliteStore(path);
+    const before = statSync(path).size;
+    await fill(store, 40);
+    expect(statSync(path).size).toBe(before);
+    await store.close();
+  });
+});
