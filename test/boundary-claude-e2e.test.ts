@@ -94,7 +94,16 @@ function secrets(project: string): string[] {
     .map((name) => join(project, ".reins", name))
     .filter(existsSync)
     .map((file) => readFileSync(file, "utf8").trim())
-    .filter((secret) => secret.length >= 16);
+    .filter((secret) => secret.length >= 16)
+    .concat(httpHookTokens(project));
+}
+
+/** The project tokens Claude Code's http hooks carry to the user's daemon (install/daemon-http.ts). */
+function httpHookTokens(project: string): string[] {
+  const file = join(project, ".claude", "settings.local.json");
+  if (!existsSync(file)) return [];
+  const bearers = [...readFileSync(file, "utf8").matchAll(/"Authorization":\s*"Bearer ([^"]{16,})"/g)];
+  return bearers.map((m) => m[1]!);
 }
 
 /** Every `human.*` event in the project's store, of any scope. */

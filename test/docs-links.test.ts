@@ -181,7 +181,7 @@ describe("the README and docs/", () => {
       writeFileSync(join(dir, "reins.plan.yaml"), plan!);
       const io = memoryIo({ cwd: dir });
       expect(await run(["plan", "check", "reins.plan.yaml"], io), io.err.join("")).toBe(0);
-      expect(io.out.join("")).toContain("3 task(s) to run");
+      expect(io.out.join("")).toContain("3 tasks to run");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -36,7 +36,14 @@ export function judgesOf(root: string, env: NodeJS.ProcessEnv, bin: string | und
   const install = bin !== undefined ? installDir(bin) : root;
   const inside = root === install || root.startsWith(`${install}/`);
   return {
-    hidden: [join(root, ".reins"), runtimeDir(env), stateDir(env)],
+    // Claude Code's settings.local.json holds its http hooks' project token (install/daemon-http.ts): a
+    // contained agent that read it could post hook calls of its own to the daemon's loopback port.
+    hidden: [
+      join(root, ".reins"),
+      runtimeDir(env),
+      stateDir(env),
+      join(root, ".claude", "settings.local.json"),
+    ],
     readOnly: [
       join(root, ".claude"),
       join(root, ".codex"),
@@ -86,11 +93,15 @@ function deep(path: string, file: boolean): string {
  * unwritable, and the file tools denied the same paths.
  */
 export function claudeBoundary(root: string, judges: Judges): ClaudeBoundary {
-  const files = new Set([join(root, "reins.config.json"), join(root, ".git", "config")]);
+  const files = new Set([
+    join(root, "reins.config.json"),
+    join(root, ".git", "config"),
+    join(root, ".claude", "settings.local.json"),
+  ]);
   const isFile = (path: string) => files.has(path);
-  const hidden = judges.hidden.map((p) => deep(sandboxPath(root, p), false));
+  const hidden = judges.hidden.map((p) => deep(sandboxPath(root, p), isFile(p)));
   const readOnly = judges.readOnly.map((p) => deep(sandboxPath(root, p), isFile(p)));
-  const hiddenRules = judges.hidden.map((p) => deep(rulePath(root, p), false));
+  const hiddenRules = judges.hidden.map((p) => deep(rulePath(root, p), isFile(p)));
   const readOnlyRules = judges.readOnly.map((p) => deep(rulePath(root, p), isFile(p)));
   return {
     sandbox: {

@@ -36,6 +36,10 @@ export function guardOffBattery(t: BatteryTargets): string[] {
     "node -e \"console.log(require('fs').readFileSync('.reins/agent-token','utf8'))\"",
     "ln -s .reins r && cat r/hook-secret",
     `cat ${t.runtime}/*.key`,
+    // The project token of Claude Code's http hooks, with which the agent could post hook calls itself.
+    "cat .claude/settings.local.json",
+    "grep -r Bearer .claude",
+    "python3 -c \"print(open('.claude/settings.local.json').read())\"",
     // The store.
     "rm -rf .reins",
     "rm -rf .rein?",
