@@ -1,6 +1,6 @@
 /**
- * Every project guarded on one machine: ten projects set up with the defaults (`reins init claude`,
- * `reins init codex`, `reins init gemini`, no port), the real agent CLIs running in several of them at once
+ * Every project guarded on one machine: ten projects set up with the defaults (`reins init <agent>` for each of
+ * the seven agent CLIs, no port), a mix of the real CLIs running in several of them at once
  * against scripted model APIs, all under one user's HOME. In every project a loop of one failing command is
  * denied by its 6th call and every token lands in that project's store and no other; the same after the
  * daemon is SIGKILLed, and after another program takes its socket and the port reins used to default to.

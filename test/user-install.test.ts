@@ -2,8 +2,8 @@
  * The README's user path, on a clean HOME: `node scripts/install-user.js` from the clone into a fresh npm prefix
  * (the runtime dependencies resolved by npm from the registry, as a user's install does), then `reins` from
  * that PATH: `--version`, and in two new git projects `init claude` and a session each, whose events land in
- * that project's store and no other. The install runs once for the file; each check is a test of its own, so
- * more commands (`reins status --all`, `reins statusline`) slot in as tests over the same `projects`.
+ * that project's store and no other; then `reins status --all` shows both and `reins statusline` prints each
+ * one's line. The install runs once for the file; each check is a test of its own.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
@@ -162,5 +162,30 @@ describe("the README's user path on a clean HOME", () => {
       }
     },
     8 * STEP_MS,
+  );
+
+  it(
+    "shows both projects at once: reins status --all, and each one's status line",
+    () => {
+      const all = reins(projects[0]!, "status", "--all", "--json");
+      expect(all.status, all.stderr).toBe(0);
+      const shown = (JSON.parse(all.stdout) as { projects: { root: string; sessions: { total: number } }[] })
+        .projects;
+      for (const project of projects)
+        expect(shown.find((p) => p.root === project.dir)?.sessions.total, project.name).toBe(1);
+      for (const project of projects) {
+        const input = JSON.stringify({
+          session_id: project.session,
+          cwd: project.dir,
+          workspace: { current_dir: project.dir, project_dir: project.dir },
+          model: { id: "claude-sonnet-4-5", display_name: "Sonnet" },
+        });
+        const line = step("reins", ["statusline"], { cwd: project.dir, input });
+        expect(line.status, line.stderr).toBe(0);
+        expect(line.stdout, project.name).toMatch(/^reins · .*tokens/);
+        expect(line.stdout, project.name).not.toContain("not guarding");
+      }
+    },
+    4 * STEP_MS,
   );
 });

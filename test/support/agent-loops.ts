@@ -3,7 +3,10 @@
  * against its scripted model API, seven identical failing calls then a final answer, each reply reporting
  * the given token usage. Each says which call was first denied and how many tokens the model reported.
  */
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "vitest";
+import { SqliteStore } from "../../src/store/sqlite.js";
 import { claudeUnavailableReason, runClaude } from "./claude-code.js";
 import { codexUnavailableReason, runCodex } from "./codex-cli.js";
 import { lastToolResults, startFakeAnthropic } from "./fake-anthropic.js";
@@ -14,6 +17,8 @@ import { lastToolResults as lastChatToolResults, startFakeChatTools, toolCall } 
 import { qwenUnavailableReason, runQwen } from "./qwen-cli.js";
 import { copilotSessions, copilotUnavailableReason, runCopilot } from "./copilot-cli.js";
 import { bashCall, startFakeChatStream, toolResults } from "./fake-chat-stream.js";
+import { startFakeChat, toolResults as chatToolResults } from "./fake-chat.js";
+import { opencodeUnavailableReason, runOpencode } from "./opencode-cli.js";
 
 /** Where and how one loop runs: the project, the user's HOME, the tokens each reply reports, extra env. */
 export interface LoopSpec {
@@ -207,8 +212,65 @@ const copilot: AgentLoop = {
   },
 };
 
+/** The sessions the project's store holds. */
+async function sessionsOf(project: string): Promise<string[]> {
+  const store = new SqliteStore(join(project, ".reins", "reins.db"));
+  try {
+    return (await store.scopes()).filter((s) => s.startsWith("session:")).map((s) => s.slice(8));
+  } catch {
+    return []; // no store yet
+  } finally {
+    await store.close();
+  }
+}
+
+/** opencode and Kilo Code, through reins' plugin: their session is the one new in the project's store. */
+function pluginLoop(agent: "opencode" | "kilo"): AgentLoop {
+  return {
+    unavailable: opencodeUnavailableReason(agent),
+    async run({ project, home, input, output }) {
+      const usage = { prompt: input, completion: output };
+      const call = { name: "bash", arguments: { command: COMMAND, description: "run" } };
+      const fake = await startFakeChat((_r, turn) =>
+        turn < CALLS ? { toolCalls: [call], usage } : { text: "Stopping.", usage },
+      );
+      try {
+        // The CLI's provider file points at the fake; it is the test's, kept out of git.
+        appendFileSync(join(project, ".git", "info", "exclude"), `\n/${agent}.json\n`);
+        const before = new Set(await sessionsOf(project));
+        const result = await runOpencode({
+          agent,
+          cwd: project,
+          home,
+          prompt: "Do the task.",
+          baseUrl: fake.url,
+          timeoutMs: TIMEOUT_MS,
+        });
+        expect(result.timedOut, result.stderr).toBe(false);
+        const results = fake.mainRequests().map((r) => chatToolResults(r).at(-1) ?? "");
+        return {
+          sessionId: (await sessionsOf(project)).find((id) => !before.has(id)) ?? "",
+          firstDenied: firstMatch(results.slice(1), /^reins: /),
+          // Its title request reaches no plugin event (docs/agent-opencode.md): the session's turns only.
+          tokens: fake.sent.input + fake.sent.output,
+        };
+      } finally {
+        await fake.close();
+      }
+    },
+  };
+}
+
 /** Every agent CLI with a failing loop, by the name `reins init` knows it by. */
-export const AGENT_LOOPS = { claude, codex, gemini, qwen, copilot } satisfies Record<string, AgentLoop>;
+export const AGENT_LOOPS = {
+  claude,
+  codex,
+  gemini,
+  qwen,
+  copilot,
+  opencode: pluginLoop("opencode"),
+  kilo: pluginLoop("kilo"),
+} satisfies Record<string, AgentLoop>;
 
 /** The agents of AGENT_LOOPS. */
 export type LoopAgent = keyof typeof AGENT_LOOPS;
