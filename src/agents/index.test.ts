@@ -109,7 +109,7 @@ describe("runnerFor", () => {
       })();
       expect(ReinsError.is(error) && error.code, spec).toBe("usage");
       expect((error as Error).message).toBe(
-        `unknown agent "${spec}": use claude, codex, gemini, copilot or cmd:<command>`,
+        `unknown agent "${spec}": use claude, codex, gemini, copilot, opencode or cmd:<command>`,
       );
     }
   });

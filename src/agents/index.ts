@@ -5,6 +5,7 @@ import { codexRunner, type CodexOptions } from "./codex.js";
 import { commandRunner } from "./command.js";
 import { geminiRunner } from "./gemini.js";
 import { copilotRunner } from "./copilot.js";
+import { opencodeRunner } from "./opencode.js";
 import type { AgentRunner } from "./runner.js";
 
 export type { AgentOutcome, AgentParse, AgentRequest, AgentResult, AgentRunner } from "./runner.js";
@@ -13,7 +14,7 @@ export type { AgentOutcome, AgentParse, AgentRequest, AgentResult, AgentRunner }
 export type RunnerOptions = ClaudeOptions & CodexOptions;
 
 /** The agents `--agent` accepts, for messages. */
-export const AGENT_CHOICES = "claude, codex, gemini, copilot or cmd:<command>";
+export const AGENT_CHOICES = "claude, codex, gemini, copilot, opencode or cmd:<command>";
 
 /**
  * The runner for an `--agent` spec: `claude`, `codex`, `gemini` or `cmd:<command>`. Its `name` is the spec,
@@ -24,6 +25,7 @@ export function runnerFor(spec: string, options: RunnerOptions = {}): AgentRunne
   if (spec === "codex") return codexRunner(options);
   if (spec === "gemini") return geminiRunner(options);
   if (spec === "copilot") return copilotRunner(options);
+  if (spec === "opencode") return opencodeRunner(options);
   if (spec.startsWith("cmd:") && spec.slice(4).trim() !== "") {
     return commandRunner(spec.slice(4), {
       ...(options.baseEnv ? { baseEnv: options.baseEnv } : {}),

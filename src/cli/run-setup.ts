@@ -8,6 +8,7 @@ import { runnerFor } from "../agents/index.js";
 import type { AgentRunner } from "../agents/runner.js";
 import { claudeRunArgs, codexRunArgs, copilotRunEnv, geminiRunEnv } from "../install/run-hooks.js";
 import { codexRunEnv } from "../install/codex-home.js";
+import { opencodeRunEnv } from "../install/opencode-run.js";
 import { codexHome } from "../install/trust.js";
 import { binPath } from "./commands/bin-path.js";
 import type { RunOutcome } from "../drive/run.js";
@@ -89,6 +90,14 @@ export function runnerOf(
   if (agent === "copilot") {
     const userHome = process.env.COPILOT_HOME || join(homedir(), ".copilot");
     return { ...runnerFor(agent, { env: copilotRunEnv(root, binPath(), userHome) }), hooked: true };
+  }
+  if (agent === "opencode") {
+    const env = opencodeRunEnv(
+      root,
+      { node: process.execPath, bin: binPath() },
+      process.env.OPENCODE_CONFIG_DIR,
+    );
+    return { ...runnerFor(agent, { env }), hooked: true };
   }
   return runnerFor(agent);
 }

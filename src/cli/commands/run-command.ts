@@ -82,7 +82,7 @@ export function registerRunCommand(root: Command, ctx: RunContext): void {
     .argument("[plan]", `the plan (default: the first of ${PLAN_FILES.join(", ")})`)
     .option(
       "--agent <agent>",
-      "claude, codex, gemini, copilot or cmd:<command> (default: claude; a resumed run keeps its own)",
+      "claude, codex, gemini, copilot, opencode or cmd:<command> (default: claude; a resumed run keeps its own)",
     )
     .option(
       "--spec <file>",
