@@ -218,6 +218,25 @@ describe("the user's hook daemon", () => {
     expect(existsSync(socket)).toBe(false);
   });
 
+  it("with Claude Code's http hooks on, stays while a turn is open (its calls would go unjudged), then retires", async () => {
+    const socket = join(runtime(), "d.sock");
+    const daemon = await start(socket, { idleMs: 300, checkMs: 50, http: true });
+    expect((await probeDaemon(socket))?.httpPort).toBeGreaterThan(0);
+    const root = project();
+    const headers = { root, secret: hookSecret(root) };
+    const prompt = { session_id: "turn", hook_event_name: "UserPromptSubmit", prompt: "go", cwd: root };
+    await call(socket, prompt, headers);
+    // Four idle times with no call: a long command of the turn is running.
+    let closed: string | null = null;
+    void daemon.closed.then((reason) => (closed = reason));
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(closed).toBeNull();
+    expect(await probeDaemon(socket)).not.toBeNull();
+    // The turn ends: the idle time counts again.
+    await call(socket, { session_id: "turn", hook_event_name: "Stop", cwd: root }, headers);
+    expect(await daemon.closed).toMatch(/no hook called for/);
+  });
+
   it("retires when reins is updated, and when another daemon took its socket", async () => {
     const socket = join(runtime(), "d.sock");
     let stamp = "1";

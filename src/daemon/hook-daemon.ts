@@ -23,6 +23,7 @@ import { appendTamper } from "../hooks/tamper-record.js";
 import { checkpointInBackground } from "../store/sqlite-checkpoint.js";
 import { followPort, listenHttpHooks, type HttpHooks } from "./http-hooks.js";
 import { ensureDaemonKey, mac, readDaemonKey } from "./key.js";
+import { OpenTurns } from "./open-turns.js";
 import { socketHolder } from "./peer.js";
 import { ProjectPool, isUsableRoot, type ProjectPoolOptions } from "./projects.js";
 import {
@@ -111,6 +112,7 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
   const pool = new ProjectPool({ runtime, ...options.projects });
   const nonces = new Nonces();
   const sessions = new SessionVariables();
+  const turns = new OpenTurns();
   let http: HttpHooks | null = null;
   const startedAt = Date.now();
   let lastCallAt = startedAt;
@@ -133,6 +135,7 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
       status: () => status(),
       stop: () => void close("asked to stop"),
       sessions,
+      turns,
       httpPort: () => http?.port ?? null,
     });
   const status = (): DaemonStatus => ({
@@ -169,6 +172,7 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
         lastCallAt = Date.now();
       },
       sessionEnv: (root, session) => sessions.of(root, session),
+      turns,
     });
   const stampAtStart = options.stamp?.();
   log(`reins hook daemon ${process.pid} listening on ${options.socket} (reins ${options.version})`);
@@ -201,7 +205,8 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
       if (kept !== null) void close(kept);
     } else if (stampAtStart !== undefined && options.stamp?.() !== stampAtStart)
       void close("reins was updated or rebuilt; the next hook starts the new version");
-    else if (inFlight === 0 && now - lastCallAt >= idleMs)
+    else if (inFlight === 0 && now - lastCallAt >= idleMs && !(http !== null && turns.holding(now)))
+      // With Claude Code's http hooks, an open turn holds the daemon (daemon/open-turns.ts).
       void close(`no hook called for ${Math.round(idleMs / 1000)} s`);
     else await pool.sweep(now);
   };
@@ -402,6 +407,8 @@ interface AppHooks {
   status(): DaemonStatus;
   stop(): void;
   sessions: SessionVariables;
+  /** The Claude Code turns open, which keep the daemon from retiring while its http hooks may call. */
+  turns: OpenTurns;
   /** The loopback port of the http hooks, or null when they are off. */
   httpPort(): number | null;
 }
@@ -457,7 +464,9 @@ function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
       else if (standIn !== undefined) result = { reply: standIn.reply, warning: "" };
       else {
         try {
-          hooks.sessions.remember(root, checked.adapter.session(checked.input), env);
+          const session = checked.adapter.session(checked.input);
+          hooks.sessions.remember(root, session, env);
+          if (agent === "claude") hooks.turns.note(root, session, checked.input, Date.now());
           const services = await pool.services(root, env, agent, Date.now());
           result = withWarning(
             await answerHook(checked.adapter, checked.input, services, Date.now()),

@@ -9,6 +9,7 @@ import { timingSafeEqual } from "node:crypto";
 import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
+import type { OpenTurns } from "./open-turns.js";
 import { answerHook, hookFailure, MAX_HOOK_INPUT, readHookInput, withWarning } from "../hooks/run-hook.js";
 import { existingHookSecret } from "../server/secret.js";
 import { hookPort, httpHookToken, recordPort } from "./http-port.js";
@@ -27,6 +28,8 @@ export interface HttpHooksOptions {
   onAnswered(): void;
   /** The project variables a session's command hooks came with, by root and session id. */
   sessionEnv(root: string, session: string): Record<string, string>;
+  /** The Claude Code turns open (a Stop closes one). */
+  turns: OpenTurns;
 }
 
 /** A listening http hook endpoint. */
@@ -89,7 +92,9 @@ function build(options: HttpHooksOptions, port: () => number): FastifyInstance {
       if (!("adapter" in checked)) result = checked;
       else {
         try {
-          const env = options.sessionEnv(root, checked.adapter.session(checked.input));
+          const session = checked.adapter.session(checked.input);
+          if (agent === "claude") options.turns.note(root, session, checked.input, Date.now());
+          const env = options.sessionEnv(root, session);
           const services = await options.pool.services(root, env, agent, Date.now());
           result = withWarning(
             await answerHook(checked.adapter, checked.input, services, Date.now()),

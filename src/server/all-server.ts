@@ -131,14 +131,14 @@ export async function createAllServer(options: AllServerOptions): Promise<Fastif
     preCompressed: true,
     allowedPath: (path) => path === "/" || path === "/all.html" || path.startsWith("/assets/"),
     setHeaders(reply, path) {
-      void reply.header("x-content-type-options", "nosniff");
-      void reply.header(
+      reply.setHeader("x-content-type-options", "nosniff");
+      reply.setHeader(
         "cache-control",
         path.includes("/assets/") ? "public, max-age=31536000, immutable" : "no-cache",
       );
       if (/\.html(\.gz|\.br)?$/.test(path)) {
-        void reply.header("content-security-policy", CSP);
-        void reply.header("referrer-policy", "no-referrer");
+        reply.setHeader("content-security-policy", CSP);
+        reply.setHeader("referrer-policy", "no-referrer");
       }
     },
   });

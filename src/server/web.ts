@@ -251,11 +251,11 @@ export async function registerWeb(
     setHeaders(reply, path) {
       // Hashed file names never change content; the page itself is always checked again.
       const hashed = path.includes("/assets/");
-      void reply.header("cache-control", hashed ? "public, max-age=31536000, immutable" : "no-cache");
-      void reply.header("x-content-type-options", "nosniff");
+      reply.setHeader("cache-control", hashed ? "public, max-age=31536000, immutable" : "no-cache");
+      reply.setHeader("x-content-type-options", "nosniff");
       if (/\.html(\.gz|\.br)?$/.test(path)) {
-        void reply.header("content-security-policy", CSP);
-        void reply.header("referrer-policy", "no-referrer");
+        reply.setHeader("content-security-policy", CSP);
+        reply.setHeader("referrer-policy", "no-referrer");
       }
     },
   });
