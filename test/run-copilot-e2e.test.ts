@@ -16,7 +16,7 @@ import {
   type FakeChatStream,
 } from "./support/fake-chat-stream.js";
 import { reinsBin, runBounded } from "./support/processes.js";
-import { git, gitProject } from "./support/run-project.js";
+import { git, gitProject, PYTHON_ADD } from "./support/run-project.js";
 
 /**
  * `reins run --agent copilot` end to end: the real Copilot CLI, offline against a scripted streaming Chat
@@ -28,28 +28,7 @@ import { git, gitProject } from "./support/run-project.js";
 
 const e2e = e2eEach<FakeChatStream>("run-copilot");
 
-const FILES: Record<string, string> = {
-  ".gitignore": ".reins/\n__pycache__/\n.pytest_cache/\n",
-  "reins.config.json": `${JSON.stringify({ pools: { team: {} } })}\n`,
-  "pytest.ini": "[pytest]\n",
-  "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-  "reins.plan.yaml": `version: 1
-name: calc
-checks:
-  add: { command: "python3 -m pytest -q -p no:cacheprovider test_calc.py", tier: medium }
-settings:
-  maxAttempts: 2
-tasks:
-  - id: add
-    title: Implement add
-    checks: [add]
-    acceptance: calc.py defines add(a, b)
-`,
-};
-
-const WRONG = "printf 'def add(a, b):\\n    return a - b\\n' > calc.py";
-const RIGHT = "printf 'def add(a, b):\\n    return a + b\\n' > calc.py";
-const TEST = "python3 -m pytest -q -p no:cacheprovider test_calc.py";
+const { FILES, WRONG, RIGHT, TEST } = PYTHON_ADD;
 
 /** The iteration's script: the first writes a wrong add and claims done; a FIX ONLY one fixes and tests it. */
 function script(request: ChatStreamRequest): ChatReply {

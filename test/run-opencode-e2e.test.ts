@@ -16,7 +16,7 @@ import {
 } from "./support/fake-chat.js";
 import { fakeProviderConfig, OPENCODE_BINARIES, opencodeUnavailableReason } from "./support/opencode-cli.js";
 import { cleanEnv, reinsBin, runBounded } from "./support/processes.js";
-import { git, gitProject } from "./support/run-project.js";
+import { git, gitProject, PYTHON_ADD } from "./support/run-project.js";
 
 /**
  * `reins run --agent opencode` end to end: the real opencode (`opencode run --format json`), offline against
@@ -29,28 +29,7 @@ import { git, gitProject } from "./support/run-project.js";
 
 const e2e = e2eEach<FakeChat>("run-opencode");
 
-const FILES: Record<string, string> = {
-  ".gitignore": ".reins/\n__pycache__/\n.pytest_cache/\n",
-  "reins.config.json": `${JSON.stringify({ pools: { team: {} } })}\n`,
-  "pytest.ini": "[pytest]\n",
-  "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-  "reins.plan.yaml": `version: 1
-name: calc
-checks:
-  add: { command: "python3 -m pytest -q -p no:cacheprovider test_calc.py", tier: medium }
-settings:
-  maxAttempts: 2
-tasks:
-  - id: add
-    title: Implement add
-    checks: [add]
-    acceptance: calc.py defines add(a, b)
-`,
-};
-
-const WRONG = "printf 'def add(a, b):\\n    return a - b\\n' > calc.py";
-const RIGHT = "printf 'def add(a, b):\\n    return a + b\\n' > calc.py";
-const TEST = "python3 -m pytest -q -p no:cacheprovider test_calc.py";
+const { FILES, WRONG, RIGHT, TEST } = PYTHON_ADD;
 
 const bash = (command: string): ChatReply => ({
   toolCalls: [{ name: "bash", arguments: { command, description: "step" } }],
@@ -113,7 +92,7 @@ describe.skipIf(opencodeUnavailableReason("opencode")() !== null)(
         // `--title` names each session: opencode made no title request, whose tokens no plugin event reports.
         expect(fake.sideSent).toEqual({ input: 0, output: 0 });
         const sent = fake.sent.input + fake.sent.output;
-      expect(sent).toBeGreaterThan(0);
+        expect(sent).toBeGreaterThan(0);
         // Every token the fake sent: in the iterations' own output, in the sessions' plugin, once in the pool.
         expect(iterations.reduce((n, i) => n + i.tokens, 0)).toBe(sent);
         const store = new SqliteStore(join(e2e.project, ".reins", "reins.db"));

@@ -75,3 +75,31 @@ export async function runUntilMarked(
   if (!existsSync(mark)) throw new Error(`the run did not reach ${mark} within 30 s`);
   return child;
 }
+
+/**
+ * A small Python project for the driven agents' end-to-end runs: a plan of one task whose check is pytest,
+ * the commands that write a wrong `add` (red) and the right one, and the check's command.
+ */
+export const PYTHON_ADD = {
+  FILES: {
+    ".gitignore": ".reins/\n__pycache__/\n.pytest_cache/\n",
+    "reins.config.json": `${JSON.stringify({ pools: { team: {} } })}\n`,
+    "pytest.ini": "[pytest]\n",
+    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    "reins.plan.yaml": `version: 1
+name: calc
+checks:
+  add: { command: "python3 -m pytest -q -p no:cacheprovider test_calc.py", tier: medium }
+settings:
+  maxAttempts: 2
+tasks:
+  - id: add
+    title: Implement add
+    checks: [add]
+    acceptance: calc.py defines add(a, b)
+`,
+  } as Record<string, string>,
+  WRONG: "printf 'def add(a, b):\\n    return a - b\\n' > calc.py",
+  RIGHT: "printf 'def add(a, b):\\n    return a + b\\n' > calc.py",
+  TEST: "python3 -m pytest -q -p no:cacheprovider test_calc.py",
+};
