@@ -25,10 +25,19 @@ const INHERITED = new Set([...Object.getOwnPropertyNames(Object.prototype), "__p
 const INHERITED_LONGEST = Math.max(...[...INHERITED].map((n) => n.length));
 const INHERITED_FIRST = new Uint8Array(128);
 for (const n of INHERITED) INHERITED_FIRST[n.charCodeAt(0)] = 1;
+/** The lengths of the inherited names, as bits: `tests` or `tool:x` start like `toString` but are not as long. */
+let inheritedLengths = 0;
+for (const n of INHERITED) inheritedLengths |= 1 << n.length;
+const INHERITED_LENGTHS = inheritedLengths;
 
 /** Whether `text` is an inherited name, without hashing texts that cannot be one. */
 function inherited(text: string): boolean {
-  return text.length <= INHERITED_LONGEST && INHERITED_FIRST[text.charCodeAt(0)] === 1 && INHERITED.has(text);
+  return (
+    text.length <= INHERITED_LONGEST &&
+    (INHERITED_LENGTHS & (1 << text.length)) !== 0 &&
+    INHERITED_FIRST[text.charCodeAt(0)] === 1 &&
+    INHERITED.has(text)
+  );
 }
 
 /** What `clip` appends to an inherited name to make it an ordinary key (a zero-width space). */

@@ -31,9 +31,11 @@ export function draftOf<T extends object>(state: T): { next: T; draft: Draft } {
  * must itself be writable. A missing or primitive value is returned as it is.
  */
 export function writable<T extends object, K extends keyof T>(draft: Draft, parent: T, key: K): T[K] {
-  const value = parent[key];
   const copies = draft.copies;
-  if (copies === null || typeof value !== "object" || value === null || copies.has(value)) return value;
+  // In place (`advance`, a replay): nothing to copy, the common case on the hot path.
+  if (copies === null) return parent[key];
+  const value = parent[key];
+  if (typeof value !== "object" || value === null || copies.has(value)) return value;
   const copy = (Array.isArray(value) ? value.slice() : copyMap(value as Record<string, unknown>)) as T[K] &
     object;
   copies.add(copy);
