@@ -1,4 +1,5 @@
 /** The store in Redis (reins/redis), shared by many agents on many machines. */
+import { createHash } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import {
   applyBatch,
@@ -61,6 +62,15 @@ export interface RedisOptions {
 const COMMAND_TIMEOUT_MS = 2_000;
 /** While Redis is unreachable, how often the client tries again in the background, ms. */
 const RECONNECT_EVERY_MS = 200;
+/**
+ * The field a pool keeps a session's event under on Redis Cluster: the first 64 bits of the SHA-1 of
+ * its chargeKey, in base64url (11 characters, never a newline, so never an old layout's field). Among
+ * n charges kept at once, two share a field with probability about n^2 / 2^65: 1e-9 at 200,000.
+ */
+export function chargeField(scope: string, id: string): string {
+  return createHash("sha1").update(chargeKey(scope, id)).digest().subarray(0, 8).toString("base64url");
+}
+
 /** How often an append is retried when concurrent writers keep changing its scopes. */
 const MAX_ATTEMPTS = 200;
 /** States kept in memory by one store, most recently written last. */
@@ -456,7 +466,8 @@ export class RedisStore implements Store {
     guards: Pipeline | undefined,
   ): Promise<BatchResult> {
     const ids = [...new Set(events.flatMap((e) => (e.id === undefined ? [] : [e.id])))];
-    const poolFields = ids.map((id) => chargeKey(scope, id));
+    // A charge is looked up under its compact field and, until it ages out, under the old layout's.
+    const poolFields = [...ids.map((id) => chargeField(scope, id)), ...ids.map((id) => chargeKey(scope, id))];
     const seen = new Set<string>();
     // Pool charges already recorded (by this append on Cluster, or by an earlier delivery): pool → event → decision.
     const charged = new Map<string, Map<ReinsEvent, Decision>>();
@@ -485,7 +496,9 @@ export class RedisStore implements Store {
       }
       if (missing.length > 0) {
         const read = await Promise.all(
-          missing.map((s) => this.#read(s, policy, s === scope ? ids : poolFields, copies.get(s))),
+          missing.map((s) =>
+            this.#read(s, policy, s === scope ? ids : this.#cluster ? poolFields : [], copies.get(s)),
+          ),
         );
         missing.forEach((s, i) => {
           const head = read[i]!;
@@ -493,7 +506,7 @@ export class RedisStore implements Store {
           head.found.forEach((record, j) => {
             if (record === null) return;
             if (s === scope) return seen.add(ids[j]!);
-            const event = byId.get(ids[j]!);
+            const event = byId.get(ids[j % ids.length]!);
             // "": charged, its record trimmed since; its decision, no longer known, adds nothing to the answer.
             const decision = record === "" ? decisionOf(-1, []) : (JSON.parse(record) as LogRecord).decision;
             if (event !== undefined) noteCharge(charged, s, event, decision);
@@ -621,7 +634,8 @@ export class RedisStore implements Store {
       const source = sources.get(r);
       if (source === undefined) continue;
       w.sources.push([r, source]);
-      if (source.id !== undefined) w.ids.push(chargeKey(scope, source.id), String(r.seq));
+      // On one server the session's ids, checked in the same script, already make the charge once.
+      if (source.id !== undefined && this.#cluster) w.ids.push(chargeField(scope, source.id), String(r.seq));
     }
     for (const a of result.alerts) writes.get(a.scope)?.alerts.set(a.id, JSON.stringify(a));
     for (const ack of acknowledgementsOf(result.records)) {
