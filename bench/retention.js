@@ -108,6 +108,40 @@ export async function redisRetentionBench(report) {
   );
 }
 
+/**
+ * As fillRedis, but the WRITERS append in rounds (each its next event, all at once): free-running, one of
+ * 8 writers on one pool may lose 200 attempts in a row on a loaded machine and give up.
+ */
+async function fillInRounds(url, raw, marks) {
+  const prefix = "keep-ids:";
+  let appends = 0;
+  const now = () => Date.UTC(2026, 10, 1) + appends * 10;
+  const stores = await Promise.all(
+    Array.from({ length: WRITERS }, () => RedisStore.connect(url, { keyPrefix: prefix, now })),
+  );
+  const bytesOf = async (kinds) => {
+    let sum = 0;
+    for (const kind of kinds) sum += await exactBytes(raw, `${prefix}{pool:team}:${kind}`);
+    return sum;
+  };
+  const pool = new Map();
+  const ids = new Map();
+  let i = 0;
+  for (const until of marks) {
+    for (; i < until / WRITERS; i++) {
+      await Promise.all(stores.map((store, w) => store.append(`session:keep-${w}`, [usage(w, i)], policy)));
+      appends += WRITERS;
+    }
+    pool.set(until, await bytesOf(KEYS));
+    ids.set(until, await bytesOf(["ids", "ids0"]));
+  }
+  const spent = (await stores[0].state("pool:team"))?.budget.session.spent.tokens;
+  if (spent !== marks.at(-1) * 1_100)
+    throw new Error(`pool spent ${spent} tokens, not ${marks.at(-1) * 1_100}`);
+  await Promise.all(stores.map((s) => s.close()));
+  return { pool, ids };
+}
+
 /** Exact bytes of one key (every element counted, not a sample). */
 const exactBytes = async (raw, key) => Number((await raw.call("MEMORY", "USAGE", key, "SAMPLES", "0")) ?? 0);
 
@@ -132,10 +166,10 @@ async function idsHash(raw, key, n, field) {
  * 200,000 are all within it), beside what its ids cost before (a hash `<session>\n<id>` → seq) and what a
  * pool on Cluster keeps (a hash of 11-character fields, 8 bytes of SHA-1), each written in the same run.
  */
-async function redisIdsFigures(url, report) {
+export async function redisIdsFigures(url, report) {
   const marks = [20_000, 200_000];
-  const filled = await fillRedis(url, "ids", {}, marks);
   const raw = new Redis(url);
+  const filled = await fillInRounds(url, raw, marks);
   const old = new Map();
   const compact = new Map();
   for (const n of marks) {

@@ -147,9 +147,12 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * - `<prefix>{<scope>}:log`    the log, a list of JSON LogRecords; a record's seq is `base` plus its
  *   index, so `base` plus the log's length is the scope's version. A session's, task's or pool's log
  *   keeps only the records after the snapshot before its last one (`trim`); runs and specs keep all;
- * - `<prefix>{<scope>}:ids`    a hash event id → seq, so a redelivered event is applied once; a pool's
- *   holds `<session>\n<id>` for each session event it was charged with. Once it is `idsWindowSeconds`
- *   old it becomes `:ids0`, replacing the generation before, so an id is kept one to two windows;
+ * - `<prefix>{<scope>}:ids`    a hash event id → seq, so a redelivered event is applied once. On Redis
+ *   Cluster a pool's holds, for each session event it was charged with, the chargeField (8 bytes of the
+ *   SHA-1 of `<session>\n<id>`; the old layout's `<session>\n<id>` itself is still looked up until it
+ *   ages out); on one server a pool keeps none, since its charge is written in the same script as the
+ *   session's id, which that script checks. Once it is `idsWindowSeconds` old it becomes `:ids0`,
+ *   replacing the generation before, so an id is kept one to two windows;
  * - `<prefix>{<scope>}:alerts` a hash alert id → JSON StoredAlert;
  * - `<prefix>{<scope>}:state`  the old layout (the whole state, rewritten by every decision): still read,
  *   and replaced by a snapshot on the scope's next write;
@@ -466,8 +469,7 @@ export class RedisStore implements Store {
     guards: Pipeline | undefined,
   ): Promise<BatchResult> {
     const ids = [...new Set(events.flatMap((e) => (e.id === undefined ? [] : [e.id])))];
-    // A charge is looked up under its compact field and, until it ages out, under the old layout's.
-    const poolFields = [...ids.map((id) => chargeField(scope, id)), ...ids.map((id) => chargeKey(scope, id))];
+    const poolFields = this.#chargeFields(scope, ids);
     const seen = new Set<string>();
     // Pool charges already recorded (by this append on Cluster, or by an earlier delivery): pool → event → decision.
     const charged = new Map<string, Map<ReinsEvent, Decision>>();
@@ -496,9 +498,7 @@ export class RedisStore implements Store {
       }
       if (missing.length > 0) {
         const read = await Promise.all(
-          missing.map((s) =>
-            this.#read(s, policy, s === scope ? ids : this.#cluster ? poolFields : [], copies.get(s)),
-          ),
+          missing.map((s) => this.#read(s, policy, s === scope ? ids : poolFields, copies.get(s))),
         );
         missing.forEach((s, i) => {
           const head = read[i]!;
@@ -580,6 +580,15 @@ export class RedisStore implements Store {
       "store_unavailable",
       `${this.location}: gave up on ${scope} after ${MAX_ATTEMPTS} attempts: other writers kept changing it`,
     );
+  }
+
+  /**
+   * The fields a pool is read for, to find the charges of `ids` (of `scope`'s events) it already has: on
+   * Cluster the compact field and, until it ages out, the old layout's; on one server none (see the keys).
+   */
+  #chargeFields(scope: string, ids: readonly string[]): string[] {
+    if (!this.#cluster) return [];
+    return [...ids.map((id) => chargeField(scope, id)), ...ids.map((id) => chargeKey(scope, id))];
   }
 
   /** Keeps `cached` as the state of `scope`, most recent last, within STATE_CACHE entries. */
