@@ -8,7 +8,8 @@ import Redis from "ioredis";
 import { resolvePolicy } from "../dist/core/index.js";
 import { socketRequest } from "../dist/daemon/probe.js";
 import { socketPath } from "../dist/daemon/paths.js";
-import { RedisStore } from "../dist/store/redis.js";
+import { chargeKey } from "../dist/core/batch.js";
+import { chargeField, RedisStore } from "../dist/store/redis.js";
 import { hookSecret } from "../dist/server/secret.js";
 import { input, rssOf, socketCall, startDaemon } from "./projects.js";
 import { median } from "./stats.js";
@@ -80,6 +81,7 @@ export async function redisRetentionBench(report) {
     report("Redis bytes per scope", "skipped: redis-server is not installed");
     return;
   }
+  await redisIdsFigures(server.url, report);
   const on = await fillRedis(server.url, "on", {});
   const off = await fillRedis(server.url, "off", { trim: false });
   const windowed = await fillRedis(server.url, "window", { idsWindowSeconds: 60 });
@@ -102,6 +104,88 @@ export async function redisRetentionBench(report) {
       "ids window 60 s (events at 100/s)": `pool ${row(windowed.pool)}, of which ids ${row(windowed.ids)}`,
       growth: `with trimming the pool holds its snapshot, up to 2 x 32 records, and the ids of one to two windows (${Math.round((on.ids.get(100_000) - on.ids.get(10_000)) / 90_000)} bytes per event of the window; 24 h by default); without, ${Math.round((off.pool.get(100_000) - off.pool.get(10_000)) / 90_000)} bytes per event for as long as it is written`,
       rate: `median of 5 alternating runs of 20,000 events: ${Math.round(median(rates.on)).toLocaleString("en")} decisions/s with trimming, ${Math.round(median(rates.off)).toLocaleString("en")}/s without; median ratio ${median(rates.ratio).toFixed(2)}x (range ${Math.min(...rates.ratio).toFixed(2)}-${Math.max(...rates.ratio).toFixed(2)})`,
+    },
+  );
+}
+
+/**
+ * As fillRedis, but the WRITERS append in rounds (each its next event, all at once): free-running, one of
+ * 8 writers on one pool may lose 200 attempts in a row on a loaded machine and give up.
+ */
+async function fillInRounds(url, raw, marks) {
+  const prefix = "keep-ids:";
+  let appends = 0;
+  const now = () => Date.UTC(2026, 10, 1) + appends * 10;
+  const stores = await Promise.all(
+    Array.from({ length: WRITERS }, () => RedisStore.connect(url, { keyPrefix: prefix, now })),
+  );
+  const bytesOf = async (kinds) => {
+    let sum = 0;
+    for (const kind of kinds) sum += await exactBytes(raw, `${prefix}{pool:team}:${kind}`);
+    return sum;
+  };
+  const pool = new Map();
+  const ids = new Map();
+  let i = 0;
+  for (const until of marks) {
+    for (; i < until / WRITERS; i++) {
+      await Promise.all(stores.map((store, w) => store.append(`session:keep-${w}`, [usage(w, i)], policy)));
+      appends += WRITERS;
+    }
+    pool.set(until, await bytesOf(KEYS));
+    ids.set(until, await bytesOf(["ids", "ids0"]));
+  }
+  const spent = (await stores[0].state("pool:team"))?.budget.session.spent.tokens;
+  if (spent !== marks.at(-1) * 1_100)
+    throw new Error(`pool spent ${spent} tokens, not ${marks.at(-1) * 1_100}`);
+  await Promise.all(stores.map((s) => s.close()));
+  return { pool, ids };
+}
+
+/** Exact bytes of one key (every element counted, not a sample). */
+const exactBytes = async (raw, key) => Number((await raw.call("MEMORY", "USAGE", key, "SAMPLES", "0")) ?? 0);
+
+/**
+ * Writes the fields a pool's ids would hold for the first `n` charges of fillRedis (each writer's share)
+ * into `key`, a hash field → seq: the same-run baselines of what the ids cost in another form.
+ */
+async function idsHash(raw, key, n, field) {
+  await raw.del(key);
+  const pipeline = raw.pipeline();
+  for (let i = 0; i < n / WRITERS; i++)
+    for (let w = 0; w < WRITERS; w++)
+      pipeline.hset(key, field(`session:keep-${w}`, `k${w}-${i}`), i * WRITERS + w);
+  await pipeline.exec();
+  const bytes = await exactBytes(raw, key);
+  await raw.del(key);
+  return bytes;
+}
+
+/**
+ * Redis bytes of one pool after 20,000 and 200,000 charged events, with the default ids window (24 h: the
+ * 200,000 are all within it), beside what its ids cost before (a hash `<session>\n<id>` → seq) and what a
+ * pool on Cluster keeps (a hash of 11-character fields, 8 bytes of SHA-1), each written in the same run.
+ */
+export async function redisIdsFigures(url, report) {
+  const marks = [20_000, 200_000];
+  const raw = new Redis(url);
+  const filled = await fillInRounds(url, raw, marks);
+  const old = new Map();
+  const compact = new Map();
+  for (const n of marks) {
+    old.set(n, await idsHash(raw, "keep-baseline:old", n, chargeKey));
+    compact.set(n, await idsHash(raw, "keep-baseline:cluster", n, chargeField));
+  }
+  const listpack = await raw.config("GET", "hash-max-listpack-entries");
+  raw.disconnect();
+  const row = (m) => marks.map((n) => kib(m.get(n))).join(" / ");
+  const per = (m) => marks.map((n) => (m.get(n) / n).toFixed(1)).join(" / ");
+  report(
+    `Redis bytes per pool after ${marks.map((n) => n.toLocaleString("en")).join(" / ")} charged events (${WRITERS} writers, one server, ids window 24 h)`,
+    `pool ${row(filled.pool)}, of which ids ${row(filled.ids)}`,
+    {
+      baseline: `the ids as they were kept before (a hash <session>\n<id> -> seq, written in this run): ${row(old)}, ${per(old)} bytes per charge`,
+      cluster: `a pool's ids on Redis Cluster (8 bytes of SHA-1 per charge, base64url): ${row(compact)}, ${per(compact)} bytes per charge (${listpack.join(" ")}: past it a hash is a hashtable)`,
     },
   );
 }

@@ -12,7 +12,7 @@ import { ReinsError } from "../src/core/errors.js";
 import { resolvePolicy, timeline, type ReinsEvent } from "../src/core/index.js";
 import type { Store } from "../src/core/store.js";
 import { openStore } from "../src/store/open.js";
-import { RedisStore, type RedisOptions } from "../src/store/redis.js";
+import { chargeField, RedisStore, type RedisOptions } from "../src/store/redis.js";
 import { clusterUnavailableReason, startCluster, type RedisCluster } from "./support/redis-cluster.js";
 import { storeContract } from "./support/store-contract.js";
 import { expectFilledExactly, fillPool } from "./support/pool-fill.js";
@@ -213,6 +213,54 @@ describe.skipIf(skipReason !== null)(
       // The bound of the one-server test (test/redis.test.ts): snapshot, two periods of records, two windows of ids.
       await expectFilledExactly(await open(prefix, options), filled);
     }, 240_000);
+
+    it("charges a pool once for a redelivery it was charged with, under the compact field, across a generation turn", async () => {
+      const prefix = "late:";
+      let clock = 1_000_000;
+      const options = { idsWindowSeconds: 60, now: () => clock };
+      const store = await open(prefix, options);
+      const team = resolvePolicy({ pools: { team: { tokens: 1_000_000 } } });
+      const late = (i: number) => usage("session:late", `late-${i}`, i);
+      for (let i = 0; i < 100; i++) await store.append("session:late", [late(i)], team);
+      const poolNode = node(await cluster.masterFor("{pool:team}"));
+      const sessionNode = node(await cluster.masterFor("{session:late}"));
+      expect(Number(await poolNode.hget(`${prefix}{pool:team}:snap`, "base"))).toBeGreaterThan(0);
+      // 8 bytes of SHA-1 per charge, in base64url: 11 characters, not the session and id.
+      const fields = await poolNode.hkeys(`${prefix}{pool:team}:ids`);
+      expect(fields).toHaveLength(100);
+      expect(fields.every((f) => /^[A-Za-z0-9_-]{11}$/.test(f))).toBe(true);
+      expect(fields).toContain(chargeField("session:late", "late-0"));
+      // The generation turns: the 100 charges are now the previous one.
+      clock += 61_000;
+      await store.append("session:late", [late(100)], team);
+      expect(await poolNode.hlen(`${prefix}{pool:team}:ids0`)).toBe(100);
+      // As when a process died between the pool's step and the session's: the pool has the charge (its
+      // record long trimmed), the session does not.
+      await sessionNode.hdel(`${prefix}{session:late}:ids0`, "late-0");
+      const cold = await open(prefix, options);
+      const { answers } = await cold.append("session:late", [late(0)], team);
+      expect(answers[0]?.verdict).toBe("allow");
+      expect((await cold.state("session:late"))?.budget.session.spent.tokens).toBe(1_020);
+      expect((await cold.state("pool:team"))?.budget.session.spent.tokens).toBe(1_010);
+    });
+
+    it("still recognises a charge a pool kept in the old layout (`<session>\\n<id>`) until it ages out", async () => {
+      const prefix = "old-ids:";
+      const store = await open(prefix);
+      const team = resolvePolicy({ pools: { team: { tokens: 1_000_000 } } });
+      const old = (i: number) => usage("session:old", `old-${i}`, i);
+      await store.append("session:old", [old(0)], team);
+      const poolNode = node(await cluster.masterFor("{pool:team}"));
+      const sessionNode = node(await cluster.masterFor("{session:old}"));
+      // As a store before the compact fields wrote it, then died before the session's step.
+      await poolNode.hdel(`${prefix}{pool:team}:ids`, chargeField("session:old", "old-0"));
+      await poolNode.hset(`${prefix}{pool:team}:ids`, "session:old\nold-0", "0");
+      await sessionNode.hdel(`${prefix}{session:old}:ids`, "old-0");
+      const cold = await open(prefix);
+      await cold.append("session:old", [old(0)], team);
+      expect((await cold.state("session:old"))?.budget.session.spent.tokens).toBe(20);
+      expect((await cold.state("pool:team"))?.budget.session.spent.tokens).toBe(10);
+    });
 
     it("keeps each scope's keys in one slot, under its hash tag, and spreads scopes over the masters", async () => {
       const prefix = "slots:";

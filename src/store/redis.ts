@@ -1,4 +1,5 @@
 /** The store in Redis (reins/redis), shared by many agents on many machines. */
+import { createHash } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import {
   applyBatch,
@@ -61,6 +62,15 @@ export interface RedisOptions {
 const COMMAND_TIMEOUT_MS = 2_000;
 /** While Redis is unreachable, how often the client tries again in the background, ms. */
 const RECONNECT_EVERY_MS = 200;
+/**
+ * The field a pool keeps a session's event under on Redis Cluster: the first 64 bits of the SHA-1 of
+ * its chargeKey, in base64url (11 characters, never a newline, so never an old layout's field). Among
+ * n charges kept at once, two share a field with probability about n^2 / 2^65: 1e-9 at 200,000.
+ */
+export function chargeField(scope: string, id: string): string {
+  return createHash("sha1").update(chargeKey(scope, id)).digest().subarray(0, 8).toString("base64url");
+}
+
 /** How often an append is retried when concurrent writers keep changing its scopes. */
 const MAX_ATTEMPTS = 200;
 /** States kept in memory by one store, most recently written last. */
@@ -137,9 +147,12 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * - `<prefix>{<scope>}:log`    the log, a list of JSON LogRecords; a record's seq is `base` plus its
  *   index, so `base` plus the log's length is the scope's version. A session's, task's or pool's log
  *   keeps only the records after the snapshot before its last one (`trim`); runs and specs keep all;
- * - `<prefix>{<scope>}:ids`    a hash event id → seq, so a redelivered event is applied once; a pool's
- *   holds `<session>\n<id>` for each session event it was charged with. Once it is `idsWindowSeconds`
- *   old it becomes `:ids0`, replacing the generation before, so an id is kept one to two windows;
+ * - `<prefix>{<scope>}:ids`    a hash event id → seq, so a redelivered event is applied once. On Redis
+ *   Cluster a pool's holds, for each session event it was charged with, the chargeField (8 bytes of the
+ *   SHA-1 of `<session>\n<id>`; the old layout's `<session>\n<id>` itself is still looked up until it
+ *   ages out); on one server a pool keeps none, since its charge is written in the same script as the
+ *   session's id, which that script checks. Once it is `idsWindowSeconds` old it becomes `:ids0`,
+ *   replacing the generation before, so an id is kept one to two windows;
  * - `<prefix>{<scope>}:alerts` a hash alert id → JSON StoredAlert;
  * - `<prefix>{<scope>}:state`  the old layout (the whole state, rewritten by every decision): still read,
  *   and replaced by a snapshot on the scope's next write;
@@ -456,7 +469,7 @@ export class RedisStore implements Store {
     guards: Pipeline | undefined,
   ): Promise<BatchResult> {
     const ids = [...new Set(events.flatMap((e) => (e.id === undefined ? [] : [e.id])))];
-    const poolFields = ids.map((id) => chargeKey(scope, id));
+    const poolFields = this.#chargeFields(scope, ids);
     const seen = new Set<string>();
     // Pool charges already recorded (by this append on Cluster, or by an earlier delivery): pool → event → decision.
     const charged = new Map<string, Map<ReinsEvent, Decision>>();
@@ -493,7 +506,7 @@ export class RedisStore implements Store {
           head.found.forEach((record, j) => {
             if (record === null) return;
             if (s === scope) return seen.add(ids[j]!);
-            const event = byId.get(ids[j]!);
+            const event = byId.get(ids[j % ids.length]!);
             // "": charged, its record trimmed since; its decision, no longer known, adds nothing to the answer.
             const decision = record === "" ? decisionOf(-1, []) : (JSON.parse(record) as LogRecord).decision;
             if (event !== undefined) noteCharge(charged, s, event, decision);
@@ -569,6 +582,15 @@ export class RedisStore implements Store {
     );
   }
 
+  /**
+   * The fields a pool is read for, to find the charges of `ids` (of `scope`'s events) it already has: on
+   * Cluster the compact field and, until it ages out, the old layout's; on one server none (see the keys).
+   */
+  #chargeFields(scope: string, ids: readonly string[]): string[] {
+    if (!this.#cluster) return [];
+    return [...ids.map((id) => chargeField(scope, id)), ...ids.map((id) => chargeKey(scope, id))];
+  }
+
   /** Keeps `cached` as the state of `scope`, most recent last, within STATE_CACHE entries. */
   #remember(scope: string, cached: Cached): void {
     this.#cache.delete(scope);
@@ -621,7 +643,8 @@ export class RedisStore implements Store {
       const source = sources.get(r);
       if (source === undefined) continue;
       w.sources.push([r, source]);
-      if (source.id !== undefined) w.ids.push(chargeKey(scope, source.id), String(r.seq));
+      // On one server the session's ids, checked in the same script, already make the charge once.
+      if (source.id !== undefined && this.#cluster) w.ids.push(chargeField(scope, source.id), String(r.seq));
     }
     for (const a of result.alerts) writes.get(a.scope)?.alerts.set(a.id, JSON.stringify(a));
     for (const ack of acknowledgementsOf(result.records)) {
