@@ -132,7 +132,8 @@ describe.skipIf(!npmWorks)("the packed tarball installed into a new project", ()
       const settings = JSON.parse(readFileSync(join(project, ".claude", "settings.local.json"), "utf8")) as {
         hooks: Record<string, { hooks: { command: string }[] }[]>;
       };
-      const command = settings.hooks.PreToolUse?.[0]?.hooks[0]?.command ?? "";
+      // Claude Code's tool calls post to the user's daemon (http hooks); a turn's start runs the command.
+      const command = settings.hooks.SessionStart?.[0]?.hooks[0]?.command ?? "";
       expect(command).toContain(join(project, "node_modules", "reins", "bin", "reins.js"));
       const call = JSON.stringify({
         session_id: "npx",

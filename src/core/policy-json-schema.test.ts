@@ -32,10 +32,16 @@ function keywords(schema: unknown, into = new Set<string>()): Set<string> {
   return into;
 }
 
-/** The ```json blocks of the README: each is an example reins.config.json. */
-function readmeConfigs(): unknown[] {
-  const readme = readFileSync("README.md", "utf8");
-  return [...readme.matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((m) => JSON.parse(m[1]!) as unknown);
+/** The pages whose ```json blocks are each an example reins.config.json (moved there from the README). */
+const CONFIG_PAGES = ["docs/configuration.md", "docs/teams-and-redis.md", "docs/mcp.md"];
+
+/** The ```json blocks of those pages. */
+function docsConfigs(): unknown[] {
+  return CONFIG_PAGES.flatMap((page) =>
+    [...readFileSync(page, "utf8").matchAll(/^```json\n([\s\S]*?)^```$/gm)].map(
+      (m) => JSON.parse(m[1]!) as unknown,
+    ),
+  );
 }
 
 describe("the published JSON Schema of reins.config.json", () => {
@@ -49,8 +55,8 @@ describe("the published JSON Schema of reins.config.json", () => {
     expect([...keywords(committed)].filter((k) => !SHARED_KEYWORDS.has(k))).toEqual([]);
   });
 
-  it("accepts the default policy written out, an empty file, `$schema`, and the README's example configs", () => {
-    const examples = readmeConfigs();
+  it("accepts the default policy written out, an empty file, `$schema`, and the docs' example configs", () => {
+    const examples = docsConfigs();
     expect(examples.length).toBeGreaterThanOrEqual(3);
     for (const config of [
       defaultPolicy,

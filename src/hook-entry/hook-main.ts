@@ -1,4 +1,5 @@
 /** The hook command's main: reads the hook input from stdin, answers it in-process, writes the reply. */
+import { opensTurn } from "../hooks/hook-events.js";
 import "./jitless.js";
 import { readSync } from "node:fs";
 import { runHook } from "../hooks/run-hook.js";
@@ -56,7 +57,8 @@ const DAEMON_WAIT_MS = 5_000;
  * record says so, and the daemon is started (it takes the socket back).
  */
 export async function hookMain(agent: string, startDaemon?: string, unproven = false): Promise<number> {
-  const result = await runHook(agent, await readStdin(), process.env, process.cwd());
+  const raw = await readStdin();
+  const result = await runHook(agent, raw, process.env, process.cwd());
   if (result.reply !== null) process.stdout.write(`${JSON.stringify(result.reply)}\n`);
   if (result.warning !== "") process.stderr.write(`${result.warning}\n`);
   if (startDaemon !== undefined && unproven) {
@@ -70,7 +72,7 @@ export async function hookMain(agent: string, startDaemon?: string, unproven = f
     if (process.argv[1] !== undefined)
       startDaemonFor(result.root, { bin: process.argv[1], name: startDaemon, env: process.env });
     // Claude Code's tool calls post to the daemon's port (its http hooks): its turn's start waits for it.
-    if (agent === "claude") await awaitDaemon(startDaemon, process.env, DAEMON_WAIT_MS);
+    if (agent === "claude" && opensTurn(raw)) await awaitDaemon(startDaemon, process.env, DAEMON_WAIT_MS);
   }
   return 0;
 }

@@ -86,3 +86,11 @@ export const AGENT_HOOKS: Record<
 export function hookEventsOf(agent: string): string[] {
   return (AGENT_HOOKS[agent]?.events ?? []).map(([event]) => event);
 }
+
+/**
+ * Whether a Claude Code hook input opens a turn (SessionStart, UserPromptSubmit): only those wait for the
+ * daemon, whose port the turn's tool calls post to; a tool call answered here needs no daemon after it.
+ */
+export function opensTurn(raw: Buffer | string): boolean {
+  return /"hook_event_name"\s*:\s*"(SessionStart|UserPromptSubmit)"/.test(raw.toString());
+}

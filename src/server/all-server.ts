@@ -126,6 +126,8 @@ export async function createAllServer(options: AllServerOptions): Promise<Fastif
   }
   await app.register(fastifyStatic, {
     root,
+    // Its own cache-control off: setHeaders sets it (@fastify/static 9 would write max-age=0 over it).
+    cacheControl: false,
     prefix: "/",
     index: ["all.html"],
     preCompressed: true,

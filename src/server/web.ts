@@ -244,6 +244,8 @@ export async function registerWeb(
   }
   await app.register(fastifyStatic, {
     root,
+    // Its own cache-control off: setHeaders sets it (@fastify/static 9 would write max-age=0 over it).
+    cacheControl: false,
     prefix: "/",
     index: ["index.html"],
     preCompressed: true,

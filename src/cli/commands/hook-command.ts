@@ -1,4 +1,5 @@
 /** `reins hook`: answers one agent hook call, and starts the daemon when asked. */
+import { opensTurn } from "../../hooks/hook-events.js";
 import { awaitDaemon, recordUnproven, startDaemonFor } from "../../daemon/start.js";
 import type { Command } from "commander";
 import { ENSURE_DAEMON } from "../../install/agent-hooks.js";
@@ -74,7 +75,7 @@ export function registerHookCommand(root: Command, ctx: AgentContext): void {
       if (start !== undefined && result.root !== undefined) {
         startDaemonFor(result.root, { bin: binPath(), name: start, env: io.env });
         // Claude Code's tool calls post to the daemon's port: its turn's start waits for the daemon.
-        if (agent === "claude") await awaitDaemon(start, io.env, 5_000);
+        if (agent === "claude" && opensTurn(raw)) await awaitDaemon(start, io.env, 5_000);
       }
       let reply = result.reply;
       if (opts.ensureDaemon === true) {
