@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REINS_BIN } from "../dist/config/package-info.js";
 import { probeDaemon, socketRequest } from "../dist/daemon/probe.js";
-import { encodeHeaderValue, PROTOCOL } from "../dist/daemon/protocol.js";
+import { freshNonce, mac } from "../dist/daemon/key.js";
+import { callParts, encodeHeaderValue, PROTOCOL } from "../dist/daemon/protocol.js";
 import { socketPath } from "../dist/daemon/paths.js";
 import { buildClient } from "../dist/install/native-client.js";
 import { hookSecret } from "../dist/server/secret.js";
@@ -100,8 +101,15 @@ function clientCall(client, agent, cwd, env, body, name) {
   });
 }
 
-/** One hook call straight to the daemon's socket (no client process); its wall time in ns. */
+/**
+ * One hook call straight to the daemon's socket (no client process), signed over a fresh nonce as the
+ * clients sign it (docs/daemon-proof.md); its wall time in ns.
+ */
 export function socketCall(socket, agent, project, secret, body) {
+  const text = JSON.stringify(body);
+  const nonce = freshNonce();
+  const rootHeader = encodeHeaderValue(project);
+  const auth = mac(secret, callParts(nonce, agent, rootHeader, "", text));
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
     const req = request(
@@ -112,9 +120,10 @@ export function socketCall(socket, agent, project, secret, body) {
         agent: false,
         headers: {
           "content-type": "application/json",
-          authorization: `Bearer ${secret}`,
+          "x-reins-nonce": nonce,
+          "x-reins-auth": auth,
           "x-reins-protocol": PROTOCOL,
-          "x-reins-root": encodeHeaderValue(project),
+          "x-reins-root": rootHeader,
         },
       },
       (res) => {
@@ -127,7 +136,7 @@ export function socketCall(socket, agent, project, secret, body) {
       },
     );
     req.on("error", reject);
-    req.end(JSON.stringify(body));
+    req.end(text);
   });
 }
 
