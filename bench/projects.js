@@ -149,7 +149,9 @@ export const rssOf = (pid) => {
 
 /** The hook daemon as the clients start it: its own process, so its memory is measured alone. */
 export async function startDaemon(env, name, socket) {
-  const daemon = spawn(process.execPath, [REINS_BIN, "daemon", "run", "--name", name], {
+  // BENCH_DAEMON_NODE_FLAGS (say `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the daemon under load.
+  const flags = process.env.BENCH_DAEMON_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const daemon = spawn(process.execPath, [...flags, REINS_BIN, "daemon", "run", "--name", name], {
     env,
     stdio: "ignore",
   });
