@@ -21,10 +21,6 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "the same shape as claudeAgentReins: the run hooks it returns share the session's state through the closure",
   "src/vocabulary/shell.ts:splitShell":
     "a one-pass lexer whose helper closures share the cursor, the word being built and the pending redirection; split when it becomes a lexer object",
-  "src/plan/spec-kit.ts:readSpecKit":
-    "an importer walking a tasks.md's phases and tasks in one pass, its notes and places shared by the walk; not split yet",
-  "src/plan/task-master.ts:readTaskMaster":
-    "an importer building tasks and their subtasks in one pass, resolveDeps sharing its cancelled set and notes; the tag choice is out (pickTag), the rest not split yet",
 };
 
 interface LongFunction {

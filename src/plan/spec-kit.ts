@@ -98,7 +98,26 @@ function assertMarkdownBounds(text: string, file: string): void {
 /** Reads a spec-kit tasks.md into plan nodes (not yet graph-checked). */
 export function readSpecKit(text: string, file: string): SpecKitDraft {
   assertMarkdownBounds(text, file);
-  const source = blankFrontMatter(text);
+  const { name, loose, groups } = readTree(blankFrontMatter(text), file);
+  const notes: string[] = [];
+  dropReviewItems(loose, groups, file, notes);
+  dropRepeatingSections(groups, file, notes);
+  settleIds(loose, groups, file, notes);
+  const drafts = toDrafts(loose, groups, file, notes);
+  for (const { node, idPlace } of drafts)
+    if (!ID_PATTERN.test(node.id)) throw planError(file, idPlace.line, `${shorten(node.id)}: not a valid id`);
+  return { name: name ?? folderName(file) ?? "tasks", drafts, notes };
+}
+
+/** The file's title, its task items outside any `## ` section, and its sections, as written. */
+interface Written {
+  name: string | null;
+  loose: Item[];
+  groups: Group[];
+}
+
+/** Walks the markdown tree once: the `# ` title, each `## ` section with its acceptance and task items. */
+function readTree(source: string, file: string): Written {
   const tree = fromMarkdown(source, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
   const slice = (node: Nodes) =>
     source
@@ -106,10 +125,7 @@ export function readSpecKit(text: string, file: string): SpecKitDraft {
       .replace(/\s+/g, " ")
       .trim();
   const lineOf = (node: Nodes) => node.position?.start.line ?? 1;
-
-  let name: string | null = null;
-  const loose: Item[] = [];
-  const groups: Group[] = [];
+  const written: Written = { name: null, loose: [], groups: [] };
   const groupIds = new Set<string>();
   let current: Group | null = null;
 
@@ -155,53 +171,57 @@ export function readSpecKit(text: string, file: string): SpecKitDraft {
   };
 
   for (const node of tree.children) {
-    if (node.type === "heading" && node.depth === 1 && name === null) {
-      name =
+    if (node.type === "heading" && node.depth === 1 && written.name === null) {
+      written.name =
         plainText(node)
           .replace(/^tasks\s*:\s*/i, "")
           .trim() || null;
     } else if (node.type === "heading" && node.depth === 2) {
       const title = plainText(node).trim();
       current = {
-        id: uniqueId(groupId(title, groups.length), groupIds),
+        id: uniqueId(groupId(title, written.groups.length), groupIds),
         title,
         line: lineOf(node),
         acceptance: [],
         items: [],
       };
-      groups.push(current);
+      written.groups.push(current);
     } else if (node.type === "paragraph" && current) {
       const label = acceptanceLine(slice(node));
       if (label) current.acceptance.push(label);
     } else if (node.type === "list") {
-      readList(node, current ? current.items : loose);
+      readList(node, current ? current.items : written.loose);
     }
   }
+  return written;
+}
 
-  // Subtasks of an item without a T-number are named after the task: T005.1, T005.2.
-  const nameSubtasks = (item: Item) =>
-    item.subtasks.forEach((sub, i) => {
-      if (/^sub-\d+$/.test(sub.id)) sub.id = `${item.id}.${i + 1}`;
-    });
+/** An item and all its subtasks, depth first. */
+const all = (items: Item[]): Item[] => items.flatMap((item) => [item, ...all(item.subtasks)]);
 
-  const notes: string[] = [];
-  // In a file whose tasks carry ids, a checkbox item without one is a review item of a checklist
-  // ("Validation Checklist: all contracts have tests"), not work: it is left out, and a note says so.
-  if ([...loose, ...groups.flatMap((g) => g.items)].some((item) => item.named)) {
-    const keep = (items: Item[], where: string) => {
-      const left = items.filter((item) => !item.named);
-      if (left.length > 0)
-        notes.push(
-          `${file}:${left[0]!.line}: ${left.length} checklist item(s) ${where}without a task id are review items, not tasks: left out`,
-        );
-      return items.filter((item) => item.named);
-    };
-    loose.splice(0, loose.length, ...keep(loose, ""));
-    for (const group of groups) group.items = keep(group.items, `under "${group.title}" `);
-  }
-  const all = (items: Item[]): Item[] => items.flatMap((item) => [item, ...all(item.subtasks)]);
-  // A section whose every task repeats one written before ("Parallel Execution Examples" listing T003,
-  // T006, T009 again) shows tasks, it holds none: it is left out.
+/**
+ * In a file whose tasks carry ids, a checkbox item without one is a review item of a checklist
+ * ("Validation Checklist: all contracts have tests"), not work: it is left out, and a note says so.
+ */
+function dropReviewItems(loose: Item[], groups: Group[], file: string, notes: string[]): void {
+  if (![...loose, ...groups.flatMap((g) => g.items)].some((item) => item.named)) return;
+  const keep = (items: Item[], where: string) => {
+    const left = items.filter((item) => !item.named);
+    if (left.length > 0)
+      notes.push(
+        `${file}:${left[0]!.line}: ${left.length} checklist item(s) ${where}without a task id are review items, not tasks: left out`,
+      );
+    return items.filter((item) => item.named);
+  };
+  loose.splice(0, loose.length, ...keep(loose, ""));
+  for (const group of groups) group.items = keep(group.items, `under "${group.title}" `);
+}
+
+/**
+ * A section whose every task repeats one written before ("Parallel Execution Examples" listing T003, T006,
+ * T009 again) shows tasks, it holds none: it is left out.
+ */
+function dropRepeatingSections(groups: Group[], file: string, notes: string[]): void {
   const seen = new Set<string>();
   for (const group of [...groups]) {
     const ids = group.items.filter((item) => item.named).map((item) => item.id);
@@ -214,9 +234,14 @@ export function readSpecKit(text: string, file: string): SpecKitDraft {
     }
     for (const item of all(group.items)) if (item.named) seen.add(item.id);
   }
-  // Ids are unique in a plan: a task id written twice (a slip in a long file) keeps both tasks, the second
-  // under a suffixed id with a note; a dependency on it means the first. Ids made up from a place give way
-  // to written ones.
+}
+
+/**
+ * Ids are unique in a plan: a task id written twice (a slip in a long file) keeps both tasks, the second
+ * under a suffixed id with a note; a dependency on it means the first. Ids made up from a place give way to
+ * written ones.
+ */
+function settleIds(loose: Item[], groups: Group[], file: string, notes: string[]): void {
   const taken = new Set(groups.map((g) => g.id));
   const every = [...all(loose), ...groups.flatMap((g) => all(g.items))];
   for (const item of every.filter((i) => i.named)) {
@@ -230,8 +255,17 @@ export function readSpecKit(text: string, file: string): SpecKitDraft {
   }
   for (const item of every.filter((i) => !i.named && !/^sub-\d+$/.test(i.id)))
     item.id = uniqueId(item.id, taken);
+}
+
+/** The plan nodes: loose tasks first, then each section as a component over its tasks and subtasks. */
+function toDrafts(loose: Item[], groups: Group[], file: string, notes: string[]): DraftNode[] {
   const drafts: DraftNode[] = [];
   const place = (line: number, path: string): Place => ({ file, line, path });
+  // Subtasks of an item without a T-number are named after the task: T005.1, T005.2.
+  const nameSubtasks = (item: Item) =>
+    item.subtasks.forEach((sub, i) => {
+      if (/^sub-\d+$/.test(sub.id)) sub.id = `${item.id}.${i + 1}`;
+    });
   const addItems = (items: Item[], kind: NodeKind, parent: string | null) => {
     const deps = sequence(items);
     items.forEach((item, i) => {
@@ -271,9 +305,7 @@ export function readSpecKit(text: string, file: string): SpecKitDraft {
     addItems(group.items, "task", group.id);
     previous = group.id;
   }
-  for (const { node, idPlace } of drafts)
-    if (!ID_PATTERN.test(node.id)) throw planError(file, idPlace.line, `${shorten(node.id)}: not a valid id`);
-  return { name: name ?? folderName(file) ?? "tasks", drafts, notes };
+  return drafts;
 }
 
 function draft(

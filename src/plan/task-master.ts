@@ -171,11 +171,42 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
     );
   }
 
-  const notes: string[] = [];
   const tasks = parsed.data.tasks;
-  // Each subtask's plan id: `<task>.<subtask>`, or its own when it is written whole ("92.1" under 92). A
-  // subtask id written twice under one task (task-master's own files have some) is kept as work under a
-  // suffixed id, and a dependency on it means the first, as task-master's lookup by id finds the first.
+  const reading: Reading = { file, base, place, notes: [], cancelled: new Set() };
+  const subIdsOf = subtaskIds(tasks, reading);
+  tasks.forEach((task, t) => {
+    const id = String(task.id);
+    if (CANCELLED.has(task.status ?? "")) reading.cancelled.add(id);
+    (task.subtasks ?? []).forEach((sub, s) => {
+      if (reading.cancelled.has(id) || CANCELLED.has(sub.status ?? ""))
+        reading.cancelled.add(subIdsOf.get(t)![s]!);
+    });
+  });
+  const drafts = tasks.flatMap((task, t) => taskDrafts(task, t, subIdsOf.get(t)!, reading));
+  for (const { node, idPlace } of drafts)
+    if (!ID_PATTERN.test(node.id))
+      throw planError(file, idPlace.line, `${idPlace.path}: "${shorten(node.id)}" is not a valid id`);
+  return { name: tagName && tagName !== "master" ? tagName : "tasks", drafts, notes: reading.notes };
+}
+
+type Task = z.infer<typeof taskSchema>;
+
+/** What the steps of one reading share: where its tasks are, its notes, the ids left out as cancelled. */
+interface Reading {
+  file: string;
+  base: PathSegment[];
+  place: (path: readonly PathSegment[], key?: boolean) => Place;
+  notes: string[];
+  cancelled: Set<string>;
+}
+
+/**
+ * Each subtask's plan id by its task's index: `<task>.<subtask>`, or its own when it is written whole
+ * ("92.1" under 92). A subtask id written twice under one task (task-master's own files have some) is kept
+ * as work under a suffixed id, and a dependency on it means the first, as task-master's lookup by id finds
+ * the first.
+ */
+function subtaskIds(tasks: readonly Task[], reading: Reading): Map<number, string[]> {
   const subIdsOf = new Map<number, string[]>();
   tasks.forEach((task, t) => {
     const id = String(task.id);
@@ -188,56 +219,45 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
         let unique = whole;
         for (let n = 2; seen.has(unique); n++) unique = `${whole}-${n}`;
         if (unique !== whole)
-          notes.push(
-            `${file}:${place([...base, "tasks", t, "subtasks", s]).line}: subtask ${whole} is written twice under task ${id}; the second is read as ${unique}`,
+          reading.notes.push(
+            `${reading.file}:${reading.place([...reading.base, "tasks", t, "subtasks", s]).line}: subtask ${whole} is written twice under task ${id}; the second is read as ${unique}`,
           );
         seen.add(unique);
         return unique;
       }),
     );
   });
-  const cancelled = new Set<string>();
-  tasks.forEach((task, t) => {
-    const id = String(task.id);
-    if (CANCELLED.has(task.status ?? "")) cancelled.add(id);
-    (task.subtasks ?? []).forEach((sub, s) => {
-      if (cancelled.has(id) || CANCELLED.has(sub.status ?? "")) cancelled.add(subIdsOf.get(t)![s]!);
-    });
-  });
+  return subIdsOf;
+}
 
-  const drafts: DraftNode[] = [];
-  tasks.forEach((task, t) => {
-    const id = String(task.id);
-    const at = [...base, "tasks", t];
-    const here = place(at);
-    if (cancelled.has(id)) {
-      notes.push(`${file}:${here.line}: task ${id} is cancelled in ${file}; left out of the plan`);
-      return;
-    }
-    if (DONE.has(task.status ?? ""))
-      notes.push(`${file}:${here.line}: task ${id} is done in ${file}; reins verifies it again`);
-    const priority = priorityOf(task.priority, 1, place([...at, "priority"]));
-    const subIds = subIdsOf.get(t)!;
-    const subtasks = (task.subtasks ?? []).map((sub, s) => ({ sub, s, subId: subIds[s]! }));
-    for (const { s, subId } of subtasks)
-      if (cancelled.has(subId))
-        notes.push(`${file}:${place([...at, "subtasks", s]).line}: subtask ${subId} is cancelled; left out`);
-    const kept = subtasks.filter(({ subId }) => !cancelled.has(subId));
-    // A subtask's number names a sibling (the first written with it), whether written `2` or `"7.2"`.
-    const siblings = new Map<string, string>();
-    for (const { sub, subId } of subtasks) {
-      const own = String(sub.id);
-      const local = own.startsWith(`${id}.`) ? own.slice(id.length + 1) : own;
-      if (!siblings.has(local)) siblings.set(local, subId);
-    }
-    const deps = resolveDeps(
-      task.dependencies ?? [],
-      (dep) => String(dep),
-      [...at, "dependencies"],
-      id,
-      null,
-    );
-    drafts.push({
+/** The plan nodes of one task: the task and its subtasks not cancelled (none when the task is). */
+function taskDrafts(task: Task, t: number, subIds: readonly string[], reading: Reading): DraftNode[] {
+  const { file, place, notes, cancelled } = reading;
+  const id = String(task.id);
+  const at = [...reading.base, "tasks", t];
+  const here = place(at);
+  if (cancelled.has(id)) {
+    notes.push(`${file}:${here.line}: task ${id} is cancelled in ${file}; left out of the plan`);
+    return [];
+  }
+  if (DONE.has(task.status ?? ""))
+    notes.push(`${file}:${here.line}: task ${id} is done in ${file}; reins verifies it again`);
+  const priority = priorityOf(task.priority, 1, place([...at, "priority"]));
+  const subtasks = (task.subtasks ?? []).map((sub, s) => ({ sub, s, subId: subIds[s]! }));
+  for (const { s, subId } of subtasks)
+    if (cancelled.has(subId))
+      notes.push(`${file}:${place([...at, "subtasks", s]).line}: subtask ${subId} is cancelled; left out`);
+  const kept = subtasks.filter(({ subId }) => !cancelled.has(subId));
+  // A subtask's number names a sibling (the first written with it), whether written `2` or `"7.2"`.
+  const siblings = new Map<string, string>();
+  for (const { sub, subId } of subtasks) {
+    const own = String(sub.id);
+    const local = own.startsWith(`${id}.`) ? own.slice(id.length + 1) : own;
+    if (!siblings.has(local)) siblings.set(local, subId);
+  }
+  const deps = resolveDeps(reading, task.dependencies ?? [], String, [...at, "dependencies"], id, null);
+  const drafts: DraftNode[] = [
+    {
       node: {
         id,
         kind: "task",
@@ -253,69 +273,68 @@ export function readTaskMaster(source: SourceData, file: string, tag?: string): 
       idPlace: place([...at, "id"]),
       depPlaces: deps.places,
       checkPlaces: [],
+    },
+  ];
+  for (const { sub, s, subId } of kept) {
+    const subAt = [...at, "subtasks", s];
+    const subHere = place(subAt);
+    if (DONE.has(sub.status ?? ""))
+      notes.push(`${file}:${subHere.line}: subtask ${subId} is done in ${file}; reins verifies it again`);
+    const subDeps = resolveDeps(
+      reading,
+      sub.dependencies ?? [],
+      (dep) => (String(dep).includes(".") ? String(dep) : (siblings.get(String(dep)) ?? String(dep))),
+      [...subAt, "dependencies"],
+      subId,
+      id,
+    );
+    drafts.push({
+      node: {
+        id: subId,
+        kind: "subtask",
+        title: sub.title,
+        deps: subDeps.ids,
+        priority: sub.priority ? priorityOf(sub.priority, priority, place([...subAt, "priority"])) : priority,
+        acceptance: acceptanceOf(sub),
+        checks: [],
+        parent: id,
+        children: [],
+        at: `${file}:${subHere.line}`,
+      },
+      idPlace: place([...subAt, "id"]),
+      depPlaces: subDeps.places,
+      checkPlaces: [],
     });
-    for (const { sub, s, subId } of kept) {
-      const subAt = [...at, "subtasks", s];
-      const subHere = place(subAt);
-      if (DONE.has(sub.status ?? ""))
-        notes.push(`${file}:${subHere.line}: subtask ${subId} is done in ${file}; reins verifies it again`);
-      const subDeps = resolveDeps(
-        sub.dependencies ?? [],
-        (dep) => (String(dep).includes(".") ? String(dep) : (siblings.get(String(dep)) ?? String(dep))),
-        [...subAt, "dependencies"],
-        subId,
-        id,
+  }
+  return drafts;
+}
+
+/** Deps as plan ids with their places; deps on cancelled tasks, or a subtask's on its own task, dropped. */
+function resolveDeps(
+  reading: Reading,
+  raw: readonly (string | number)[],
+  toId: (dep: string | number) => string,
+  path: PathSegment[],
+  owner: string,
+  parent: string | null,
+): { ids: string[]; places: Place[] } {
+  const ids: string[] = [];
+  const places: Place[] = [];
+  raw.forEach((dep, d) => {
+    const depId = toId(dep);
+    const at = reading.place([...path, d]);
+    if (reading.cancelled.has(depId))
+      reading.notes.push(`${reading.file}:${at.line}: ${owner}'s dependency on cancelled ${depId} dropped`);
+    else if (depId === parent)
+      reading.notes.push(
+        `${reading.file}:${at.line}: ${owner}'s dependency on its own task ${depId} dropped`,
       );
-      drafts.push({
-        node: {
-          id: subId,
-          kind: "subtask",
-          title: sub.title,
-          deps: subDeps.ids,
-          priority: sub.priority
-            ? priorityOf(sub.priority, priority, place([...subAt, "priority"]))
-            : priority,
-          acceptance: acceptanceOf(sub),
-          checks: [],
-          parent: id,
-          children: [],
-          at: `${file}:${subHere.line}`,
-        },
-        idPlace: place([...subAt, "id"]),
-        depPlaces: subDeps.places,
-        checkPlaces: [],
-      });
+    else {
+      ids.push(depId);
+      places.push(at);
     }
   });
-  for (const { node, idPlace } of drafts)
-    if (!ID_PATTERN.test(node.id))
-      throw planError(file, idPlace.line, `${idPlace.path}: "${shorten(node.id)}" is not a valid id`);
-  return { name: tagName && tagName !== "master" ? tagName : "tasks", drafts, notes };
-
-  /** Deps as plan ids with their places; deps on cancelled tasks, or a subtask's on its own task, dropped. */
-  function resolveDeps(
-    raw: readonly (string | number)[],
-    toId: (dep: string | number) => string,
-    path: PathSegment[],
-    owner: string,
-    parent: string | null,
-  ): { ids: string[]; places: Place[] } {
-    const ids: string[] = [];
-    const places: Place[] = [];
-    raw.forEach((dep, d) => {
-      const depId = toId(dep);
-      const at = place([...path, d]);
-      if (cancelled.has(depId))
-        notes.push(`${file}:${at.line}: ${owner}'s dependency on cancelled ${depId} dropped`);
-      else if (depId === parent)
-        notes.push(`${file}:${at.line}: ${owner}'s dependency on its own task ${depId} dropped`);
-      else {
-        ids.push(depId);
-        places.push(at);
-      }
-    });
-    return { ids, places };
-  }
+  return { ids, places };
 }
 
 function priorityOf(value: string | null | undefined, fallback: number, at: Place): number {
