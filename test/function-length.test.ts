@@ -19,8 +19,6 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "one closure over a session's mutable state (its stop, its notes, whether it started) that the hook callbacks it returns share; split once that state is an object of its own",
   "src/adapters/openai-agents.ts:governAgents":
     "the same shape as claudeAgentReins: the run hooks it returns share the session's state through the closure",
-  "src/vocabulary/shell.ts:splitShell":
-    "a one-pass lexer whose helper closures share the cursor, the word being built and the pending redirection; split when it becomes a lexer object",
 };
 
 interface LongFunction {

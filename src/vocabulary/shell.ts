@@ -96,62 +96,183 @@ const REDIRECT_OPS = ["<<<", "<<-", "<<", "<>", "<&", ">>", ">|", ">&", "<", ">"
  * On unbalanced quotes the rest of the line is one word: a best effort, never an exception.
  */
 export function splitShell(command: string): ShellCommand[] {
-  const src = command;
-  const out: ShellCommand[] = [];
-  let words: { value: string; plain: boolean }[] = [];
-  let redirects: Redirect[] = [];
-  // Typed by assertion, so the closures' assignments are not narrowed away as always null.
-  let word = null as { value: string; plain: boolean } | null;
-  let pending: string | null = null; // a redirection operator waiting for its target
-  let heredocs: { redirect: Redirect; delimiter: string; strip: boolean }[] = [];
-  let next: Connector = null;
-  let start = 0;
-  let i = 0;
+  return new ShellLexer(command).run();
+}
 
-  const endWord = () => {
+/** A word being read, and whether it is plain (no quote or escape in it: a keyword can only be plain). */
+interface Word {
+  value: string;
+  plain: boolean;
+}
+
+/** Characters that are only ever part of a word, whatever comes before or after them. */
+const ORDINARY = /[^\s#\\'"$`<>&|;()]+/y;
+
+/** One pass over a command line: the cursor, the word being built, and the command being gathered. */
+class ShellLexer {
+  private readonly out: ShellCommand[] = [];
+  private words: Word[] = [];
+  private redirects: Redirect[] = [];
+  private word: Word | null = null;
+  /** A redirection operator waiting for its target. */
+  private pending: string | null = null;
+  private heredocs: { redirect: Redirect; delimiter: string; strip: boolean }[] = [];
+  private next: Connector = null;
+  private start = 0;
+  private i = 0;
+
+  constructor(private readonly src: string) {}
+
+  run(): ShellCommand[] {
+    const src = this.src;
+    while (this.i < src.length) {
+      // A run of characters that mean nothing to the shell joins the word at once.
+      ORDINARY.lastIndex = this.i;
+      if (ORDINARY.test(src)) {
+        this.append(src.slice(this.i, ORDINARY.lastIndex));
+        this.i = ORDINARY.lastIndex;
+      } else this.step(src[this.i] ?? "", src[this.i + 1] ?? "");
+    }
+    this.flush(this.src.length);
+    return this.out;
+  }
+
+  /** Reads what opens at the cursor: `c` and the character after it, `d`. */
+  private step(c: string, d: string): void {
+    const src = this.src;
+    if (c === " " || c === "\t" || c === "\r") {
+      this.endWord();
+      this.i++;
+    } else if (c === "\n") this.newline();
+    else if (c === "#" && this.word === null) {
+      const eol = src.indexOf("\n", this.i);
+      this.i = eol === -1 ? src.length : eol;
+    } else if (c === "\\") {
+      if (d !== "\n" && d !== "") this.append(d, false);
+      this.i += 2;
+    } else if (c === "'") {
+      const end = src.indexOf("'", this.i + 1);
+      this.append(src.slice(this.i + 1, end === -1 ? src.length : end), false);
+      this.i = end === -1 ? src.length : end + 1;
+    } else if (c === '"' || (c === "$" && d === '"')) {
+      const quoted = doubleQuoted(src, c === "$" ? this.i + 1 : this.i);
+      this.append(quoted.value, false);
+      this.i = quoted.end;
+    } else if (c === "$" && d === "'") {
+      const quoted = ansiQuoted(src, this.i);
+      this.append(quoted.value, false);
+      this.i = quoted.end;
+    } else if (
+      c === "`" ||
+      ((c === "$" || c === "<" || c === ">") && (d === "(" || (c === "$" && d === "{")))
+    ) {
+      // Substitutions stay opaque: their text is part of the word, never split into commands.
+      this.opaque(constructEnd(src, c === "`" ? this.i : this.i + 1).end);
+    } else if (c === "<" || c === ">" || (c === "&" && d === ">")) this.redirection(c, d);
+    else if (c === "&") this.operator(d === "&" ? "&&" : ";", d === "&" ? 2 : 1);
+    else if (c === "|") this.operator(d === "|" ? "||" : "|", d === "|" || d === "&" ? 2 : 1);
+    else if (c === ";") this.operator(";", d === ";" || d === "&" ? 2 : 1);
+    else if (c === "(" && (this.word !== null ? this.word.value.endsWith("=") : d === "(")) {
+      // An array assignment `a=(1 2)` or arithmetic `((i > 3))`: one opaque word, not a subshell.
+      this.opaque(constructEnd(src, this.i).end);
+    } else if (c === "(" || c === ")") {
+      this.flush(this.i);
+      if (c === ")") this.next = null;
+      this.i++;
+      this.start = this.i;
+    } else {
+      this.append(c);
+      this.i++;
+    }
+  }
+
+  private newline(): void {
+    this.endWord(); // a heredoc's delimiter may be the line's last word
+    const end = this.heredocs.length > 0 ? this.readHeredocs() : this.i + 1;
+    this.flush(end);
+    // A newline after `|`, `&&` or `||` continues the line.
+    if (this.next === null && this.out.length > 0) this.next = ";";
+    this.i = end;
+    this.start = end;
+  }
+
+  /** `<`, `>`, `>>`, `&>`, `2>&1` and their kin: the operator, its file descriptor, then its target word. */
+  private redirection(c: string, d: string): void {
+    let fd = "";
+    if (this.word?.plain === true && /^\d+$/.test(this.word.value) && c !== "&") {
+      fd = this.word.value;
+      this.word = null;
+    }
+    this.endWord();
+    const src = this.src;
+    const op =
+      c === "&"
+        ? d === ">" && src[this.i + 2] === ">"
+          ? "&>>"
+          : "&>"
+        : REDIRECT_OPS.find((o) => src.startsWith(o, this.i));
+    this.pending = fd + (op ?? c);
+    this.i += (op ?? c).length;
+  }
+
+  /** The source up to `end` joins the word as it is written. */
+  private opaque(end: number): void {
+    this.append(this.src.slice(this.i, end));
+    this.i = end;
+  }
+
+  private endWord(): void {
+    const word = this.word;
     if (word === null) return;
-    if (pending === null) words.push(word);
+    if (this.pending === null) this.words.push(word);
     else {
-      const redirect: Redirect = { op: pending, target: word.value };
-      redirects.push(redirect);
-      if (pending === "<<" || pending === "<<-")
-        heredocs.push({ redirect, delimiter: word.value, strip: pending === "<<-" });
-      pending = null;
+      const redirect: Redirect = { op: this.pending, target: word.value };
+      this.redirects.push(redirect);
+      if (this.pending === "<<" || this.pending === "<<-")
+        this.heredocs.push({ redirect, delimiter: word.value, strip: this.pending === "<<-" });
+      this.pending = null;
     }
-    word = null;
-  };
-  const flush = (end: number) => {
-    endWord();
-    pending = null;
+    this.word = null;
+  }
+
+  /** Ends the command being gathered at `end`, without its leading keywords (`then`, `do`, `!`). */
+  private flush(end: number): void {
+    this.endWord();
+    this.pending = null;
+    const words = this.words;
     while (words[0] !== undefined && words[0].plain && KEYWORDS.has(words[0].value)) words.shift();
-    if (words.length > 0 || redirects.length > 0) {
-      const connector = out.length === 0 ? null : (next ?? ";");
-      out.push({
+    if (words.length > 0 || this.redirects.length > 0) {
+      const connector = this.out.length === 0 ? null : (this.next ?? ";");
+      this.out.push({
         words: words.map((w) => w.value),
-        text: src.slice(start, end).trim(),
+        text: this.src.slice(this.start, end).trim(),
         connector,
-        redirects,
+        redirects: this.redirects,
       });
-      next = null;
+      this.next = null;
     }
-    words = [];
-    redirects = [];
-  };
-  const operator = (op: Connector, length: number) => {
-    flush(i);
-    next = op;
-    i += length;
-    start = i;
-  };
-  const append = (text: string, plain = true) => {
-    word ??= { value: "", plain: true };
-    word.value += text;
-    if (!plain) word.plain = false;
-  };
-  /** The body lines of the heredocs opened on the line that ends at `i`, up to each terminator. */
-  const readHeredocs = () => {
-    let pos = i + 1;
-    for (const h of heredocs) {
+    this.words = [];
+    this.redirects = [];
+  }
+
+  private operator(op: Connector, length: number): void {
+    this.flush(this.i);
+    this.next = op;
+    this.i += length;
+    this.start = this.i;
+  }
+
+  private append(text: string, plain = true): void {
+    this.word ??= { value: "", plain: true };
+    this.word.value += text;
+    if (!plain) this.word.plain = false;
+  }
+
+  /** The body lines of the heredocs opened on the line that ends at the cursor, up to each terminator. */
+  private readHeredocs(): number {
+    const src = this.src;
+    let pos = this.i + 1;
+    for (const h of this.heredocs) {
       const body: string[] = [];
       while (pos < src.length) {
         const eol = src.indexOf("\n", pos);
@@ -166,86 +287,9 @@ export function splitShell(command: string): ShellCommand[] {
       }
       h.redirect.body = body.join("\n");
     }
-    heredocs = [];
+    this.heredocs = [];
     return Math.min(pos, src.length);
-  };
-
-  while (i < src.length) {
-    const c = src[i] ?? "";
-    const d = src[i + 1] ?? "";
-    if (c === " " || c === "\t" || c === "\r") {
-      endWord();
-      i++;
-    } else if (c === "\n") {
-      endWord(); // a heredoc's delimiter may be the line's last word
-      const end = heredocs.length > 0 ? readHeredocs() : i + 1;
-      flush(end);
-      // A newline after `|`, `&&` or `||` continues the line.
-      if (next === null && out.length > 0) next = ";";
-      i = end;
-      start = i;
-    } else if (c === "#" && word === null) {
-      const eol = src.indexOf("\n", i);
-      i = eol === -1 ? src.length : eol;
-    } else if (c === "\\") {
-      if (d !== "\n" && d !== "") append(d, false);
-      i += 2;
-    } else if (c === "'") {
-      const end = src.indexOf("'", i + 1);
-      append(src.slice(i + 1, end === -1 ? src.length : end), false);
-      i = end === -1 ? src.length : end + 1;
-    } else if (c === '"' || (c === "$" && d === '"')) {
-      const quoted = doubleQuoted(src, c === "$" ? i + 1 : i);
-      append(quoted.value, false);
-      i = quoted.end;
-    } else if (c === "$" && d === "'") {
-      const quoted = ansiQuoted(src, i);
-      append(quoted.value, false);
-      i = quoted.end;
-    } else if (
-      c === "`" ||
-      ((c === "$" || c === "<" || c === ">") && (d === "(" || (c === "$" && d === "{")))
-    ) {
-      // Substitutions stay opaque: their text is part of the word, never split into commands.
-      const end = constructEnd(src, c === "`" ? i : i + 1).end;
-      append(src.slice(i, end));
-      i = end;
-    } else if (c === "<" || c === ">" || (c === "&" && d === ">")) {
-      let fd = "";
-      if (word?.plain === true && /^\d+$/.test(word.value) && c !== "&") {
-        fd = word.value;
-        word = null;
-      }
-      endWord();
-      const op =
-        c === "&"
-          ? d === ">" && src[i + 2] === ">"
-            ? "&>>"
-            : "&>"
-          : REDIRECT_OPS.find((o) => src.startsWith(o, i));
-      pending = fd + (op ?? c);
-      i += (op ?? c).length;
-    } else if (c === "&" || c === "|" || c === ";") {
-      if (c === "&") operator(d === "&" ? "&&" : ";", d === "&" ? 2 : 1);
-      else if (c === "|") operator(d === "|" ? "||" : "|", d === "|" || d === "&" ? 2 : 1);
-      else operator(";", d === ";" || d === "&" ? 2 : 1);
-    } else if (c === "(" && (word !== null ? word.value.endsWith("=") : d === "(")) {
-      // An array assignment `a=(1 2)` or arithmetic `((i > 3))`: one opaque word, not a subshell.
-      const end = constructEnd(src, i).end;
-      append(src.slice(i, end));
-      i = end;
-    } else if (c === "(" || c === ")") {
-      flush(i);
-      if (c === ")") next = null;
-      i++;
-      start = i;
-    } else {
-      append(c);
-      i++;
-    }
   }
-  flush(src.length);
-  return out;
 }
 
 /** Whether a word is a variable assignment (`FOO=1`, `PATH+=:/x`), as at the front of a simple command. */
