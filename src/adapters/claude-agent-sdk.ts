@@ -90,42 +90,35 @@ interface OpenCall {
  * its stream events (`message_start` and `message_delta`): the assistant messages' usage is not final.
  */
 export function claudeAgentReins(options: ClaudeAgentReinsOptions): ClaudeAgentReins {
-  const { governor } = options;
-  const stops = new Map<string, Decision>();
+  const sessions = new SdkSessions(options.governor);
+  const hook: HookCallback = (raw) => sessions.answer(raw);
+  return {
+    options(base: Options = {}): Options {
+      const hooks: Partial<Record<HookEvent, HookCallbackMatcher[]>> = { ...base.hooks };
+      for (const event of HOOKED) hooks[event] = [...(base.hooks?.[event] ?? []), { hooks: [hook] }];
+      return {
+        ...base,
+        hooks,
+        canUseTool: permission(base.canUseTool ?? options.canUseTool),
+        includePartialMessages: true,
+      };
+    },
+    governed: (query) => governed(sessions, query),
+  };
+}
+
+/** What the queries' hooks and streams share, by scope: their stops, which started, notes not yet given. */
+class SdkSessions {
+  readonly stops = new Map<string, Decision>();
   /** Sessions whose start this adapter recorded: the SDK calls no SessionStart hook, so the first prompt does. */
-  const started = new Set<string>();
-  const notes = new Map<string, string[]>();
+  private readonly started = new Set<string>();
+  private readonly notes = new Map<string, string[]>();
 
-  const note = (scope: string, text: string) => notes.set(scope, [...(notes.get(scope) ?? []), text]);
+  constructor(private readonly governor: Governor) {}
 
-  function ended(event: string, decision: Decision): SyncHookJSONOutput {
-    const reason = reasonOf(decision);
-    if (event !== "PreToolUse") return { continue: false, stopReason: reason };
-    return {
-      continue: false,
-      stopReason: reason,
-      hookSpecificOutput: {
-        hookEventName: "PreToolUse",
-        permissionDecision: "deny",
-        permissionDecisionReason: reason,
-      },
-    };
-  }
-
-  /** A reply with the scope's waiting notes added as context for the model, when the hook can carry them. */
-  function withNotes(scope: string, event: string, reply: SyncHookJSONOutput): SyncHookJSONOutput {
-    const waiting = notes.get(scope);
-    if (waiting === undefined || !TOOL_HOOKS.has(event)) return reply;
-    notes.delete(scope);
-    // Every tool hook's specific output has `additionalContext`.
-    const specific = (reply.hookSpecificOutput ?? { hookEventName: event }) as PreToolUseHookSpecificOutput;
-    const additionalContext = [specific.additionalContext, ...waiting]
-      .filter((t) => t !== undefined)
-      .join("\n");
-    return { ...reply, hookSpecificOutput: { ...specific, additionalContext } };
-  }
-
-  const hook: HookCallback = async (raw) => {
+  /** Answers one hook call as reins' Claude Code hook does. */
+  async answer(raw: unknown): Promise<SyncHookJSONOutput> {
+    const { governor, stops, started } = this;
     const parsed = claude.input.safeParse(raw);
     if (!parsed.success) return {};
     const input: ClaudeInput = parsed.data;
@@ -159,19 +152,24 @@ export function claudeAgentReins(options: ClaudeAgentReinsOptions): ClaudeAgentR
     }
     // Claude Code's hook protocol, which the SDK's hook callbacks answer in as well.
     const reply = (plan.reply(answers, state) ?? {}) as SyncHookJSONOutput;
-    return withNotes(scope, event, reply);
-  };
-
-  function permission(delegate: CanUseTool | undefined): CanUseTool {
-    return async (toolName, input, context) => {
-      if (delegate !== undefined) return delegate(toolName, input, context);
-      // A PreToolUse `ask` comes here with reins' reason as the decision's; Claude Code's own asks with theirs.
-      const why = context.decisionReason ?? `Claude Code asks before this ${toolName} call.`;
-      return { behavior: "deny", message: `${why} A person must confirm this call, and none was asked.` };
-    };
+    return this.withNotes(scope, event, reply);
   }
 
-  async function recordUsage(query: Query, message: SDKPartialAssistantMessage, open: Map<string, OpenCall>) {
+  /** A reply with the scope's waiting notes added as context for the model, when the hook can carry them. */
+  private withNotes(scope: string, event: string, reply: SyncHookJSONOutput): SyncHookJSONOutput {
+    const waiting = this.notes.get(scope);
+    if (waiting === undefined || !TOOL_HOOKS.has(event)) return reply;
+    this.notes.delete(scope);
+    // Every tool hook's specific output has `additionalContext`.
+    const specific = (reply.hookSpecificOutput ?? { hookEventName: event }) as PreToolUseHookSpecificOutput;
+    const additionalContext = [specific.additionalContext, ...waiting]
+      .filter((t) => t !== undefined)
+      .join("\n");
+    return { ...reply, hookSpecificOutput: { ...specific, additionalContext } };
+  }
+
+  /** Records a model call's usage once its stream says it is final; a stop interrupts the query. */
+  async recordUsage(query: Query, message: SDKPartialAssistantMessage, open: Map<string, OpenCall>) {
     const { event } = message;
     const key = message.parent_tool_use_id ?? "";
     if (event.type === "message_start") {
@@ -192,7 +190,7 @@ export function claudeAgentReins(options: ClaudeAgentReinsOptions): ClaudeAgentR
     // The delta's counts are cumulative for the call; where it leaves one out, message_start's stands.
     const { usage } = event;
     const scope = scopeOf(message.session_id);
-    const recorded = await governor.record(
+    const recorded = await this.governor.record(
       scope,
       eventsAt(scope, Date.now(), [
         usageEvent(
@@ -204,7 +202,7 @@ export function claudeAgentReins(options: ClaudeAgentReinsOptions): ClaudeAgentR
             cacheRead: usage.cache_read_input_tokens ?? call.cacheRead,
             cacheWrite: usage.cache_creation_input_tokens ?? call.cacheWrite,
           },
-          governor.policy,
+          this.governor.policy,
         ),
       ]),
     );
@@ -212,51 +210,61 @@ export function claudeAgentReins(options: ClaudeAgentReinsOptions): ClaudeAgentR
     const stop = stopIn(answer);
     const verdict = verdictOf(answer);
     if (stop !== null) {
-      stops.set(scope, stop);
+      this.stops.set(scope, stop);
       // Ends the turn (its result message follows); a query that cannot be interrupted is closed.
       query.interrupt().catch(() => query.close());
-    } else if (verdict !== null) note(scope, verdict.reason);
+    } else if (verdict !== null) this.notes.set(scope, [...(this.notes.get(scope) ?? []), verdict.reason]);
   }
+}
 
-  async function* governed(query: Query): AsyncGenerator<SDKMessage, void> {
-    const open = new Map<string, OpenCall>();
-    let session: string | undefined;
-    let result: SDKResultMessage | undefined;
-    const stopped = () => (session === undefined ? undefined : stops.get(scopeOf(session)));
-    const stop = (decision: Decision) => {
-      query.close();
-      return new ReinsStopped(reinsStop(scopeOf(session ?? ""), decision), result);
-    };
-    try {
-      for await (const message of query) {
-        if ("session_id" in message && typeof message.session_id === "string") session = message.session_id;
-        if (message.type === "stream_event") await recordUsage(query, message, open);
-        if (message.type === "result") result = message;
-        yield message;
-        const decision = stopped();
-        if (decision !== undefined && message.type === "result") throw stop(decision);
-      }
-    } catch (error) {
-      const decision = stopped();
-      // After an interrupt the SDK throws for the turn's error result: the stop is the reason.
-      if (ReinsStopped.is(error) || decision === undefined) throw error;
-      throw stop(decision);
-    }
-    const decision = stopped();
-    if (decision !== undefined) throw stop(decision);
-  }
-
+function ended(event: string, decision: Decision): SyncHookJSONOutput {
+  const reason = reasonOf(decision);
+  if (event !== "PreToolUse") return { continue: false, stopReason: reason };
   return {
-    options(base: Options = {}): Options {
-      const hooks: Partial<Record<HookEvent, HookCallbackMatcher[]>> = { ...base.hooks };
-      for (const event of HOOKED) hooks[event] = [...(base.hooks?.[event] ?? []), { hooks: [hook] }];
-      return {
-        ...base,
-        hooks,
-        canUseTool: permission(base.canUseTool ?? options.canUseTool),
-        includePartialMessages: true,
-      };
+    continue: false,
+    stopReason: reason,
+    hookSpecificOutput: {
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason: reason,
     },
-    governed,
   };
+}
+
+function permission(delegate: CanUseTool | undefined): CanUseTool {
+  return async (toolName, input, context) => {
+    if (delegate !== undefined) return delegate(toolName, input, context);
+    // A PreToolUse `ask` comes here with reins' reason as the decision's; Claude Code's own asks with theirs.
+    const why = context.decisionReason ?? `Claude Code asks before this ${toolName} call.`;
+    return { behavior: "deny", message: `${why} A person must confirm this call, and none was asked.` };
+  };
+}
+
+/** The query's messages with each model call's usage recorded; a stop ends it with `ReinsStopped`. */
+async function* governed(sessions: SdkSessions, query: Query): AsyncGenerator<SDKMessage, void> {
+  const open = new Map<string, OpenCall>();
+  let session: string | undefined;
+  let result: SDKResultMessage | undefined;
+  const stopped = () => (session === undefined ? undefined : sessions.stops.get(scopeOf(session)));
+  const stop = (decision: Decision) => {
+    query.close();
+    return new ReinsStopped(reinsStop(scopeOf(session ?? ""), decision), result);
+  };
+  try {
+    for await (const message of query) {
+      if ("session_id" in message && typeof message.session_id === "string") session = message.session_id;
+      if (message.type === "stream_event") await sessions.recordUsage(query, message, open);
+      if (message.type === "result") result = message;
+      yield message;
+      const decision = stopped();
+      if (decision !== undefined && message.type === "result") throw stop(decision);
+    }
+  } catch (error) {
+    const decision = stopped();
+    // After an interrupt the SDK throws for the turn's error result: the stop is the reason.
+    if (ReinsStopped.is(error) || decision === undefined) throw error;
+    throw stop(decision);
+  }
+  const decision = stopped();
+  if (decision !== undefined) throw stop(decision);
 }

@@ -78,148 +78,172 @@ export interface GovernedAgents {
  * (`warn`) reaches the model after the next tool's output.
  */
 export function governAgents(governor: Governor, options: GovernAgentsOptions): GovernedAgents {
-  const scope = `session:${options.session}`;
-  const outcomeOf = options.outcome ?? sdkOutcome;
-  let stopped: ReinsStop | null = null;
-  let started: Promise<unknown> | undefined;
-  /** reins' advice not yet given to the model: it follows the next tool output or denial. */
-  const pending: string[] = [];
+  const session = new AgentsSession(governor, options);
+  return {
+    scope: session.scope,
+    get stopped() {
+      return session.stopped;
+    },
+    tools: (tools) =>
+      tools.map((tool) => (tool.type === "function" ? (guarded(session, tool) as typeof tool) : tool)),
+    model: (inner, name) => governedModel(session, inner, name),
+    provider: (inner) => ({
+      getModel: async (name) => governedModel(session, await inner.getModel(name), name),
+    }),
+  };
+}
 
-  async function record(inputs: readonly EventInput[]): Promise<Decision | null> {
-    started ??= governor.record(
+/** One session's state: its stop once there is one, its start recorded once, advice not yet given. */
+class AgentsSession {
+  readonly scope: string;
+  stopped: ReinsStop | null = null;
+  private started: Promise<unknown> | undefined;
+  /** reins' advice not yet given to the model: it follows the next tool output or denial. */
+  readonly pending: string[] = [];
+  private readonly outcomeOf: (output: unknown, tool: string) => ToolOutcome;
+
+  constructor(
+    private readonly governor: Governor,
+    options: GovernAgentsOptions,
+  ) {
+    this.scope = `session:${options.session}`;
+    this.outcomeOf = options.outcome ?? sdkOutcome;
+  }
+
+  private async record(inputs: readonly EventInput[]): Promise<Decision | null> {
+    const { governor, scope } = this;
+    this.started ??= governor.record(
       scope,
       eventsAt(scope, Date.now(), [{ kind: "session.started", agent: AGENT }]),
     );
-    await started;
+    await this.started;
     return worstAnswer((await governor.record(scope, eventsAt(scope, Date.now(), inputs))).answers);
   }
 
   /** The session's stop when `answer` is one (a block that needs a person): the session ends there. */
-  function stopOf(answer: Decision | null): ReinsStop | null {
+  private stopOf(answer: Decision | null): ReinsStop | null {
     if (answer === null || answer.verdict !== "block" || !answer.needsHuman) return null;
-    stopped ??= reinsStop(scope, answer);
-    return stopped;
+    this.stopped ??= reinsStop(this.scope, answer);
+    return this.stopped;
   }
 
   /**
    * An answer to something already done (a call that ran, a model response): a stop, or else whatever reins
    * says is kept for the model. A confirmation asked for there has no form in the SDK: the model is told.
    */
-  function afterwards(answer: Decision | null): ReinsStop | null {
-    const stop = stopOf(answer);
+  private afterwards(answer: Decision | null): ReinsStop | null {
+    const stop = this.stopOf(answer);
     const verdict = verdictOf(answer);
-    if (stop === null && verdict !== null) pending.push(verdict.reason);
+    if (stop === null && verdict !== null) this.pending.push(verdict.reason);
     return stop;
   }
 
-  const withPending = (text: string) => [text, ...pending.splice(0)].join("\n\n");
-  const tripwire = (stop: ReinsStop): ToolGuardrailFunctionOutput => ({
-    behavior: { type: "throwException" },
-    outputInfo: stop,
-  });
+  withPending(text: string): string {
+    return [text, ...this.pending.splice(0)].join("\n\n");
+  }
 
-  async function requested(call: FunctionCallItem): Promise<ToolGuardrailFunctionOutput> {
-    if (stopped !== null) return tripwire(stopped);
-    const answer = await record([{ kind: "tool.requested", ...touchOf(call) }]);
-    const stop = stopOf(answer);
+  async requested(call: FunctionCallItem): Promise<ToolGuardrailFunctionOutput> {
+    if (this.stopped !== null) return tripwire(this.stopped);
+    const answer = await this.record([{ kind: "tool.requested", ...touchOf(call) }]);
+    const stop = this.stopOf(answer);
     if (stop !== null) return tripwire(stop);
     const verdict = verdictOf(answer);
     if (verdict === null) return ALLOW;
     if (verdict.form === "note") {
-      pending.push(verdict.reason);
+      this.pending.push(verdict.reason);
       return ALLOW;
     }
     // A person's confirmation has no form in a tool call: it is denied, as by any agent without one.
-    return { behavior: { type: "rejectContent", message: withPending(verdict.reason) }, outputInfo: answer };
+    return {
+      behavior: { type: "rejectContent", message: this.withPending(verdict.reason) },
+      outputInfo: answer,
+    };
   }
 
-  async function completed(call: FunctionCallItem, output: unknown): Promise<ToolGuardrailFunctionOutput> {
-    const events = toolEndEvents(touchOf(call), outcomeOf(output, call.name), governor.policy);
-    const stop = afterwards(await record(events));
+  async completed(call: FunctionCallItem, output: unknown): Promise<ToolGuardrailFunctionOutput> {
+    const events = toolEndEvents(touchOf(call), this.outcomeOf(output, call.name), this.governor.policy);
+    const stop = this.afterwards(await this.record(events));
     return stop === null ? ALLOW : tripwire(stop);
   }
 
-  function guarded<C>(tool: FunctionTool<C>): FunctionTool<C> {
-    const request: ToolInputGuardrailDefinition<C> = {
-      type: "tool_input",
-      name: GUARDRAIL,
-      run: ({ toolCall }) => requested(toolCall),
-    };
-    // Two output guardrails: the first records every call the tool ran (a guardrail that changes the
-    // output ends the list); the last gives the model reins' advice, unless the tool's output has a schema.
-    const end: ToolOutputGuardrailDefinition<C> = {
-      type: "tool_output",
-      name: GUARDRAIL,
-      run: ({ toolCall, output }) => completed(toolCall, output),
-    };
-    const advise: ToolOutputGuardrailDefinition<C> = {
-      type: "tool_output",
-      name: GUARDRAIL,
-      run: ({ output }) =>
-        Promise.resolve<ToolGuardrailFunctionOutput>(
-          pending.length === 0 || tool.outputSchema !== undefined
-            ? ALLOW
-            : { behavior: { type: "rejectContent", message: withPending(textOf(output)) } },
-        ),
-    };
-    return copyWith(tool, {
-      inputGuardrails: [...(tool.inputGuardrails ?? []), request],
-      outputGuardrails: [end, ...(tool.outputGuardrails ?? []), advise],
-    });
-  }
-
-  async function charge(usage: SdkUsage, id: string | undefined, model: string | undefined): Promise<void> {
+  async charge(usage: SdkUsage, id: string | undefined, model: string | undefined): Promise<void> {
     // A response that reports no tokens (a provider without usage) has nothing to charge.
     if (usage.inputTokens + usage.outputTokens === 0) return;
-    const priced = usageEvent(openAiUsage(id ?? randomUUID(), usage, model), governor.policy);
-    const stop = afterwards(await record([priced]));
+    const priced = usageEvent(openAiUsage(id ?? randomUUID(), usage, model), this.governor.policy);
+    const stop = this.afterwards(await this.record([priced]));
     if (stop !== null) throw new ReinsStopped(stop);
   }
 
-  function refuseWhenStopped(): void {
-    if (stopped !== null) throw new ReinsStopped(stopped);
+  refuseWhenStopped(): void {
+    if (this.stopped !== null) throw new ReinsStopped(this.stopped);
   }
+}
 
-  function model(inner: Model, name?: string): Model {
-    return {
-      async getResponse(request) {
-        refuseWhenStopped();
-        const response = await inner.getResponse(request);
-        const id = response.responseId ?? response.requestId;
-        await charge(response.usage, id, modelOf(response.providerData) ?? name);
-        return response;
-      },
-      async *getStreamedResponse(request) {
-        refuseWhenStopped();
-        for await (const event of inner.getStreamedResponse(request)) {
-          if (event.type === "response_done") {
-            const { usage, id, providerData } = event.response;
-            await charge(usage, id, modelOf(providerData) ?? name);
-          }
-          yield event;
-        }
-      },
-      getRetryAdvice(args: ModelRetryAdviceRequest): Promise<ModelRetryAdvice | undefined> {
-        // A stop is not a failure to retry: the runner's own policy could otherwise call the model again.
-        if (reinsStopOf(args.error) !== null)
-          return Promise.resolve({
-            suggested: false,
-            replaySafety: "unsafe",
-            reason: "reins stopped the run",
-          });
-        return Promise.resolve(inner.getRetryAdvice?.(args));
-      },
-    };
-  }
+const tripwire = (stop: ReinsStop): ToolGuardrailFunctionOutput => ({
+  behavior: { type: "throwException" },
+  outputInfo: stop,
+});
 
+/** A copy of `tool` with reins' guardrails after its own. */
+function guarded<C>(session: AgentsSession, tool: FunctionTool<C>): FunctionTool<C> {
+  const request: ToolInputGuardrailDefinition<C> = {
+    type: "tool_input",
+    name: GUARDRAIL,
+    run: ({ toolCall }) => session.requested(toolCall),
+  };
+  // Two output guardrails: the first records every call the tool ran (a guardrail that changes the
+  // output ends the list); the last gives the model reins' advice, unless the tool's output has a schema.
+  const end: ToolOutputGuardrailDefinition<C> = {
+    type: "tool_output",
+    name: GUARDRAIL,
+    run: ({ toolCall, output }) => session.completed(toolCall, output),
+  };
+  const advise: ToolOutputGuardrailDefinition<C> = {
+    type: "tool_output",
+    name: GUARDRAIL,
+    run: ({ output }) =>
+      Promise.resolve<ToolGuardrailFunctionOutput>(
+        session.pending.length === 0 || tool.outputSchema !== undefined
+          ? ALLOW
+          : { behavior: { type: "rejectContent", message: session.withPending(textOf(output)) } },
+      ),
+  };
+  return copyWith(tool, {
+    inputGuardrails: [...(tool.inputGuardrails ?? []), request],
+    outputGuardrails: [end, ...(tool.outputGuardrails ?? []), advise],
+  });
+}
+
+/** `inner`, recording each response's usage as it arrives; a stop ends the run instead of the response. */
+function governedModel(session: AgentsSession, inner: Model, name?: string): Model {
   return {
-    scope,
-    get stopped() {
-      return stopped;
+    async getResponse(request) {
+      session.refuseWhenStopped();
+      const response = await inner.getResponse(request);
+      const id = response.responseId ?? response.requestId;
+      await session.charge(response.usage, id, modelOf(response.providerData) ?? name);
+      return response;
     },
-    tools: (tools) => tools.map((tool) => (tool.type === "function" ? (guarded(tool) as typeof tool) : tool)),
-    model,
-    provider: (inner) => ({ getModel: async (name) => model(await inner.getModel(name), name) }),
+    async *getStreamedResponse(request) {
+      session.refuseWhenStopped();
+      for await (const event of inner.getStreamedResponse(request)) {
+        if (event.type === "response_done") {
+          const { usage, id, providerData } = event.response;
+          await session.charge(usage, id, modelOf(providerData) ?? name);
+        }
+        yield event;
+      }
+    },
+    getRetryAdvice(args: ModelRetryAdviceRequest): Promise<ModelRetryAdvice | undefined> {
+      // A stop is not a failure to retry: the runner's own policy could otherwise call the model again.
+      if (reinsStopOf(args.error) !== null)
+        return Promise.resolve({
+          suggested: false,
+          replaySafety: "unsafe",
+          reason: "reins stopped the run",
+        });
+      return Promise.resolve(inner.getRetryAdvice?.(args));
+    },
   };
 }
 
