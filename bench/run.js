@@ -1,6 +1,6 @@
 // `npm run bench`: prints each figure with its same-run baseline and the machine it was measured on.
 import { boundaryBench } from "./boundary.js";
-import { claudeHttpBench } from "./claude-http.js";
+import { claudeHttpBench, walBench } from "./claude-http.js";
 import { cliBench } from "./cli.js";
 import { dashboardBench } from "./dashboard.js";
 import { efficacyBench } from "./efficacy.js";
@@ -32,6 +32,7 @@ const parts = {
   hooks: hooksBench,
   cli: cliBench,
   "claude-http": claudeHttpBench,
+  wal: walBench,
   boundary: boundaryBench,
   projects: projectsBench,
   sessions: daemonSessionsBench,
