@@ -11,6 +11,7 @@ import { daemonSessionsBench, redisRetentionBench } from "./retention.js";
 import { witnessBench } from "./witness.js";
 import { serverBench } from "./server.js";
 import { redisBench, sqliteBench, sqliteGcBench } from "./stores.js";
+import { sqlitePagesBench } from "./sqlite-pages.js";
 import { machine } from "./stats.js";
 
 const rows = [];
@@ -27,6 +28,7 @@ const parts = {
   engine: engineBench,
   sqlite: sqliteBench,
   "sqlite-gc": sqliteGcBench,
+  "sqlite-pages": sqlitePagesBench,
   redis: redisBench,
   "redis-retention": redisRetentionBench,
   hooks: hooksBench,
