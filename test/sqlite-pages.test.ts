@@ -1,6 +1,7 @@
 /**
- * The SQLite store's page size: a new file's 1 KiB pages and the WAL bytes a decision costs with them, and a
- * file made before (4 KiB pages, by the code of that time) opening, reading, appending and collected as before.
+ * The SQLite store's pages and WAL: a new file's 1 KiB pages and the WAL bytes a decision costs with them, a
+ * file made before (4 KiB pages, by the code of that time) opening, reading, appending and collected as
+ * before, and a WAL grown past its limit cut back.
  */
 import { copyFileSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -105,5 +106,21 @@ describe("SQLite pages", () => {
     expect(await collecting.run("run-old")).not.toBeNull();
     await collecting.close();
     expect(pages(path).size).toBe(4_096);
+  });
+
+  it("cuts a WAL grown past 16 MB by large transactions back to 16 MB when it starts over", async () => {
+    const path = tempFile();
+    const store = new SqliteStore(path);
+    const checkpoint = { log: "x".repeat(7 * 1024 * 1024) };
+    // Three runs of 7 MB: the third commit takes the WAL past 16 MB, and SQLite's inline checkpoint copies it all.
+    for (const id of ["run-1", "run-2", "run-3"])
+      await store.saveRun({ id, status: "running", updatedAt: 1, summary: {}, checkpoint });
+    const grown = statSync(`${path}-wal`).size;
+    expect(grown).toBeGreaterThan(20 * 1024 * 1024);
+    // The next commit starts the WAL over, and cuts the file to the limit instead of leaving it at its largest.
+    await store.saveRun({ id: "run-4", status: "running", updatedAt: 2, summary: {}, checkpoint: {} });
+    expect(statSync(`${path}-wal`).size).toBeLessThanOrEqual(4_000 * 4_096);
+    expect((await store.runs()).map((r) => r.id).sort()).toEqual(["run-1", "run-2", "run-3", "run-4"]);
+    await store.close();
   });
 });
