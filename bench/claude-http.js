@@ -3,10 +3,11 @@
 // POST (a server that answers {} and nothing else) measured at the same time under the same load; the
 // daemon's p99.9; and the SQLite WAL's growth per decision beside the bytes the store writes per event.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { resolvePolicy } from "../dist/core/index.js";
 import { httpHookToken } from "../dist/daemon/http-port.js";
 import { probeDaemon, socketRequest } from "../dist/daemon/probe.js";
@@ -125,37 +126,89 @@ async function hookLoad(report) {
   );
 }
 
-/** The WAL's growth per decision: one event appended at a time, as a hook call does, checkpoints left out. */
-function walGrowth(report) {
-  const base = realpathSync(mkdtempSync(join(tmpdir(), "reins-bench-wal-")));
+/** An empty SQLite file with 4 KiB pages, as reins made every store before 1 KiB pages: the same-run baseline. */
+function fileOf4KiB(path) {
+  const db = new Database(path);
+  db.pragma("page_size = 4096");
+  db.pragma("journal_mode = WAL");
+  db.exec("CREATE TABLE t (x); DROP TABLE t;");
+  db.close();
+}
+
+/**
+ * The WAL frames appended to `path` from byte `from` on, counted by what their page holds (dbstat's table or
+ * index and page type, or the file's first page): frames per decision, most first.
+ */
+function framesByOwner(path, from, decisions) {
+  const db = new Database(path, { readonly: true });
+  const pageSize = db.pragma("page_size", { simple: true });
+  const owner = new Map(
+    db
+      .prepare("SELECT pageno, name, pagetype FROM dbstat")
+      .all()
+      .map((r) => [r.pageno, `${r.name} ${r.pagetype}`]),
+  );
+  db.close();
+  const wal = readFileSync(`${path}-wal`);
+  const counts = new Map();
+  for (let off = from; off + 24 + pageSize <= wal.length; off += 24 + pageSize) {
+    const page = wal.readUInt32BE(off);
+    const who = page === 1 ? "first page" : (owner.get(page) ?? "free");
+    counts.set(who, (counts.get(who) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([who, n]) => `${who} ${(n / decisions).toFixed(2)}`)
+    .join(", ");
+}
+
+/**
+ * The WAL's growth per decision in a new store and in one of 4 KiB pages: one event appended at a time, as
+ * a hook call does. A reader holds its snapshot meanwhile, so no checkpoint starts the WAL over.
+ */
+async function walOf(path, events) {
   const policy = resolvePolicy({ budget: { session: { tokens: null }, task: { tokens: null } } });
-  const path = join(base, "reins.db");
   const store = new SqliteStore(path);
+  for (const e of events.slice(0, 200)) await store.append("session:bench", [e], policy);
+  const reader = new Database(path, { readonly: true });
+  reader.prepare("BEGIN").run();
+  reader.prepare("SELECT count(*) FROM scopes").get();
+  const walBefore = statSync(`${path}-wal`).size;
+  const bytesBefore = store.writes.bytes;
+  const decisions = events.length - 200;
+  for (const e of events.slice(200)) await store.append("session:bench", [e], policy);
+  const wal = (statSync(`${path}-wal`).size - walBefore) / decisions;
+  const stored = (store.writes.bytes - bytesBefore) / decisions;
+  const where = framesByOwner(path, walBefore, decisions);
+  reader.prepare("COMMIT").run();
+  reader.close();
+  await store.close();
+  return { wal, stored, where };
+}
+
+/** The WAL's growth per decision, new store against a store of 4 KiB pages made in the same run. */
+export async function walBench(report) {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), "reins-bench-wal-")));
   const events = workload(1_200);
-  const N = 1_000;
-  return (async () => {
-    for (const e of events.slice(0, 200)) await store.append("session:bench", [e], policy);
-    const walBefore = statSync(`${path}-wal`).size;
-    const bytesBefore = store.writes.bytes;
-    for (const e of events.slice(200, 200 + N)) await store.append("session:bench", [e], policy);
-    const wal = (statSync(`${path}-wal`).size - walBefore) / N;
-    const stored = (store.writes.bytes - bytesBefore) / N;
-    await store.close();
-    rmSync(base, { recursive: true, force: true });
-    report(
-      "SQLite WAL growth per decision (one event per commit, as a hook call)",
-      `${(wal / 1024).toFixed(1)} KiB`,
-      {
-        baseline: `the bytes the store writes per event (its record, decision and snapshot share): ${(stored / 1024).toFixed(2)} KiB`,
-        ratio: `${(wal / stored).toFixed(1)}x`,
-        where:
-          "each commit writes every page it touched whole (4 KiB + 24 bytes a frame): the log's leaf, its two indexes' leaves, the scope's head, and a snapshot's pages when one is due",
-      },
-    );
-  })();
+  const small = await walOf(join(base, "new.db"), events);
+  fileOf4KiB(join(base, "old.db"));
+  const large = await walOf(join(base, "old.db"), events);
+  rmSync(base, { recursive: true, force: true });
+  const kib = (n) => `${(n / 1024).toFixed(2)} KiB`;
+  report(
+    "SQLite WAL growth per decision (one event per commit, as a hook call; 1 KiB pages)",
+    kib(small.wal),
+    {
+      baseline: `the bytes the store writes per event (its record, decision and snapshot share): ${kib(small.stored)}`,
+      ratio: `${(small.wal / small.stored).toFixed(1)}x`,
+      "a store of 4 KiB pages (made before), same run": `${kib(large.wal)}, ${(large.wal / large.stored).toFixed(1)}x; the new store's WAL is ${((100 * small.wal) / large.wal).toFixed(0)}% of it`,
+      "frames per decision, 1 KiB": small.where,
+      "frames per decision, 4 KiB": large.where,
+    },
+  );
 }
 
 export async function claudeHttpBench(report) {
   await hookLoad(report);
-  await walGrowth(report);
+  await walBench(report);
 }

@@ -1,6 +1,6 @@
 // `npm run bench`: prints each figure with its same-run baseline and the machine it was measured on.
 import { boundaryBench } from "./boundary.js";
-import { claudeHttpBench } from "./claude-http.js";
+import { claudeHttpBench, walBench } from "./claude-http.js";
 import { cliBench } from "./cli.js";
 import { dashboardBench } from "./dashboard.js";
 import { efficacyBench } from "./efficacy.js";
@@ -11,6 +11,7 @@ import { daemonSessionsBench, redisRetentionBench } from "./retention.js";
 import { witnessBench } from "./witness.js";
 import { serverBench } from "./server.js";
 import { redisBench, sqliteBench, sqliteGcBench } from "./stores.js";
+import { sqlitePagesBench } from "./sqlite-pages.js";
 import { machine } from "./stats.js";
 
 const rows = [];
@@ -27,11 +28,13 @@ const parts = {
   engine: engineBench,
   sqlite: sqliteBench,
   "sqlite-gc": sqliteGcBench,
+  "sqlite-pages": sqlitePagesBench,
   redis: redisBench,
   "redis-retention": redisRetentionBench,
   hooks: hooksBench,
   cli: cliBench,
   "claude-http": claudeHttpBench,
+  wal: walBench,
   boundary: boundaryBench,
   projects: projectsBench,
   sessions: daemonSessionsBench,
