@@ -1,9 +1,10 @@
 /**
  * The keys calls are known by in the state: a call's signature, a command's key, a failure class. The
  * reducer and several guards ask for the same event's keys in turn, so each function remembers its last
- * answer (a pure function's memo: same input, same output).
+ * answer, or its answers for the texts seen lately (a pure function's memo: same input, same output).
  */
 import { clip } from "./capped.js";
+import { memoize } from "./memo.js";
 
 let sigTool = "";
 let sigInput = "";
@@ -35,17 +36,13 @@ export function commandKey(command: string): string {
   return keyLast;
 }
 
-/** A key with a prefix, remembering its last answer for each prefix. */
+/**
+ * A key with a prefix, remembering its answers for the keys seen lately: a session comes back to the same
+ * few files and commands, and the state's maps are read with the same string each time, instead of a new
+ * one joined per event that must be hashed again to find its entry.
+ */
 function prefixed(prefix: string): (key: string) => string {
-  let last = "";
-  let answer = prefix;
-  return (key) => {
-    if (key !== last) {
-      last = key;
-      answer = `${prefix}${key}`;
-    }
-    return answer;
-  };
+  return memoize((key) => `${prefix}${key}`);
 }
 
 const cmdClass = prefixed("cmd:");
