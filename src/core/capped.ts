@@ -112,7 +112,15 @@ function indexOf(key: string): number {
   return n <= MAX_INDEX ? n : -1;
 }
 
+/**
+ * The map whose order was asked for last, and its order: a map that keeps taking new keys (a session's
+ * resource memos, more files and commands than their cap) asks again and again, and skips the lookup.
+ */
+let lastMap: object | undefined;
+let lastOrder: KeyOrder | undefined;
+
 function orderOf(map: object): KeyOrder {
+  if (map === lastMap) return lastOrder!;
   let order = orders.get(map);
   if (order === undefined) {
     order = { names: [], head: 0, indices: [] };
@@ -123,6 +131,8 @@ function orderOf(map: object): KeyOrder {
     }
     orders.set(map, order);
   }
+  lastMap = map;
+  lastOrder = order;
   return order;
 }
 

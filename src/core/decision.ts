@@ -30,25 +30,36 @@ export interface Decision {
  * confirmation if any guard asks for it, the blocks' instructions before the warnings', and every alert.
  */
 export function decisionOf(seq: number, results: readonly GuardResult[]): Decision {
-  const sum = sums.get(results) ?? sumOf(results);
+  return decisionWith(seq, summed(results));
+}
+
+/** The decision of a list of results already added up (the engine keeps the sum beside its shared lists). */
+export function decisionWith(seq: number, sum: Sum): Decision {
   return {
     seq,
     verdict: sum.verdict,
     needsHuman: sum.needsHuman,
-    results,
+    results: sum.results,
     instructions: sum.instructions,
     alerts: sum.alerts,
   };
 }
 
 /** What a list of results adds up to, apart from the event's place in the log. */
-interface Sum {
+export interface Sum {
+  /** The list added up. */
+  results: readonly GuardResult[];
   verdict: Verdict;
   needsHuman: boolean;
   instructions: readonly string[];
   alerts: readonly DecisionAlert[];
   /** Whether any result asks for a change to the state. */
   effects: boolean;
+}
+
+/** The sum of `results`: added up once per frozen list (the lists decisions share), each time otherwise. */
+export function summed(results: readonly GuardResult[]): Sum {
+  return sums.get(results) ?? sumOf(results);
 }
 
 /** The sums of the frozen lists decisions share (see the engine's evaluate): added up once per list. */
@@ -72,6 +83,7 @@ function sumOf(results: readonly GuardResult[]): Sum {
   }
   // Most events raise nothing: the lists are built only when a result has something for them.
   const sum: Sum = {
+    results,
     verdict,
     needsHuman,
     instructions: messages > 0 ? instructionsOf(results) : EMPTY,

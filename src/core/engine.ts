@@ -2,7 +2,7 @@
 import { sendProbe, tripBreaker } from "./breaker.js";
 import { draftOf, inPlace, writable, type Draft } from "./cow.js";
 import { EMPTY } from "./empty.js";
-import { decisionOf, hasEffects, type Decision } from "./decision.js";
+import { decisionWith, hasEffects, summed, type Decision, type Sum } from "./decision.js";
 import { pass, type Effect, type Guard, type GuardResult } from "./guard.js";
 import { isHumanEvent, type ReinsEvent } from "./reins-event.js";
 import { pushCapped } from "./capped.js";
@@ -16,6 +16,9 @@ import { tally } from "./tally.js";
 import { CAPS, LEVEL, initialState, type State } from "./state.js";
 
 const standard = pipeline(defaultGuards);
+
+/** The sum of a human event's decision: no guard is asked. */
+const UNASKED: Sum = summed(EMPTY);
 
 /**
  * Applies `event` to `state` in place and returns the decision. For callers that own the state (a store
@@ -38,9 +41,9 @@ function step(state: State, event: ReinsEvent, policy: Policy, guards: Pipeline,
   const seq = state.seq;
   const tripsBefore = state.breaker.trips;
   applyEvent(state, event, policy, draft);
-  const results = isHumanEvent(event) ? EMPTY : evaluate(guards, state, event, policy);
-  const decision = decisionOf(seq, results);
-  settle(state, event, decision, tripsBefore, draft);
+  const sum = isHumanEvent(event) ? UNASKED : evaluate(guards, state, event, policy);
+  const decision = decisionWith(seq, sum);
+  settle(state, event, decision, sum.effects, tripsBefore, draft);
   return decision;
 }
 
@@ -59,7 +62,7 @@ export function reapply(state: State, event: ReinsEvent, decision: Decision, pol
   }
   const tripsBefore = state.breaker.trips;
   applyEvent(state, event, policy);
-  settle(state, event, decision, tripsBefore, inPlace);
+  settle(state, event, decision, hasEffects(decision.results), tripsBefore, inPlace);
 }
 
 /**
@@ -77,15 +80,19 @@ function loopDenied(decision: Decision): boolean {
   );
 }
 
-/** The decision's effects on the state, and its count in the tally: the part of `advance` after the guards. */
+/**
+ * The decision's effects on the state (`effects`: whether any result has some), and its count in the tally:
+ * the part of `advance` after the guards.
+ */
 function settle(
   state: State,
   event: ReinsEvent,
   decision: Decision,
+  effects: boolean,
   tripsBefore: number,
   draft: Draft,
 ): void {
-  if (hasEffects(decision.results))
+  if (effects)
     for (const result of decision.results)
       if (result.effects !== undefined)
         for (const effect of result.effects) {
@@ -146,11 +153,11 @@ interface KindPlan {
   /** The positions of the guards asked, in order. */
   asked: readonly number[];
   /**
-   * The last list of results a decision of this kind kept. Most events are answered the same way by every
-   * guard (each guard's pass result is one object), so their decisions share one frozen list instead of
-   * each keeping a copy: a long replay keeps a decision per event.
+   * The last list of results a decision of this kind kept, with its sum. Most events are answered the same
+   * way by every guard (each guard's pass result is one object), so their decisions share one frozen list
+   * instead of each keeping a copy (a long replay keeps a decision per event), and it is added up once.
    */
-  last: readonly GuardResult[] | undefined;
+  last: Sum | undefined;
 }
 
 /** Per pipeline, its plan for each event kind, made the first time it sees the kind. */
@@ -177,9 +184,10 @@ function planFor(guards: Pipeline, kind: string): KindPlan {
   return plan;
 }
 
-function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Policy): readonly GuardResult[] {
+function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Policy): Sum {
   const plan = planFor(guards, event.kind);
-  const last = plan.last;
+  const sum = plan.last;
+  const last = sum?.results;
   const asked = plan.asked;
   // The common case: every guard asked answers as it did to the last event of this kind (a whole list, so
   // no guard cut it short), and the decision shares that list.
@@ -192,7 +200,7 @@ function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Pol
       if (next !== last[i]) break;
       same += 1;
     }
-    if (same === asked.length) return last;
+    if (same === asked.length) return sum!;
   }
   // Otherwise the list is made in order with the answers already had: the first `same` guards asked
   // answered as last time, and the next one answered `next`.
@@ -213,7 +221,7 @@ function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Pol
     results.push(result);
     if (result.verdict === "block" && guard.shortCircuit) break;
   }
-  return (plan.last = Object.freeze(results));
+  return (plan.last = summed(Object.freeze(results)));
 }
 
 /** One guard's result, held to its grades; a guard that throws is skipped with a warning (fail open). */

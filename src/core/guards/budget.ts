@@ -12,6 +12,7 @@ import {
   utilization,
   type MeterRef,
 } from "../meter.js";
+import type { Policy } from "../policy.js";
 import { LEVEL } from "../state.js";
 
 const name = "budget";
@@ -45,6 +46,37 @@ function amount(resource: BudgetResource, n: number): string {
   }
 }
 
+/** The resources each kind of meter may have a limit on under a policy, in RESOURCES order. */
+interface Limited {
+  session: readonly BudgetResource[];
+  task: readonly BudgetResource[];
+}
+
+/**
+ * Per policy, the resources that can have a limit: one without a base limit has none whatever was extended
+ * (see limitOf), so it is never checked. A task's tokens may be limited by its task type: always checked.
+ * Worked out once per policy (policies are not changed once resolved), not per event.
+ */
+const limitedBy = new WeakMap<Policy, Limited>();
+let lastPolicy: Policy | undefined;
+let lastLimited: Limited = { session: RESOURCES, task: RESOURCES };
+
+function limitedOf(policy: Policy): Limited {
+  if (policy === lastPolicy) return lastLimited;
+  let limited = limitedBy.get(policy);
+  if (limited === undefined) {
+    const { session, task } = policy.budget;
+    limited = {
+      session: RESOURCES.filter((r) => session[r] !== null),
+      task: RESOURCES.filter((r) => task[r] !== null || r === "tokens"),
+    };
+    limitedBy.set(policy, limited);
+  }
+  lastPolicy = policy;
+  lastLimited = limited;
+  return limited;
+}
+
 function extendHint(ref: MeterRef, scope: string, resource: BudgetResource): string {
   const target = ref.meter === "session" ? scope : `${scope} --task`;
   return `\`reins budget extend ${target} <amount>${resource === "tokens" ? "" : ` --resource ${resource}`} --reason "..."\``;
@@ -69,6 +101,7 @@ export const budget: Guard = {
     let effects: Effect[] | undefined;
     let messages: string[] | undefined;
     let needsHuman = false;
+    const limited = limitedOf(policy);
     for (const ref of activeMeters(state)) {
       const meter = ref.meter === "session" ? state.budget.session : state.budget.tasks[ref.task];
       if (meter === undefined) continue;
@@ -82,7 +115,7 @@ export const budget: Guard = {
         if (worst.verdict !== "block") worst = block(name, "");
         continue;
       }
-      for (const resource of RESOURCES) {
+      for (const resource of ref.meter === "session" ? limited.session : limited.task) {
         const limit = limitOf(meter, ref, resource, policy);
         if (limit === null) continue;
         const used = usedOf(meter, resource, event.at);

@@ -149,6 +149,9 @@ export const circuitBreaker: Guard = {
   category: "progress-integrity",
   shortCircuit: true,
   grades: ["advise", "deny", "stop"],
+  // Any other kind passes whatever the breaker's status: an open breaker holds calls and new tasks, a
+  // half-open one judges its probe, and only calls, their results and checks are evidence of being stuck.
+  answers: ["tool.requested", "task.started", "tool.completed", "verification.ran"],
   evaluate(state, event, policy) {
     const breaker = state.breaker;
     switch (breaker.status) {

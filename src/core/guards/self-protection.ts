@@ -80,7 +80,8 @@ const isProtected = memoize(isProtectedPath);
 const isToken = memoize((path) =>
   /\.reins\/(?:api-token|agent-token|hook-secret)$/.test(path.replace(/\\/g, "/")),
 );
-const actingCommand = memoize(actsAsPerson);
+/** What a command does to reins, judged once per command: names a secret (2), acts as a person (1), neither (0). */
+const commandRisk = memoize((command) => (SECRET.test(command) ? 2 : actsAsPerson(command) ? 1 : 0));
 
 /**
  * The threat model's rule (README, "Security"): the guarded agent runs as the same user in the same
@@ -101,8 +102,9 @@ export const selfProtection: Guard = {
     const path =
       (event.writes ?? NO_ITEMS).find(isProtected) ?? (event.removes ?? NO_ITEMS).find(isProtected);
     const command = event.command ?? "";
-    const token = (event.reads ?? NO_ITEMS).some(isToken) || SECRET.test(command);
-    const acting = path === undefined && (token || actingCommand(command));
+    const risk = commandRisk(command);
+    const token = (event.reads ?? NO_ITEMS).some(isToken) || risk === 2;
+    const acting = path === undefined && (token || risk === 1);
     if (path === undefined && !acting) return passed;
     if (state.protectionGrants > 0)
       return { guard: name, verdict: "allow", effects: [{ kind: "protection.used" }] };
