@@ -1,17 +1,16 @@
 /**
  * `reins init --user claude` sets Claude Code's sandbox in the user's settings, for every project at once:
  * what can be denied there by absolute path (reins' runtime and state folders, its install, the user's hook
- * settings). A project's own `.reins/` cannot be (docs/user-install-hooks.md, "Containment").
+ * settings). A project's `.reins/` is kept by being a link into the state folder, its policy file by an entry
+ * the hooks add per project (docs/user-install-hooks.md, "Containment").
  */
 import { join } from "node:path";
 import { installDir, type ClaudeBoundary } from "../config/boundary.js";
 import { runtimeDir, stateDir } from "../config/user-dirs.js";
+import { userSandboxRecord } from "../config/user-policy-deny.js";
 import { mergeBoundary, removeBoundary } from "./claude-sandbox.js";
 
-/** Where what the user-level sandbox added is noted, for `--uninstall`: the user's state folder. */
-export function userSandboxRecord(env: NodeJS.ProcessEnv): string {
-  return join(stateDir(env), "claude-user-sandbox.json");
-}
+export { userSandboxRecord };
 
 /**
  * The boundary of the user's settings: every Bash command in the sandbox with no way out, the runtime and
@@ -61,7 +60,7 @@ export function containClaudeUser(
         ? `Claude Code's sandbox in ${settingsPath} keeps every session's commands and file tools out of reins' runtime and state folders, its install and your user settings`
         : line,
     ),
-    'a project\'s own .reins/ can only be denied by its absolute path: a project guarded from here is said "not contained" until `reins init claude` is run in it (docs/user-install-hooks.md)',
+    "a project guarded from here keeps its .reins/ in reins' state folder, linked from the project, and its reins.config.json is added to the sandbox's denied paths at its first session (docs/user-install-hooks.md)",
   ];
 }
 
