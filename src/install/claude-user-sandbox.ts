@@ -4,6 +4,7 @@
  * settings). A project's `.reins/` is kept by being a link into the state folder, its policy file by an entry
  * the hooks add per project (docs/user-install-hooks.md, "Containment").
  */
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { installDir, type ClaudeBoundary } from "../config/boundary.js";
 import { runtimeDir, stateDir } from "../config/user-dirs.js";
@@ -64,7 +65,23 @@ export function containClaudeUser(
   ];
 }
 
-/** Takes out of `settingsPath` exactly what containClaudeUser added. */
+/**
+ * Takes out of `settingsPath` exactly what containClaudeUser added, and the policy entries the hooks added
+ * per project since. The projects' `.reins` links and the stores behind them stay (their history is the
+ * user's; reins still finds each store through its link), and the last line says where.
+ */
 export function uncontainClaudeUser(settingsPath: string, env: NodeJS.ProcessEnv): string[] {
-  return removeBoundary(settingsPath, userSandboxRecord(env));
+  const lines = removeBoundary(settingsPath, userSandboxRecord(env));
+  const projects = join(stateDir(env), "projects");
+  let linked = 0;
+  try {
+    linked = readdirSync(projects).filter((id) => existsSync(join(projects, id, "reins"))).length;
+  } catch {
+    // no project was ever linked
+  }
+  if (linked > 0)
+    lines.push(
+      `${linked} project(s) keep their .reins/ linked into ${projects}: their stores stay there (a project's .reins link and its folder there can be removed to forget it)`,
+    );
+  return lines;
 }
