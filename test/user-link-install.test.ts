@@ -7,6 +7,7 @@ import {
   readlinkSync,
   realpathSync,
   rmSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +17,8 @@ import { run } from "../src/cli/run.js";
 import { containmentOf } from "../src/config/boundary.js";
 import { linkReinsDir, linkedReinsDir } from "../src/config/reins-link.js";
 import { denyProjectPolicy } from "../src/config/user-policy-deny.js";
+import { runHook } from "../src/hooks/run-hook.js";
+import { readTamper } from "../src/hooks/tamper-record.js";
 
 /**
  * The installs around a project whose `.reins` is linked into the state folder (docs/user-install-hooks.md):
@@ -90,5 +93,42 @@ describe("a project linked into the state folder", () => {
         by: "Claude Code's sandbox",
       },
     );
+  });
+
+  it("is made by a user-level hook's first call, and put back by a later one, in the tamper record even with no daemon yet", async () => {
+    const runtime = join(dir, "run");
+    // The hook reads the state folder from its process's environment too: named here, as the test's own.
+    const hookEnv = {
+      HOME: home,
+      PATH: env.PATH,
+      REINS_HOOK_SCOPE: "user",
+      REINS_RUNTIME_DIR: runtime,
+      REINS_STATE_DIR: join(dir, "state"),
+    };
+    const call = (id: string) =>
+      runHook(
+        "claude",
+        Buffer.from(
+          JSON.stringify({
+            session_id: "s1",
+            transcript_path: join(dir, "none.jsonl"),
+            cwd: repo,
+            hook_event_name: "PreToolUse",
+            tool_name: "Bash",
+            tool_input: { command: "ls" },
+            tool_use_id: id,
+          }),
+        ),
+        hookEnv,
+        repo,
+      );
+    expect((await call("t1")).warning).toBe("");
+    expect(readlinkSync(join(repo, ".reins"))).toBe(linkedReinsDir(repo, hookEnv));
+    rmSync(join(repo, ".reins"));
+    mkdirSync(join(repo, ".reins"));
+    writeFileSync(join(repo, ".reins", "reins.db"), "");
+    expect((await call("t2")).warning).toBe("");
+    expect(readlinkSync(join(repo, ".reins"))).toBe(linkedReinsDir(repo, hookEnv));
+    expect(readTamper(runtime)).toMatchObject([{ kind: "reins-link", socket: join(repo, ".reins") }]);
   });
 });

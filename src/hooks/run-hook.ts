@@ -1,5 +1,5 @@
 /** One hook call answered in-process: the input checked, planned by its adapter, recorded, replied to. */
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
@@ -107,7 +107,9 @@ function keepReinsLink(root: string, env: NodeJS.ProcessEnv, runtime: string): v
   const full = { ...process.env, ...env };
   const now = Date.now();
   const repair = restoreReinsLink(root, full, now);
-  if (repair.kind === "restored")
+  if (repair.kind === "restored") {
+    // No daemon may have made the runtime folder yet; it is made as the daemon makes it (0700).
+    mkdirSync(runtime, { recursive: true, mode: 0o700 });
     appendTamper(runtime, {
       at: now,
       kind: "reins-link",
@@ -115,6 +117,7 @@ function keepReinsLink(root: string, env: NodeJS.ProcessEnv, runtime: string): v
       by: `hook ${process.pid}`,
       detail: repair.line,
     });
+  }
   linkReinsDir(root, full, isUserHook(env));
 }
 
