@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
+import { linkReinsDir } from "../src/config/reins-link.js";
+import { denyProjectPolicy } from "../src/config/user-policy-deny.js";
 
 /** `reins doctor` says which hooks guard a project, and from where, once `reins init --user` ran. */
 
@@ -22,6 +24,17 @@ beforeEach(async () => {
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** Every line of `reins doctor --json` run in `cwd`. */
+async function checks(cwd: string) {
+  const io = memoryIo({ cwd, env: { HOME: home, PATH: process.env.PATH ?? "" } });
+  await run(["doctor", "--json"], io);
+  return (
+    JSON.parse(io.out.join("")) as {
+      checks: { subject: string; check: string; status: string; message: string }[];
+    }
+  ).checks;
+}
 
 async function guarded(cwd: string): Promise<{ status: string; message: string; fix?: string }> {
   const io = memoryIo({ cwd, env: { HOME: home, PATH: process.env.PATH ?? "" } });
@@ -43,7 +56,46 @@ describe("reins doctor with the user-level hooks", () => {
     const line = await guarded(repo);
     expect(line.status).toBe("ok");
     expect(line.message).toBe(
-      "by the user-level hooks (~/.claude/settings.json), for this git root; its store is .reins/ (made on first use)",
+      "by the user-level hooks (~/.claude/settings.json), for this git root; its store is .reins/ (made on first use, as a link into reins' state folder)",
+    );
+  });
+
+  it("says a project whose .reins is linked into the state folder is contained by the user's sandbox, and Codex there is not", async () => {
+    const repo = join(dir, "linked");
+    mkdirSync(repo);
+    execFileSync("git", ["init", "-q"], { cwd: repo });
+    for (const args of [
+      ["init", "--user", "claude"],
+      ["init", "--user", "codex", "--no-contain"],
+    ]) {
+      const io = memoryIo({ cwd: home, env: { HOME: home } });
+      expect(await run(args, io), io.err.join("")).toBe(0);
+    }
+    const env = { HOME: home };
+    // What the first user-level hook call there does (hooks/run-hook.ts, hooks/user-hook.ts).
+    expect(linkReinsDir(repo, env, true)).toBe(true);
+    const before = await checks(repo);
+    expect(before.find((c) => c.subject === "claude" && c.check === "guarded")?.message).toMatch(
+      /its store is \.reins\/ \(a link into reins' state folder\)$/,
+    );
+    // Until a turn has added the project's policy file to the user's sandbox, it is said so.
+    expect(before.find((c) => c.subject === "claude" && c.check === "contained")).toMatchObject({
+      status: "warn",
+      message: expect.stringContaining(join(repo, "reins.config.json")) as string,
+    });
+    expect(denyProjectPolicy(repo, env)).toBe(true);
+    const after = await checks(repo);
+    expect(after.find((c) => c.subject === "claude" && c.check === "contained")).toMatchObject({
+      status: "ok",
+      message:
+        "by Claude Code's sandbox, set in the user's settings (.reins/ linked into reins' state folder)",
+    });
+    expect(after.find((c) => c.subject === "codex" && c.check === "contained")?.status).toBe("warn");
+    // A .reins that is no longer the link is not contained, whatever the settings say.
+    rmSync(join(repo, ".reins"));
+    mkdirSync(join(repo, ".reins"));
+    expect((await checks(repo)).find((c) => c.subject === "claude" && c.check === "contained")?.status).toBe(
+      "warn",
     );
   });
 

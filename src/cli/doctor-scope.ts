@@ -2,7 +2,9 @@
  * `reins doctor` on where an agent's guarding comes from here (docs/user-install-hooks.md): the project's own
  * hooks, the user-level hooks of `reins init --user`, or none, outside any git repository.
  */
-import { relative } from "node:path";
+import { existsSync } from "node:fs";
+import { join, relative } from "node:path";
+import { reinsLinkIntact } from "../config/reins-link.js";
 import { isProject } from "../hooks/user-hook.js";
 
 /** An agent's reins hooks in one settings file, as doctor.ts reads them (only what this line needs). */
@@ -26,6 +28,7 @@ export function guardedCheck(
   installs: readonly Install[],
   root: string,
   home: string,
+  env: NodeJS.ProcessEnv = { HOME: home },
 ): GuardedLine | null {
   const shown = (file: string) =>
     file.startsWith(`${root}/`) ? relative(root, file) : file.replace(home, "~");
@@ -49,6 +52,14 @@ export function guardedCheck(
   return {
     ...base,
     status: "ok",
-    message: `by the user-level hooks (${shown(user.file)}), for this git root; its store is ${shown(`${root}/.reins`)}/ (made on first use)`,
+    message: `by the user-level hooks (${shown(user.file)}), for this git root; its store is ${shown(`${root}/.reins`)}/ (${storeWhere(root, env)})`,
   };
+}
+
+/** Where a project guarded by the user-level hooks keeps its `.reins/` (config/reins-link.ts). */
+function storeWhere(root: string, env: NodeJS.ProcessEnv): string {
+  if (reinsLinkIntact(root, env)) return "a link into reins' state folder";
+  if (existsSync(join(root, ".reins")))
+    return "a folder of the project's own, which the user-level sandbox cannot hide";
+  return "made on first use, as a link into reins' state folder";
 }

@@ -203,7 +203,7 @@ export function agentChecks(
     if (agent === "codex") checks.push(...codexTrust(install, o));
   }
   if (agent === "gemini") checks.push(geminiTrust(installs, o));
-  const guarded = guardedCheck(agent, installs, o.root, o.home);
+  const guarded = guardedCheck(agent, installs, o.root, o.home, { ...o.env, HOME: o.home });
   if (guarded !== null) checks.push(guarded);
   return { checks, installs };
 }

@@ -6,7 +6,9 @@
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
+import { reinsLinkIntact } from "./reins-link.js";
 import { runtimeDir, stateDir } from "./user-dirs.js";
+import { policyDenyEntries, userClaudeSettings } from "./user-policy-deny.js";
 
 /** The paths of one project's judges, absolute. */
 export interface Judges {
@@ -195,6 +197,7 @@ export function claudeContainment(
   env: NodeJS.ProcessEnv,
   judges: Judges,
   platform: NodeJS.Platform = process.platform,
+  wanted: ClaudeBoundary = claudeBoundary(root, judges),
 ): Containment {
   const fix = "run `reins init claude` again (and, on Linux, install bubblewrap and socat)";
   if (platform !== "linux" && platform !== "darwin")
@@ -212,7 +215,6 @@ export function claudeContainment(
   if (settings.enabled !== true) return { contained: false, why: "Claude Code's sandbox is off", fix };
   if (settings.unsandboxed !== false)
     return { contained: false, why: "Claude Code may run commands outside its sandbox", fix };
-  const wanted = claudeBoundary(root, judges);
   const lacking = [
     ...wanted.sandbox.filesystem.denyRead.filter((p) => !settings.denyRead.includes(p)),
     ...wanted.sandbox.filesystem.denyWrite.filter((p) => !settings.denyWrite.includes(p)),
@@ -225,6 +227,63 @@ export function claudeContainment(
       fix,
     };
   return { contained: true, by: "Claude Code's sandbox" };
+}
+
+/**
+ * What the user's settings must hold to keep a project whose `.reins` is linked into the state folder
+ * (config/reins-link.ts), all by absolute path: the runtime and state folders (the store and secrets behind
+ * the link among them) neither read nor written; the project's policy file, the user's Claude settings and
+ * reins' install not written. The project's `.claude/` settings, `.git/hooks` and `.git/config` Claude Code's
+ * sandbox keeps unwritable of itself (tried with 2.1.330: "Permission denied", "Read-only file system").
+ */
+export function linkedBoundary(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  bin: string | undefined,
+): ClaudeBoundary {
+  const install = bin !== undefined ? installDir(bin) : root;
+  const inside = root === install || root.startsWith(`${install}/`);
+  const hidden = [runtimeDir(env), stateDir(env)].map((p) => `${p}/**`);
+  const policy = policyDenyEntries(root);
+  const readOnly = [userClaudeSettings(env), ...(inside ? [] : [`${install}/**`])];
+  return {
+    sandbox: {
+      enabled: true,
+      failIfUnavailable: true,
+      allowUnsandboxedCommands: false,
+      filesystem: { denyRead: hidden, denyWrite: [...hidden, policy.denyWrite, ...readOnly] },
+    },
+    permissions: {
+      deny: [
+        ...hidden.map((p) => `Read(/${p})`),
+        policy.deny,
+        ...[...hidden, ...readOnly].map((p) => `Edit(/${p})`),
+      ],
+    },
+  };
+}
+
+/**
+ * Whether Claude Code is kept from switching reins off in the project at `root`: by the project's own
+ * boundary (`reins init claude`), else, for a project whose `.reins` is linked into the state folder, by
+ * the user's (`reins init --user claude`).
+ */
+function claudeContainmentOf(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  bin: string | undefined,
+  platform: NodeJS.Platform,
+): Containment {
+  const judges = judgesOf(root, env, bin);
+  const own = claudeContainment(root, env, judges, platform);
+  if (own.contained || !reinsLinkIntact(root, env)) return own;
+  const linked = claudeContainment(root, env, judges, platform, linkedBoundary(root, env, bin));
+  return linked.contained
+    ? {
+        contained: true,
+        by: "Claude Code's sandbox, set in the user's settings (.reins/ linked into reins' state folder)",
+      }
+    : linked;
 }
 
 /** Why an agent with no sandbox reins can set is not contained, by agent. */
@@ -247,7 +306,7 @@ export function containmentOf(
   bin: string | undefined,
   platform: NodeJS.Platform = process.platform,
 ): Containment {
-  if (agent === "claude") return claudeContainment(root, env, judgesOf(root, env, bin), platform);
+  if (agent === "claude") return claudeContainmentOf(root, env, bin, platform);
   return {
     contained: false,
     why: UNCONTAINED[agent] ?? `reins sets no sandbox for ${agent}`,

@@ -18,7 +18,7 @@ import {
   withWarning,
   type HookResult,
 } from "../hooks/run-hook.js";
-import { userHookAnswer } from "../hooks/user-hook.js";
+import { userHookAnswer, userTurnUpkeep } from "../hooks/user-hook.js";
 import { appendTamper } from "../hooks/tamper-record.js";
 import { checkpointInBackground } from "../store/sqlite-checkpoint.js";
 import { followPort, listenHttpHooks, type HttpHooks } from "./http-hooks.js";
@@ -468,6 +468,7 @@ function buildApp(pool: ProjectPool, hooks: AppHooks): FastifyInstance {
           hooks.sessions.remember(root, session, env);
           if (agent === "claude") hooks.turns.note(root, session, checked.input, Date.now());
           const services = await pool.services(root, env, agent, Date.now());
+          userTurnUpkeep(agent, checked.input, root, env);
           result = withWarning(
             await answerHook(checked.adapter, checked.input, services, Date.now()),
             checked.warning,

@@ -1,5 +1,5 @@
 /** One hook call answered in-process: the input checked, planned by its adapter, recorded, replied to. */
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
@@ -19,7 +19,10 @@ import { TranscriptReader } from "./transcript.js";
 import { eventsAt } from "../vocabulary/event-builders.js";
 import { projectNotices, type ProjectNotices } from "./notices.js";
 import { tamperWatch, type TamperWatch } from "./tamper-check.js";
-import { userHookAnswer } from "./user-hook.js";
+import { isUserHook, userHookAnswer, userTurnUpkeep } from "./user-hook.js";
+import { linkReinsDir, restoreReinsLink } from "../config/reins-link.js";
+import { runtimeDir } from "../config/user-dirs.js";
+import { appendTamper } from "./tamper-record.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
@@ -61,6 +64,7 @@ export async function openServices(
   env: NodeJS.ProcessEnv,
   options: { remote?: boolean; storeSpec?: string; requireConnection?: boolean; runtime?: string } = {},
 ): Promise<HookServices> {
+  keepReinsLink(root, env, options.runtime ?? runtimeDir(env));
   reinsDir(root);
   const policy = loadPolicyCached({ cwd: root, env });
   const server = options.remote === true ? env.REINS_SERVER_URL : undefined;
@@ -91,6 +95,30 @@ export async function openServices(
     // the state folder is the user's, as the daemon's own environment says.
     tamper: tamperWatch(root, { ...process.env, ...env }, policy),
   };
+}
+
+/**
+ * Before a project's `.reins/` is used: a project the user-level hooks guard gets its `.reins` as a link into
+ * the state folder (config/reins-link.ts), and a link the state folder records that was removed or replaced
+ * is put back, in the tamper record for the next turn's start and `reins doctor`.
+ */
+function keepReinsLink(root: string, env: NodeJS.ProcessEnv, runtime: string): void {
+  // The state folder is the user's (the daemon's own environment), as the tamper watch's.
+  const full = { ...process.env, ...env };
+  const now = Date.now();
+  const repair = restoreReinsLink(root, full, now);
+  if (repair.kind === "restored") {
+    // No daemon may have made the runtime folder yet; it is made as the daemon makes it (0700).
+    mkdirSync(runtime, { recursive: true, mode: 0o700 });
+    appendTamper(runtime, {
+      at: now,
+      kind: "reins-link",
+      socket: join(root, ".reins"),
+      by: `hook ${process.pid}`,
+      detail: repair.line,
+    });
+  }
+  linkReinsDir(root, full, isUserHook(env));
 }
 
 async function openRemote(url: string, env: NodeJS.ProcessEnv, root: string): Promise<Store> {
@@ -353,6 +381,7 @@ export async function runHook(
     const standIn = userHookAnswer(agent, input, root, env);
     if (standIn !== undefined) return { reply: standIn.reply, warning: "" };
     const services = await openServices(root, env, { remote: true });
+    userTurnUpkeep(agent, input, root, env);
     try {
       return {
         ...withWarning(await answerHook(adapter, input, services, Date.now()), checked.warning),

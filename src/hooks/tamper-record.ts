@@ -9,15 +9,18 @@ import { join } from "node:path";
 /** The record's file in the runtime folder. */
 export const TAMPER_FILE = "tamper.jsonl";
 
-/** What happened: the daemon found its socket taken, or a client met an answer without the daemon's proof. */
-export type TamperKind = "socket-taken" | "unproven-answer";
+/**
+ * What happened: the daemon found its socket taken, a client met an answer without the daemon's proof, or a
+ * hook found a project's `.reins` link into the state folder removed or replaced (config/reins-link.ts).
+ */
+export type TamperKind = "socket-taken" | "unproven-answer" | "reins-link";
 
 /** One line of the record. */
 export interface TamperEntry {
   /** When, epoch ms. */
   at: number;
   kind: TamperKind;
-  /** The daemon's socket. */
+  /** The daemon's socket (for `reins-link`: the project's `.reins`). */
   socket: string;
   /** Who found it: `daemon <pid>`, `native client`, `sh client`, `hook`. */
   by: string;
@@ -46,7 +49,7 @@ function isEntry(value: unknown): value is TamperEntry {
     typeof e === "object" &&
     e !== null &&
     typeof e.at === "number" &&
-    (e.kind === "socket-taken" || e.kind === "unproven-answer") &&
+    (e.kind === "socket-taken" || e.kind === "unproven-answer" || e.kind === "reins-link") &&
     typeof e.socket === "string" &&
     typeof e.by === "string" &&
     typeof e.detail === "string"
@@ -136,6 +139,13 @@ export function tamperLines(entries: readonly TamperEntry[]): string[] {
   if (unproven.length > 0)
     lines.push(
       `reins: at ${clock(last(unproven).at)} a hook call was answered on the hook daemon's socket by a program that could not prove it is reins'; reins answered the call itself${more(unproven.length)}. Something on this machine tried to switch guarding off.`,
+    );
+  const links = new Map<string, TamperEntry[]>();
+  for (const e of entries)
+    if (e.kind === "reins-link") links.set(e.socket, [...(links.get(e.socket) ?? []), e]);
+  for (const list of links.values())
+    lines.push(
+      `reins: at ${clock(last(list).at)} ${last(list).detail.replace(/^reins: /, "")}${more(list.length)}`,
     );
   return lines;
 }

@@ -5,6 +5,8 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { POLICY_FILES } from "../config/project-root.js";
+import { isLinkedProject } from "../config/reins-link.js";
+import { denyProjectPolicy } from "../config/user-policy-deny.js";
 import { contextReply } from "../vocabulary/replies.js";
 import { AGENT_HOOKS } from "./hook-events.js";
 
@@ -139,4 +141,27 @@ export function userHookAnswer(
   if (!isProject(root)) return { reply: unguardedReply(input, root, agent) };
   if (projectHasOwnHooks(agent, root)) return { reply: null };
   return undefined;
+}
+
+/**
+ * What a guarded call through Claude Code's user-level hooks keeps up when a turn opens, in a project whose
+ * `.reins` is linked into the state folder: the project's policy file in the user's sandbox (config/user-policy-deny.ts).
+ * Never throws: a settings file that cannot be written leaves the project said "not contained".
+ */
+export function userTurnUpkeep(
+  agent: string,
+  input: unknown,
+  root: string,
+  env: NodeJS.ProcessEnv | Record<string, string>,
+): void {
+  if (agent !== "claude" || !isUserHook(env)) return;
+  const event = (input as { hook_event_name?: unknown } | null)?.hook_event_name;
+  if (typeof event !== "string" || !TURN_EVENTS.has(event)) return;
+  // The daemon answers with the call's REINS_* variables: the home and state folder are its own.
+  const full = { ...process.env, ...env };
+  try {
+    if (isLinkedProject(root, full)) denyProjectPolicy(root, full);
+  } catch {
+    // said at this turn's start: the containment notice finds the entry missing
+  }
 }

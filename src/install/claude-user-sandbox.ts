@@ -1,17 +1,17 @@
 /**
  * `reins init --user claude` sets Claude Code's sandbox in the user's settings, for every project at once:
  * what can be denied there by absolute path (reins' runtime and state folders, its install, the user's hook
- * settings). A project's own `.reins/` cannot be (docs/user-install-hooks.md, "Containment").
+ * settings). A project's `.reins/` is kept by being a link into the state folder, its policy file by an entry
+ * the hooks add per project (docs/user-install-hooks.md, "Containment").
  */
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { installDir, type ClaudeBoundary } from "../config/boundary.js";
 import { runtimeDir, stateDir } from "../config/user-dirs.js";
+import { userSandboxRecord } from "../config/user-policy-deny.js";
 import { mergeBoundary, removeBoundary } from "./claude-sandbox.js";
 
-/** Where what the user-level sandbox added is noted, for `--uninstall`: the user's state folder. */
-export function userSandboxRecord(env: NodeJS.ProcessEnv): string {
-  return join(stateDir(env), "claude-user-sandbox.json");
-}
+export { userSandboxRecord };
 
 /**
  * The boundary of the user's settings: every Bash command in the sandbox with no way out, the runtime and
@@ -61,11 +61,27 @@ export function containClaudeUser(
         ? `Claude Code's sandbox in ${settingsPath} keeps every session's commands and file tools out of reins' runtime and state folders, its install and your user settings`
         : line,
     ),
-    'a project\'s own .reins/ can only be denied by its absolute path: a project guarded from here is said "not contained" until `reins init claude` is run in it (docs/user-install-hooks.md)',
+    "a project guarded from here keeps its .reins/ in reins' state folder, linked from the project, and its reins.config.json is added to the sandbox's denied paths at its first session (docs/user-install-hooks.md)",
   ];
 }
 
-/** Takes out of `settingsPath` exactly what containClaudeUser added. */
+/**
+ * Takes out of `settingsPath` exactly what containClaudeUser added, and the policy entries the hooks added
+ * per project since. The projects' `.reins` links and the stores behind them stay (their history is the
+ * user's; reins still finds each store through its link), and the last line says where.
+ */
 export function uncontainClaudeUser(settingsPath: string, env: NodeJS.ProcessEnv): string[] {
-  return removeBoundary(settingsPath, userSandboxRecord(env));
+  const lines = removeBoundary(settingsPath, userSandboxRecord(env));
+  const projects = join(stateDir(env), "projects");
+  let linked = 0;
+  try {
+    linked = readdirSync(projects).filter((id) => existsSync(join(projects, id, "reins"))).length;
+  } catch {
+    // no project was ever linked
+  }
+  if (linked > 0)
+    lines.push(
+      `${linked} project(s) keep their .reins/ linked into ${projects}: their stores stay there (a project's .reins link and its folder there can be removed to forget it)`,
+    );
+  return lines;
 }

@@ -4,6 +4,7 @@ import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ReinsError } from "../core/errors.js";
 import { reinsDir } from "../config/reins-dir.js";
+import { trustedSecretPath } from "../config/reins-link.js";
 
 /** Where a project's hook secret lives (mode 0600): it authenticates hook calls to the daemon. */
 export function secretPath(root: string): string {
@@ -20,10 +21,14 @@ export function hookSecret(root: string): string {
   return readOrCreate(secretPath(root)).value;
 }
 
-/** The project's hook secret if there is one it can trust, without making one ("" otherwise). */
-export function existingHookSecret(root: string): string {
+/**
+ * The project's hook secret if there is one it can trust, without making one ("" otherwise). For a project
+ * whose `.reins` is a link into the state folder it is read from there, so a secret in a `.reins` the agent
+ * replaced is never trusted (config/reins-link.ts).
+ */
+export function existingHookSecret(root: string, env: NodeJS.ProcessEnv = process.env): string {
   try {
-    return readSecret(secretPath(root)) ?? "";
+    return readSecret(trustedSecretPath(root, env)) ?? "";
   } catch {
     return ""; // too short to trust
   }
