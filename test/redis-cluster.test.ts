@@ -12,7 +12,7 @@ import { ReinsError } from "../src/core/errors.js";
 import { resolvePolicy, timeline, type ReinsEvent } from "../src/core/index.js";
 import type { Store } from "../src/core/store.js";
 import { openStore } from "../src/store/open.js";
-import { chargeField, RedisStore, type RedisOptions } from "../src/store/redis.js";
+import { chargeField, fenceField, RedisStore, type RedisOptions } from "../src/store/redis.js";
 import { clusterUnavailableReason, startCluster, type RedisCluster } from "./support/redis-cluster.js";
 import { storeContract } from "./support/store-contract.js";
 import { expectFilledExactly, fillPool } from "./support/pool-fill.js";
@@ -214,26 +214,33 @@ describe.skipIf(skipReason !== null)(
       await expectFilledExactly(await open(prefix, options), filled);
     }, 240_000);
 
-    it("charges a pool once for a redelivery it was charged with, under the compact field, across a generation turn", async () => {
+    it("keeps a pool's ids to the session's fence and the charges not yet confirmed, and charges a redelivery it holds once, across a generation turn", async () => {
       const prefix = "late:";
       let clock = 1_000_000;
       const options = { idsWindowSeconds: 60, now: () => clock };
-      const store = await open(prefix, options);
+      const first = await open(prefix, options);
       const team = resolvePolicy({ pools: { team: { tokens: 1_000_000 } } });
       const late = (i: number) => usage("session:late", `late-${i}`, i);
-      for (let i = 0; i < 100; i++) await store.append("session:late", [late(i)], team);
+      for (let i = 0; i < 100; i++) await first.append("session:late", [late(i)], team);
+      await first.close();
       const poolNode = node(await cluster.masterFor("{pool:team}"));
       const sessionNode = node(await cluster.masterFor("{session:late}"));
       expect(Number(await poolNode.hget(`${prefix}{pool:team}:snap`, "base"))).toBeGreaterThan(0);
-      // 8 bytes of SHA-1 per charge, in base64url: 11 characters, not the session and id.
-      const fields = await poolNode.hkeys(`${prefix}{pool:team}:ids`);
-      expect(fields).toHaveLength(100);
-      expect(fields.every((f) => /^[A-Za-z0-9_-]{11}$/.test(f))).toBe(true);
-      expect(fields).toContain(chargeField("session:late", "late-0"));
-      // The generation turns: the 100 charges are now the previous one.
+      // The first charge was made before the session had a lifetime (`born`): its field (8 bytes of SHA-1
+      // in base64url) stays until it ages out. The 99 after it were dropped once the session held them,
+      // leaving one fence for the session: its lifetime and its version after the last of them.
+      const ids = `${prefix}{pool:team}:ids`;
+      const fields = await poolNode.hkeys(ids);
+      expect(fields.sort()).toEqual(
+        [fenceField("session:late"), chargeField("session:late", "late-0")].sort(),
+      );
+      const born = await sessionNode.hget(`${prefix}{session:late}:snap`, "born");
+      expect(await poolNode.hget(ids, fenceField("session:late"))).toBe(`${born}\n100`);
+      // The generation turns: the field and the fence are now the previous one.
+      const store = await open(prefix, options);
       clock += 61_000;
       await store.append("session:late", [late(100)], team);
-      expect(await poolNode.hlen(`${prefix}{pool:team}:ids0`)).toBe(100);
+      expect(await poolNode.hlen(`${prefix}{pool:team}:ids0`)).toBe(2);
       // As when a process died between the pool's step and the session's: the pool has the charge (its
       // record long trimmed), the session does not.
       await sessionNode.hdel(`${prefix}{session:late}:ids0`, "late-0");
