@@ -57,9 +57,10 @@ export interface RedisOptions {
   /** The clock that ages the generations of ids, epoch ms (for tests). @default Date.now */
   now?: () => number;
   /**
-   * For tests: called on Redis Cluster after each step of an append that charges pools (`read`: the
-   * scopes read; `pool`: one pool charged; `session`: the session written, before its pools' fields are
-   * dropped). A throw stops the append there, as a process dying there would; a promise holds it there.
+   * For tests: called on Redis Cluster at each step of an append that charges pools (`read`: before one
+   * scope is read, the others being read meanwhile; `pool`: after one pool is charged; `session`: after
+   * the session is written, before its pools' fields are dropped). A throw stops the append there, as a
+   * process dying there would; a promise holds it there.
    */
   onStep?: (step: "read" | "pool" | "session", scope: string) => void | Promise<void>;
 }
@@ -527,7 +528,10 @@ export class RedisStore implements Store {
       }
       if (missing.length > 0) {
         const read = await Promise.all(
-          missing.map((s) => this.#read(s, policy, s === scope ? ids : poolFields, copies.get(s))),
+          missing.map(async (s) => {
+            if (confirm) await this.#onStep?.("read", s);
+            return this.#read(s, policy, s === scope ? ids : poolFields, copies.get(s));
+          }),
         );
         missing.forEach((s, i) => {
           const head = read[i]!;
@@ -550,7 +554,6 @@ export class RedisStore implements Store {
         if (head !== null && this.#contended.has(s))
           copies.set(s, { ...head, state: cloneState(head.state) });
 
-      if (confirm) await this.#onStep?.("read", scope);
       const result = applyBatch(
         scope,
         events,
