@@ -161,16 +161,19 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Redis Cluster slot (the prefix stays outside the tag, as it always was, so old keys share it too):
  * - `<prefix>{<scope>}:snap`   a hash: the state as of every SNAPSHOT_EVERY-th event (`state`, `seq`),
  *   the policy the records after it were decided under (`pid` fingerprint, `policy` JSON), how many
- *   records were trimmed from the log's head (`base`), and when the current ids began (`idsAt`, ms);
+ *   records were trimmed from the log's head (`base`), when the current ids began (`idsAt`, ms), and
+ *   the scope's lifetime (`born`: the writer's clock when it was first written with a snapshot);
  * - `<prefix>{<scope>}:log`    the log, a list of JSON LogRecords; a record's seq is `base` plus its
  *   index, so `base` plus the log's length is the scope's version. A session's, task's or pool's log
  *   keeps only the records after the snapshot before its last one (`trim`); runs and specs keep all;
  * - `<prefix>{<scope>}:ids`    a hash event id → seq, so a redelivered event is applied once. On Redis
- *   Cluster a pool's holds, for each session event it was charged with, the chargeField (8 bytes of the
- *   SHA-1 of `<session>\n<id>`; the old layout's `<session>\n<id>` itself is still looked up until it
- *   ages out); on one server a pool keeps none, since its charge is written in the same script as the
- *   session's id, which that script checks. Once it is `idsWindowSeconds` old it becomes `:ids0`,
- *   replacing the generation before, so an id is kept one to two windows;
+ *   Cluster a pool's holds, for each session event it was charged with and the session does not yet
+ *   hold (as far as the pool knows), the chargeField (8 bytes of the SHA-1 of `<session>\n<id>`; the old
+ *   layout's `<session>\n<id>` itself is still looked up until it ages out), and per session its fence
+ *   (fenceField → `<born>\n<version>`, see DROP); on one server a pool keeps none, since its charge is
+ *   written in the same script as the session's id, which that script checks. Once it is
+ *   `idsWindowSeconds` old it becomes `:ids0`, replacing the generation before, so an id is kept one to
+ *   two windows;
  * - `<prefix>{<scope>}:alerts` a hash alert id → JSON StoredAlert;
  * - `<prefix>{<scope>}:state`  the old layout (the whole state, rewritten by every decision): still read,
  *   and replaced by a snapshot on the scope's next write;
@@ -195,10 +198,18 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * the same scopes wait for each other, so they never conflict among themselves.
  *
  * Pools: on one server the session and its pools are written by the same script call. On Cluster, one
- * script cannot reach two scopes (two slots): each pool is charged first, in its own atomic step that
- * records the session's event id (so a retry never charges it twice), then the session. A process that
- * dies between the two leaves the pool charged and the session not; the event's redelivery (the spool)
- * then charges the session alone. An event without id is charged again if it is redelivered.
+ * script cannot reach two scopes (two slots). The session is read (the ids it holds, at version v), then
+ * each pool is charged in its own atomic step that records the charge's field (so a retry never charges
+ * it twice) and refuses it when the pool's fence for the session is past v; then the session is written.
+ * Once it holds the events, the pools' fields of their charges are dropped and each pool's fence moves up
+ * to the session's new version, in one step (in the background). So a charge is refused by its field from
+ * its pool step until the drop, and from the drop on by the fence to any writer that read the session
+ * before it held the event, while any writer that read it after sees the id there. A process that dies
+ * between the pool's step and the session's leaves the pool charged and the session not; the event's
+ * redelivery (the spool) finds the field and charges the session alone. One that dies before the drop
+ * leaves a field that ages out. An event without id is charged again if it is redelivered. A session
+ * without a lifetime yet (new, or written by an older reins) is charged without fence and its fields are
+ * kept; its first write gives it one.
  *
  * While Redis is unreachable every call fails at once with `store_unavailable` (no offline queue) and
  * the client keeps reconnecting in the background, so the store comes back by itself.
