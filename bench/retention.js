@@ -76,8 +76,22 @@ async function fillRedis(url, tag, options, checkpoints = CHECKPOINTS) {
   return { pool, session, ids, rate: sent / elapsed };
 }
 
-/** Only the ids figures of redisRetentionBench (`node bench/run.js redis-ids`): one server and Cluster. */
-export async function redisIdsBench(report) {
+/**
+ * Only the ids figures of redisRetentionBench (`node bench/run.js redis-ids`): one server and Cluster;
+ * `--cluster only` measures the Cluster pool alone.
+ */
+export async function redisIdsBench(report, options = []) {
+  if (options[options.indexOf("--cluster") + 1] === "only" && options.includes("--cluster")) {
+    const marks = [20_000, 200_000];
+    const cluster = await fillCluster(marks);
+    if (cluster === null)
+      return report("Redis bytes per pool on Cluster", "skipped: redis-cli is not installed");
+    report(
+      `Redis bytes per pool after ${marks.map((n) => n.toLocaleString("en")).join(" / ")} charged events (${WRITERS} writers, ids window 24 h)`,
+      clusterRow(cluster, marks),
+    );
+    return;
+  }
   const server = await startRedis();
   if (server === null) {
     report("Redis bytes per pool", "skipped: redis-server is not installed");
@@ -163,6 +177,13 @@ async function fillInRounds(url, raw, marks) {
   return { pool, ids, fields };
 }
 
+/** What fillCluster measured, in one line. */
+function clusterRow(cluster, marks) {
+  const row = (m) => marks.map((n) => kib(m.get(n))).join(" / ");
+  const fields = marks.map((n) => cluster.fields.get(n)).join(" / ");
+  return `measured on a Redis Cluster of 3 masters (${Math.round(cluster.seconds)} s): pool ${row(cluster.pool)}, of which ids ${row(cluster.ids)} (${fields} fields: a fence per session, the charges not yet confirmed, each session's first)`;
+}
+
 /** fillInRounds on a real Redis Cluster of 3 masters: the pool's step, the session's, the drop. */
 async function fillCluster(marks) {
   const cluster = await startCluster();
@@ -223,10 +244,7 @@ export async function redisIdsFigures(url, report) {
     {
       baseline: `the ids as they were kept before (a hash <session>\n<id> -> seq, written in this run): ${row(old)}, ${per(old)} bytes per charge`,
       "cluster before": `a pool's ids on Redis Cluster before fences (8 bytes of SHA-1 per charge, base64url): ${row(compact)}, ${per(compact)} bytes per charge (${listpack.join(" ")}: past it a hash is a hashtable)`,
-      cluster:
-        cluster === null
-          ? "skipped: redis-cli is not installed"
-          : `measured on a Redis Cluster of 3 masters (${Math.round(cluster.seconds)} s): pool ${row(cluster.pool)}, of which ids ${row(cluster.ids)} (${marks.map((n) => cluster.fields.get(n)).join(" / ")} fields: a fence per session, the charges not yet confirmed and each session's first)`,
+      cluster: cluster === null ? "skipped: redis-cli is not installed" : clusterRow(cluster, marks),
     },
   );
 }
