@@ -14,6 +14,7 @@ import { hookSecret } from "../dist/server/secret.js";
 import { input, rssOf, socketCall, startDaemon } from "./projects.js";
 import { median } from "./stats.js";
 import { startRedis } from "./stores.js";
+import { startCluster } from "./cluster.js";
 
 const CHECKPOINTS = [1_000, 10_000, 100_000];
 const WRITERS = 8;
@@ -75,6 +76,34 @@ async function fillRedis(url, tag, options, checkpoints = CHECKPOINTS) {
   return { pool, session, ids, rate: sent / elapsed };
 }
 
+/**
+ * Only the ids figures of redisRetentionBench (`node bench/run.js redis-ids`): one server and Cluster;
+ * `--cluster only` measures the Cluster pool alone.
+ */
+export async function redisIdsBench(report, options = []) {
+  if (options[options.indexOf("--cluster") + 1] === "only" && options.includes("--cluster")) {
+    const marks = [20_000, 200_000];
+    const cluster = await fillCluster(marks);
+    if (cluster === null)
+      return report("Redis bytes per pool on Cluster", "skipped: redis-cli is not installed");
+    report(
+      `Redis bytes per pool after ${marks.map((n) => n.toLocaleString("en")).join(" / ")} charged events (${WRITERS} writers, ids window 24 h)`,
+      clusterRow(cluster, marks),
+    );
+    return;
+  }
+  const server = await startRedis();
+  if (server === null) {
+    report("Redis bytes per pool", "skipped: redis-server is not installed");
+    return;
+  }
+  try {
+    await redisIdsFigures(server.url, report);
+  } finally {
+    await server.stop();
+  }
+}
+
 export async function redisRetentionBench(report) {
   const server = await startRedis();
   if (server === null) {
@@ -110,7 +139,8 @@ export async function redisRetentionBench(report) {
 
 /**
  * As fillRedis, but the WRITERS append in rounds (each its next event, all at once): free-running, one of
- * 8 writers on one pool may lose 200 attempts in a row on a loaded machine and give up.
+ * 8 writers on one pool may lose 200 attempts in a row on a loaded machine and give up. `raw` is a plain
+ * connection to the server (on Cluster, to the master holding the pool). Also counts the pool's fields.
  */
 async function fillInRounds(url, raw, marks) {
   const prefix = "keep-ids:";
@@ -126,6 +156,7 @@ async function fillInRounds(url, raw, marks) {
   };
   const pool = new Map();
   const ids = new Map();
+  const fields = new Map();
   let i = 0;
   for (const until of marks) {
     for (; i < until / WRITERS; i++) {
@@ -134,12 +165,37 @@ async function fillInRounds(url, raw, marks) {
     }
     pool.set(until, await bytesOf(KEYS));
     ids.set(until, await bytesOf(["ids", "ids0"]));
+    fields.set(
+      until,
+      (await raw.hlen(`${prefix}{pool:team}:ids`)) + (await raw.hlen(`${prefix}{pool:team}:ids0`)),
+    );
   }
   const spent = (await stores[0].state("pool:team"))?.budget.session.spent.tokens;
   if (spent !== marks.at(-1) * 1_100)
     throw new Error(`pool spent ${spent} tokens, not ${marks.at(-1) * 1_100}`);
   await Promise.all(stores.map((s) => s.close()));
-  return { pool, ids };
+  return { pool, ids, fields };
+}
+
+/** What fillCluster measured, in one line. */
+function clusterRow(cluster, marks) {
+  const row = (m) => marks.map((n) => kib(m.get(n))).join(" / ");
+  const fields = marks.map((n) => cluster.fields.get(n)).join(" / ");
+  return `measured on a Redis Cluster of 3 masters (${Math.round(cluster.seconds)} s): pool ${row(cluster.pool)}, of which ids ${row(cluster.ids)} (${fields} fields: a fence per session, the charges not yet confirmed, each session's first)`;
+}
+
+/** fillInRounds on a real Redis Cluster of 3 masters: the pool's step, the session's, the drop. */
+async function fillCluster(marks) {
+  const cluster = await startCluster();
+  if (cluster === null) return null;
+  try {
+    const raw = await cluster.nodeFor("keep-ids:{pool:team}:snap");
+    const t0 = process.hrtime.bigint();
+    const filled = await fillInRounds(cluster.url, raw, marks);
+    return { ...filled, seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
+  } finally {
+    await cluster.stop();
+  }
 }
 
 /** Exact bytes of one key (every element counted, not a sample). */
@@ -163,13 +219,15 @@ async function idsHash(raw, key, n, field) {
 
 /**
  * Redis bytes of one pool after 20,000 and 200,000 charged events, with the default ids window (24 h: the
- * 200,000 are all within it), beside what its ids cost before (a hash `<session>\n<id>` → seq) and what a
- * pool on Cluster keeps (a hash of 11-character fields, 8 bytes of SHA-1), each written in the same run.
+ * 200,000 are all within it), on one server and on a real Redis Cluster (its own fill), beside what its ids
+ * cost in the forms before: a hash `<session>\n<id>` → seq, and the Cluster form before fences (a hash of
+ * 11-character fields, 8 bytes of SHA-1, one per charge), each written in the same run.
  */
 export async function redisIdsFigures(url, report) {
   const marks = [20_000, 200_000];
   const raw = new Redis(url);
   const filled = await fillInRounds(url, raw, marks);
+  const cluster = await fillCluster(marks);
   const old = new Map();
   const compact = new Map();
   for (const n of marks) {
@@ -181,11 +239,12 @@ export async function redisIdsFigures(url, report) {
   const row = (m) => marks.map((n) => kib(m.get(n))).join(" / ");
   const per = (m) => marks.map((n) => (m.get(n) / n).toFixed(1)).join(" / ");
   report(
-    `Redis bytes per pool after ${marks.map((n) => n.toLocaleString("en")).join(" / ")} charged events (${WRITERS} writers, one server, ids window 24 h)`,
-    `pool ${row(filled.pool)}, of which ids ${row(filled.ids)}`,
+    `Redis bytes per pool after ${marks.map((n) => n.toLocaleString("en")).join(" / ")} charged events (${WRITERS} writers, ids window 24 h)`,
+    `one server: pool ${row(filled.pool)}, of which ids ${row(filled.ids)}`,
     {
       baseline: `the ids as they were kept before (a hash <session>\n<id> -> seq, written in this run): ${row(old)}, ${per(old)} bytes per charge`,
-      cluster: `a pool's ids on Redis Cluster (8 bytes of SHA-1 per charge, base64url): ${row(compact)}, ${per(compact)} bytes per charge (${listpack.join(" ")}: past it a hash is a hashtable)`,
+      "cluster before": `a pool's ids on Redis Cluster before fences (8 bytes of SHA-1 per charge, base64url): ${row(compact)}, ${per(compact)} bytes per charge (${listpack.join(" ")}: past it a hash is a hashtable)`,
+      cluster: cluster === null ? "skipped: redis-cli is not installed" : clusterRow(cluster, marks),
     },
   );
 }

@@ -7,7 +7,7 @@ import { efficacyBench } from "./efficacy.js";
 import { engineBench } from "./engine.js";
 import { hooksBench } from "./hooks.js";
 import { projectsBench } from "./projects.js";
-import { daemonSessionsBench, redisRetentionBench } from "./retention.js";
+import { daemonSessionsBench, redisIdsBench, redisRetentionBench } from "./retention.js";
 import { witnessBench } from "./witness.js";
 import { serverBench } from "./server.js";
 import { redisBench, sqliteBench, sqliteGcBench } from "./stores.js";
@@ -31,6 +31,7 @@ const parts = {
   "sqlite-pages": sqlitePagesBench,
   redis: redisBench,
   "redis-retention": redisRetentionBench,
+  "redis-ids": redisIdsBench,
   hooks: hooksBench,
   cli: cliBench,
   "claude-http": claudeHttpBench,

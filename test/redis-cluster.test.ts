@@ -12,7 +12,7 @@ import { ReinsError } from "../src/core/errors.js";
 import { resolvePolicy, timeline, type ReinsEvent } from "../src/core/index.js";
 import type { Store } from "../src/core/store.js";
 import { openStore } from "../src/store/open.js";
-import { chargeField, RedisStore, type RedisOptions } from "../src/store/redis.js";
+import { chargeField, fenceField, RedisStore, type RedisOptions } from "../src/store/redis.js";
 import { clusterUnavailableReason, startCluster, type RedisCluster } from "./support/redis-cluster.js";
 import { storeContract } from "./support/store-contract.js";
 import { expectFilledExactly, fillPool } from "./support/pool-fill.js";
@@ -214,26 +214,33 @@ describe.skipIf(skipReason !== null)(
       await expectFilledExactly(await open(prefix, options), filled);
     }, 240_000);
 
-    it("charges a pool once for a redelivery it was charged with, under the compact field, across a generation turn", async () => {
+    it("keeps a pool's ids to the session's fence and the charges not yet confirmed, and charges a redelivery it holds once, across a generation turn", async () => {
       const prefix = "late:";
       let clock = 1_000_000;
       const options = { idsWindowSeconds: 60, now: () => clock };
-      const store = await open(prefix, options);
+      const first = await open(prefix, options);
       const team = resolvePolicy({ pools: { team: { tokens: 1_000_000 } } });
       const late = (i: number) => usage("session:late", `late-${i}`, i);
-      for (let i = 0; i < 100; i++) await store.append("session:late", [late(i)], team);
+      for (let i = 0; i < 100; i++) await first.append("session:late", [late(i)], team);
+      await first.close();
       const poolNode = node(await cluster.masterFor("{pool:team}"));
       const sessionNode = node(await cluster.masterFor("{session:late}"));
       expect(Number(await poolNode.hget(`${prefix}{pool:team}:snap`, "base"))).toBeGreaterThan(0);
-      // 8 bytes of SHA-1 per charge, in base64url: 11 characters, not the session and id.
-      const fields = await poolNode.hkeys(`${prefix}{pool:team}:ids`);
-      expect(fields).toHaveLength(100);
-      expect(fields.every((f) => /^[A-Za-z0-9_-]{11}$/.test(f))).toBe(true);
-      expect(fields).toContain(chargeField("session:late", "late-0"));
-      // The generation turns: the 100 charges are now the previous one.
+      // The first charge was made before the session had a lifetime (`born`): its field (8 bytes of SHA-1
+      // in base64url) stays until it ages out. The 99 after it were dropped once the session held them,
+      // leaving one fence for the session: its lifetime and its version after the last of them.
+      const ids = `${prefix}{pool:team}:ids`;
+      const fields = await poolNode.hkeys(ids);
+      expect(fields.sort()).toEqual(
+        [fenceField("session:late"), chargeField("session:late", "late-0")].sort(),
+      );
+      const born = await sessionNode.hget(`${prefix}{session:late}:snap`, "born");
+      expect(await poolNode.hget(ids, fenceField("session:late"))).toBe(`${born}\n100`);
+      // The generation turns: the field and the fence are now the previous one.
+      const store = await open(prefix, options);
       clock += 61_000;
       await store.append("session:late", [late(100)], team);
-      expect(await poolNode.hlen(`${prefix}{pool:team}:ids0`)).toBe(100);
+      expect(await poolNode.hlen(`${prefix}{pool:team}:ids0`)).toBe(2);
       // As when a process died between the pool's step and the session's: the pool has the charge (its
       // record long trimmed), the session does not.
       await sessionNode.hdel(`${prefix}{session:late}:ids0`, "late-0");
@@ -260,6 +267,212 @@ describe.skipIf(skipReason !== null)(
       await cold.append("session:old", [old(0)], team);
       expect((await cold.state("session:old"))?.budget.session.spent.tokens).toBe(20);
       expect((await cold.state("pool:team"))?.budget.session.spent.tokens).toBe(10);
+    });
+
+    describe("a pool's ids: the field of a charge until the session holds it, then the session's fence", () => {
+      const team = resolvePolicy({ pools: { team: { tokens: 1_000_000 } } });
+      const spent = async (store: Store, scope: string) =>
+        (await store.state(scope))?.budget.session.spent.tokens;
+      /** A promise the test resolves when it chooses: holds an append at a step. */
+      const gate = () => {
+        let open = () => undefined as void;
+        const opened = new Promise<void>((resolve) => (open = resolve));
+        return { opened, open: () => open() };
+      };
+      /** Resolves once `step` (of `scope`, when given) is reached; `hold` keeps the append there until it resolves. */
+      const at = (step: string, hold: Promise<void>, scope?: string) => {
+        const reached = gate();
+        const onStep: RedisOptions["onStep"] = (s, scoped) => {
+          if (s !== step || (scope !== undefined && scoped !== scope)) return;
+          reached.open();
+          return hold;
+        };
+        return { onStep, reached: reached.opened };
+      };
+      /** A session with one event of its own charged already, so it has a lifetime (`born`). */
+      const begun = async (prefix: string, scope: string) => {
+        const store = await open(prefix);
+        await store.append(scope, [usage(scope, "first", 0)], team);
+        return store;
+      };
+
+      it("a process dying between the pool's step and the session's: the redelivery charges the session alone, once, and drops the field", async () => {
+        const prefix = "crash-pool:";
+        const scope = "session:crash-pool";
+        await begun(prefix, scope);
+        const dying = await open(prefix, {
+          onStep: (s) => {
+            if (s === "pool") throw new Error("killed after the pool's step");
+          },
+        });
+        const event = usage(scope, "x", 1);
+        await expect(dying.append(scope, [event], team)).rejects.toThrow(/killed after the pool's step/);
+        const poolNode = node(await cluster.masterFor("{pool:team}"));
+        const ids = `${prefix}{pool:team}:ids`;
+        expect(await poolNode.hexists(ids, chargeField(scope, "x"))).toBe(1);
+        expect(await spent(dying, "pool:team")).toBe(20);
+        expect(await spent(dying, scope)).toBe(10);
+
+        const spool = await open(prefix);
+        const { answers } = await spool.append(scope, [event], team);
+        expect(answers[0]?.verdict).toBe("allow");
+        await spool.close();
+        const reader = await open(prefix);
+        expect(await spent(reader, scope)).toBe(20);
+        expect(await spent(reader, "pool:team")).toBe(20);
+        // Confirmed: the field is gone, the fence holds the session's version after the redelivery.
+        expect(await poolNode.hexists(ids, chargeField(scope, "x"))).toBe(0);
+        expect(await poolNode.hget(ids, fenceField(scope))).toMatch(/^\d+\n2$/);
+        const again = await reader.append(scope, [event], team);
+        expect(again.answers[0]).toBeNull();
+        expect(await spent(reader, "pool:team")).toBe(20);
+      });
+
+      it("a process dying after the session's step, before the drop: a redelivery charges nothing, the field is left to age out", async () => {
+        const prefix = "crash-session:";
+        const scope = "session:crash-session";
+        await begun(prefix, scope);
+        const dying = await open(prefix, {
+          onStep: (s) => {
+            if (s === "session") throw new Error("killed after the session's step");
+          },
+        });
+        const event = usage(scope, "x", 1);
+        await expect(dying.append(scope, [event], team)).rejects.toThrow(/killed after the session's step/);
+        const spool = await open(prefix);
+        const { answers } = await spool.append(scope, [event], team);
+        expect(answers[0]).toBeNull();
+        expect(await spent(spool, scope)).toBe(20);
+        expect(await spent(spool, "pool:team")).toBe(20);
+        const poolNode = node(await cluster.masterFor("{pool:team}"));
+        expect(await poolNode.hexists(`${prefix}{pool:team}:ids`, chargeField(scope, "x"))).toBe(1);
+      });
+
+      it("two writers retrying one event at once charge it once: one held after charging the pool while the other finishes it", async () => {
+        const prefix = "retry-held:";
+        const scope = "session:retry-held";
+        await begun(prefix, scope);
+        const release = gate();
+        const held = at("pool", release.opened);
+        const a = await open(prefix, { onStep: held.onStep });
+        const b = await open(prefix);
+        const event = usage(scope, "x", 1);
+        const first = a.append(scope, [event], team);
+        await held.reached;
+        // B finds the pool charged (the field), writes the session alone and drops the field.
+        const second = await b.append(scope, [event], team);
+        expect(second.answers[0]?.verdict).toBe("allow");
+        release.open();
+        // A's session step finds the session written: the event is B's now, answered null.
+        expect((await first).answers[0]).toBeNull();
+        expect(await spent(b, scope)).toBe(20);
+        expect(await spent(b, "pool:team")).toBe(20);
+      });
+
+      it("two writers retrying one event at once charge it once: one that read the session before the other finished, and the pool after, is fenced off", async () => {
+        const prefix = "retry-fenced:";
+        const scope = "session:retry-fenced";
+        await begun(prefix, scope);
+        const release = gate();
+        const held = at("read", release.opened, "pool:team");
+        let reads = 0;
+        const b = await open(prefix, {
+          onStep: (s, scoped) => {
+            if (s === "read" && scoped === scope) reads++;
+            return held.onStep(s, scoped);
+          },
+        });
+        const a = await open(prefix);
+        const event = usage(scope, "x", 1);
+        // B has read the session (without the event); its read of the pool waits until A is done, then
+        // finds the pool current and without the event's field: only the fence tells B it is late.
+        const late = b.append(scope, [event], team);
+        await held.reached;
+        // B's read of the session went out before: a later command on B's connection to that node is
+        // answered after it.
+        await b.events(scope);
+        expect((await a.append(scope, [event], team)).answers[0]?.verdict).toBe("allow");
+        await a.close();
+        const poolNode = node(await cluster.masterFor("{pool:team}"));
+        expect(await poolNode.hexists(`${prefix}{pool:team}:ids`, chargeField(scope, "x"))).toBe(0);
+        release.open();
+        // B's charge was decided on the session's version before A's: the pool refuses it, B reads again.
+        expect((await late).answers[0]).toBeNull();
+        expect(reads).toBe(2);
+        expect(await spent(b, scope)).toBe(20);
+        expect(await spent(b, "pool:team")).toBe(20);
+      });
+
+      it("a redelivery to a store whose copy of the session already holds the event (recorded by another store) charges nothing", async () => {
+        const prefix = "stale:";
+        const scope = "session:stale";
+        const b = await begun(prefix, scope);
+        const a = await open(prefix);
+        const event = usage(scope, "x", 1);
+        await a.append(scope, [event], team);
+        await a.close();
+        // B writes after A: its copies of the session (with the event, not its id) and the pool are
+        // current, the pool's field of the event is gone and its fence is below B's version.
+        await b.append(scope, [usage(scope, "y", 2)], team);
+        const { answers } = await b.append(scope, [event], team);
+        expect(answers[0]).toBeNull();
+        expect(await spent(b, scope)).toBe(30);
+        expect(await spent(b, "pool:team")).toBe(30);
+      });
+
+      it("a session that expired and began again is not fenced off by the pool's fence of its old lifetime", async () => {
+        const prefix = "reborn:";
+        const scope = "session:reborn";
+        let clock = 5_000_000;
+        const store = await open(prefix, { now: () => clock });
+        for (let i = 0; i < 30; i++) await store.append(scope, [usage(scope, `old-${i}`, i)], team);
+        await store.close();
+        const sessionNode = node(await cluster.masterFor(`{${scope}}`));
+        // As when the session's keys expire: its versions start again at 0, the pool's fence stays at 30.
+        await sessionNode.del(
+          ...["snap", "log", "ids", "ids0", "alerts"].map((k) => `${prefix}{${scope}}:${k}`),
+        );
+        clock += 1_000;
+        const again = await open(prefix, { now: () => clock });
+        for (let i = 0; i < 3; i++) await again.append(scope, [usage(scope, `new-${i}`, i)], team);
+        expect(await spent(again, scope)).toBe(30);
+        expect(await spent(again, "pool:team")).toBe(330);
+      });
+
+      it("honours the fields of a store before fences (a session without a lifetime) while they age out, and fences the session from its next write", async () => {
+        const prefix = "upgrade:";
+        const scope = "session:upgrade";
+        await begun(prefix, scope);
+        const sessionNode = node(await cluster.masterFor(`{${scope}}`));
+        const poolNode = node(await cluster.masterFor("{pool:team}"));
+        const ids = `${prefix}{pool:team}:ids`;
+        // As the previous version left it: no lifetime on the session, no fence, a charge's field for an
+        // event its writer died before writing to the session.
+        await sessionNode.hdel(`${prefix}{${scope}}:snap`, "born");
+        await poolNode.hdel(ids, fenceField(scope));
+        const dying = await open(prefix, {
+          onStep: (s) => {
+            if (s === "pool") throw new Error("killed after the pool's step");
+          },
+        });
+        const event = usage(scope, "x", 1);
+        await expect(dying.append(scope, [event], team)).rejects.toThrow(/killed/);
+        await sessionNode.hdel(`${prefix}{${scope}}:snap`, "born");
+        const store = await open(prefix);
+        expect((await store.append(scope, [event], team)).answers[0]?.verdict).toBe("allow");
+        await store.close();
+        const reader = await open(prefix);
+        expect(await spent(reader, scope)).toBe(20);
+        expect(await spent(reader, "pool:team")).toBe(20);
+        // Read without a lifetime: the field stays (it ages out); the write gave the session one.
+        expect(await poolNode.hexists(ids, chargeField(scope, "x"))).toBe(1);
+        expect(await poolNode.hexists(ids, fenceField(scope))).toBe(0);
+        expect(await sessionNode.hget(`${prefix}{${scope}}:snap`, "born")).not.toBeNull();
+        await reader.append(scope, [usage(scope, "y", 2)], team);
+        await reader.close();
+        expect(await poolNode.hexists(ids, chargeField(scope, "y"))).toBe(0);
+        expect(await poolNode.hget(ids, fenceField(scope))).toMatch(/^\d+\n3$/);
+      });
     });
 
     it("keeps each scope's keys in one slot, under its hash tag, and spreads scopes over the masters", async () => {

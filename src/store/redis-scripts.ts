@@ -11,7 +11,7 @@
 export const SCOPE_KEYS = ["snap", "log", "ids", "alerts", "state", "ids0"] as const;
 
 /** How many values an APPEND header holds per scope. */
-export const HEADER_VALUES = 8;
+export const HEADER_VALUES = 11;
 
 /**
  * A scope's version, as every script reads it: the records trimmed from the head of its log (the
@@ -24,24 +24,49 @@ local function versionOf(k) return baseOf(k) + redis.call('LLEN', KEYS[k + 2]) e
 `;
 
 /**
+ * A pool's fence for one session on Redis Cluster (see DROP): the highest session version, in either
+ * generation of the pool's ids (KEYS[ids], KEYS[ids0]), after which a charge of that session was
+ * confirmed and its field dropped, counted only when it was written in the session's lifetime `born`
+ * (a session that expired and began again starts at version 0). -1 when none.
+ */
+const FENCE = `
+local function fenceOf(ids, ids0, field, born)
+  local best = -1
+  for _, key in ipairs({ids, ids0}) do
+    local f = redis.call('HGET', key, field)
+    if f then
+      local b, v = string.match(f, '^(.*)\\n(%d+)$')
+      if b == born and tonumber(v) > best then best = tonumber(v) end
+    end
+  end
+  return best
+end
+`;
+
+/**
  * Appends the records of one or more scopes, all or nothing. KEYS: the SCOPE_KEYS of each scope, then the
  * scopes index when ARGV[2] is "1" (a single server only: on Cluster the index is in another slot).
  * ARGV[1] is the TTL, ARGV[3] the writer's clock (epoch ms) and ARGV[4] how long, ms, an event id is kept
  * at least (0: for ever); then, per scope, a header of HEADER_VALUES values (the version the writer
  * expects, -1 for a scope it believes absent; the scope; its lastAt; how many records, id pairs and alert
- * pairs follow; 1 when a snapshot follows; the seq before which records are trimmed, -1 for none) and that
- * data: the records, the id → seq pairs, the alert id → JSON pairs, then the snapshot's state, seq, policy
- * id and policy JSON ("" keeps the stored one).
- * Checks every scope before writing any: another version, or an id already applied (in either
- * generation), answers {0, scope index, "version" | "seen"} and writes nothing. Otherwise writes
+ * pairs follow; 1 when a snapshot follows; the seq before which records are trimmed, -1 for none; and,
+ * for a pool charged on Cluster, the fence field of the session charging it, the session's lifetime
+ * (`born`, "" for no fence check) and the session version its charges were decided on) and that data:
+ * the records, the id → seq pairs, the alert id → JSON pairs, then the snapshot's state, seq, policy id
+ * and policy JSON ("" keeps the stored one).
+ * Checks every scope before writing any: another version, an id already applied (in either generation),
+ * or a pool whose fence for the session is past the version its charges were decided on (the session
+ * was written, and a charge confirmed, since: see DROP) answers {0, scope index, "version" | "seen" |
+ * "fenced"} and writes nothing. Otherwise writes
  * everything, refreshes the TTLs of every key of every scope written, and answers {1}. Writing a snapshot
  * drops the old layout's whole-state key; a scope believed absent has its leftovers (a log whose snapshot
  * expired) cleared. Ids come in generations: once the current one (`ids`, begun at the snapshot hash's
  * `idsAt`) is ARGV[4] old, it becomes the previous one (`ids0`, the one before is dropped), so an id is
  * kept between one and two windows. Trimming removes the records before the given seq (never past the
- * snapshot written with them) and moves `base` up.
+ * snapshot written with them) and moves `base` up. A scope with a snapshot gets its lifetime, `born` (the
+ * writer's clock), on the first write that finds none.
  */
-export const APPEND = `${VERSION}
+export const APPEND = `${VERSION}${FENCE}
 local ttl = ARGV[1]
 local withIndex = ARGV[2] == '1'
 local now, window = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -68,6 +93,10 @@ for s = 0, scopes - 1 do
       if redis.call('HEXISTS', KEYS[k + 3], ARGV[i]) == 1 or redis.call('HEXISTS', KEYS[k + 6], ARGV[i]) == 1 then
         return {0, s, 'seen'}
       end
+    end
+    local born = ARGV[a + 9]
+    if born ~= '' and fenceOf(KEYS[k + 3], KEYS[k + 6], ARGV[a + 8], born) > tonumber(ARGV[a + 10]) then
+      return {0, s, 'fenced'}
     end
   end
   starts[s + 1] = a
@@ -100,6 +129,7 @@ for s = 0, scopes - 1 do
     if ARGV[i + 3] ~= '' then redis.call('HSET', KEYS[k + 1], 'policy', ARGV[i + 3]) end
     redis.call('DEL', KEYS[k + 5])
   end
+  if redis.call('HEXISTS', KEYS[k + 1], 'seq') == 1 then redis.call('HSETNX', KEYS[k + 1], 'born', ARGV[3]) end
   local trimTo = math.min(tonumber(ARGV[a + 7]), tonumber(redis.call('HGET', KEYS[k + 1], 'seq') or '0'))
   local base = baseOf(k)
   if trimTo > base then
@@ -121,7 +151,8 @@ return {1}
  * id, the policy's JSON when the tail is not empty and the id differs from ARGV[2] (false otherwise), and
  * the tail of records after the snapshot. Kind 3: the old layout, the whole state at the log's head.
  * Kind 4: the reader's copy (at version ARGV[1]) can be brought up to date: no snapshot since, and the
- * records after it were decided under the policy ARGV[2]; the snapshot's seq and those records.
+ * records after it were decided under the policy ARGV[2]; the snapshot's seq and those records. Every
+ * kind ends with the scope's lifetime, `born` ("" when it has none yet).
  */
 export const READ = `${VERSION}
 local base = baseOf(0)
@@ -136,16 +167,17 @@ for i = 3, #ARGV do
   else found[i - 2] = redis.call('LINDEX', KEYS[2], tonumber(seq) - base) or '' end
 end
 local known = tonumber(ARGV[1])
-if known == len then return {1, len, found} end
-if not snapSeq then return {3, len, found, redis.call('GET', KEYS[5])} end
+local born = redis.call('HGET', KEYS[1], 'born') or ''
+if known == len then return {1, len, found, born} end
+if not snapSeq then return {3, len, found, redis.call('GET', KEYS[5]), born} end
 if known >= 0 and known < len and tonumber(snapSeq) <= known and redis.call('HGET', KEYS[1], 'pid') == ARGV[2] then
-  return {4, len, found, tonumber(snapSeq), redis.call('LRANGE', KEYS[2], known - base, -1)}
+  return {4, len, found, tonumber(snapSeq), redis.call('LRANGE', KEYS[2], known - base, -1), born}
 end
 local snap = redis.call('HMGET', KEYS[1], 'state', 'pid')
 local tail = redis.call('LRANGE', KEYS[2], tonumber(snapSeq) - base, -1)
 local policy = false
 if #tail > 0 and snap[2] ~= ARGV[2] then policy = redis.call('HGET', KEYS[1], 'policy') end
-return {2, len, found, snap[1], tonumber(snapSeq), snap[2] or '', policy, tail}
+return {2, len, found, snap[1], tonumber(snapSeq), snap[2] or '', policy, tail, born}
 `;
 
 /**
@@ -180,4 +212,24 @@ for i = 1, #ARGV, 2 do
   if redis.call('ZSCORE', KEYS[1], ARGV[i]) == ARGV[i + 1] then redis.call('ZREM', KEYS[1], ARGV[i]) end
 end
 return 0
+`;
+
+/**
+ * On Redis Cluster, once a session's step has written events a pool was charged with: drops the pool's
+ * fields of those charges (KEYS: the pool's snapshot, ids and ids0; ARGV[5..]: the fields) and, in the
+ * same step, moves the pool's fence for the session (field ARGV[2], `<born>\n<version>`) up to the
+ * session's version after that step (ARGV[4]) in its lifetime ARGV[3]. From then on a charge of the
+ * session decided on an older version (one that may not have seen those events) is refused by APPEND
+ * ("fenced"), so the field is no longer needed to refuse it. A pool that expired is left alone.
+ */
+export const DROP = `${FENCE}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+for i = 5, #ARGV do
+  redis.call('HDEL', KEYS[2], ARGV[i])
+  redis.call('HDEL', KEYS[3], ARGV[i])
+end
+local best = math.max(tonumber(ARGV[4]), fenceOf(KEYS[2], KEYS[3], ARGV[2], ARGV[3]))
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3] .. '\\n' .. best)
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return 1
 `;

@@ -22,7 +22,7 @@ import type { Store, StoredRun, StoreUsage } from "../core/store.js";
 import { byRecency, checkRunId, decodeListedRun, decodeRun, encodeRun } from "../core/stored-run.js";
 import { acknowledged, acknowledgementsOf, alertScope, filterAlerts } from "./alerts.js";
 import { decisionOf } from "../core/decision.js";
-import { ACKNOWLEDGE, APPEND, PRUNE, RANGE, READ, SCOPE_KEYS } from "./redis-scripts.js";
+import { ACKNOWLEDGE, APPEND, DROP, PRUNE, RANGE, READ, SCOPE_KEYS } from "./redis-scripts.js";
 import { parseRedisUrl, safeUrl } from "./redis-url.js";
 import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
 
@@ -56,6 +56,13 @@ export interface RedisOptions {
   idsWindowSeconds?: number;
   /** The clock that ages the generations of ids, epoch ms (for tests). @default Date.now */
   now?: () => number;
+  /**
+   * For tests: called on Redis Cluster at each step of an append that charges pools (`read`: before one
+   * scope is read, the others being read meanwhile; `pool`: after one pool is charged; `session`: after
+   * the session is written, before its pools' fields are dropped). A throw stops the append there, as a
+   * process dying there would; a promise holds it there.
+   */
+  onStep?: (step: "read" | "pool" | "session", scope: string) => void | Promise<void>;
 }
 
 /** How long one command may wait for its answer, ms. */
@@ -69,6 +76,14 @@ const RECONNECT_EVERY_MS = 200;
  */
 export function chargeField(scope: string, id: string): string {
   return createHash("sha1").update(chargeKey(scope, id)).digest().subarray(0, 8).toString("base64url");
+}
+
+/**
+ * The field of a pool's ids that holds its fence for `session` on Redis Cluster (see DROP in
+ * redis-scripts.ts): a newline, then the session, so never a chargeField nor an old layout's field.
+ */
+export function fenceField(session: string): string {
+  return `\n${session}`;
 }
 
 /** How often an append is retried when concurrent writers keep changing its scopes. */
@@ -89,15 +104,16 @@ interface Scripts {
   reinsAcknowledge(keys: number, ...args: (string | number)[]): Promise<number>;
   reinsPrune(keys: number, ...args: (string | number)[]): Promise<number>;
   reinsRange(keys: number, ...args: (string | number)[]): Promise<string[]>;
+  reinsDrop(keys: number, ...args: (string | number)[]): Promise<number>;
 }
 
 /** What `READ` answers; see redis-scripts.ts. */
 type ReadReply =
   | [0]
-  | [1, number, (string | null)[]]
-  | [2, number, (string | null)[], string, number, string, string | null, string[]]
-  | [3, number, (string | null)[], string]
-  | [4, number, (string | null)[], number, string[]];
+  | [1, number, (string | null)[], string]
+  | [2, number, (string | null)[], string, number, string, string | null, string[], string]
+  | [3, number, (string | null)[], string, string]
+  | [4, number, (string | null)[], number, string[], string];
 
 /** A scope's state as this store last wrote or read it, with the snapshot Redis holds for it. */
 interface Cached {
@@ -105,6 +121,8 @@ interface Cached {
   /** Seq of the stored snapshot (-1: none, the old layout), and the fingerprint of its policy. */
   snapshotSeq: number;
   policyId: string | null;
+  /** The scope's lifetime (its snapshot hash's `born`), "" when it has none yet. */
+  born: string;
 }
 
 /** A scope as an append finds it: its state (null when absent), and what its pool ids recorded. */
@@ -143,16 +161,19 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Redis Cluster slot (the prefix stays outside the tag, as it always was, so old keys share it too):
  * - `<prefix>{<scope>}:snap`   a hash: the state as of every SNAPSHOT_EVERY-th event (`state`, `seq`),
  *   the policy the records after it were decided under (`pid` fingerprint, `policy` JSON), how many
- *   records were trimmed from the log's head (`base`), and when the current ids began (`idsAt`, ms);
+ *   records were trimmed from the log's head (`base`), when the current ids began (`idsAt`, ms), and
+ *   the scope's lifetime (`born`: the writer's clock when it was first written with a snapshot);
  * - `<prefix>{<scope>}:log`    the log, a list of JSON LogRecords; a record's seq is `base` plus its
  *   index, so `base` plus the log's length is the scope's version. A session's, task's or pool's log
  *   keeps only the records after the snapshot before its last one (`trim`); runs and specs keep all;
  * - `<prefix>{<scope>}:ids`    a hash event id → seq, so a redelivered event is applied once. On Redis
- *   Cluster a pool's holds, for each session event it was charged with, the chargeField (8 bytes of the
- *   SHA-1 of `<session>\n<id>`; the old layout's `<session>\n<id>` itself is still looked up until it
- *   ages out); on one server a pool keeps none, since its charge is written in the same script as the
- *   session's id, which that script checks. Once it is `idsWindowSeconds` old it becomes `:ids0`,
- *   replacing the generation before, so an id is kept one to two windows;
+ *   Cluster a pool's holds, for each session event it was charged with and the session does not yet
+ *   hold (as far as the pool knows), the chargeField (8 bytes of the SHA-1 of `<session>\n<id>`; the old
+ *   layout's `<session>\n<id>` itself is still looked up until it ages out), and per session its fence
+ *   (fenceField → `<born>\n<version>`, see DROP); on one server a pool keeps none, since its charge is
+ *   written in the same script as the session's id, which that script checks. Once it is
+ *   `idsWindowSeconds` old it becomes `:ids0`, replacing the generation before, so an id is kept one to
+ *   two windows;
  * - `<prefix>{<scope>}:alerts` a hash alert id → JSON StoredAlert;
  * - `<prefix>{<scope>}:state`  the old layout (the whole state, rewritten by every decision): still read,
  *   and replaced by a snapshot on the scope's next write;
@@ -177,10 +198,18 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * the same scopes wait for each other, so they never conflict among themselves.
  *
  * Pools: on one server the session and its pools are written by the same script call. On Cluster, one
- * script cannot reach two scopes (two slots): each pool is charged first, in its own atomic step that
- * records the session's event id (so a retry never charges it twice), then the session. A process that
- * dies between the two leaves the pool charged and the session not; the event's redelivery (the spool)
- * then charges the session alone. An event without id is charged again if it is redelivered.
+ * script cannot reach two scopes (two slots). The session is read (the ids it holds, at version v), then
+ * each pool is charged in its own atomic step that records the charge's field (so a retry never charges
+ * it twice) and refuses it when the pool's fence for the session is past v; then the session is written.
+ * Once it holds the events, the pools' fields of their charges are dropped and each pool's fence moves up
+ * to the session's new version, in one step (in the background). So a charge is refused by its field from
+ * its pool step until the drop, and from the drop on by the fence to any writer that read the session
+ * before it held the event, while any writer that read it after sees the id there. A process that dies
+ * between the pool's step and the session's leaves the pool charged and the session not; the event's
+ * redelivery (the spool) finds the field and charges the session alone. One that dies before the drop
+ * leaves a field that ages out. An event without id is charged again if it is redelivered. A session
+ * without a lifetime yet (new, or written by an older reins) is charged without fence and its fields are
+ * kept; its first write gives it one.
  *
  * While Redis is unreachable every call fails at once with `store_unavailable` (no offline queue) and
  * the client keeps reconnecting in the background, so the store comes back by itself.
@@ -198,6 +227,9 @@ export class RedisStore implements Store {
   /** How long an event id is kept at least, ms. */
   readonly #idsWindowMs: number;
   readonly #now: () => number;
+  readonly #onStep: RedisOptions["onStep"];
+  /** Drops of confirmed pool charges in flight (Cluster), awaited by `close`. */
+  readonly #drops = new Set<Promise<unknown>>();
   /** Why the connection last failed, for messages while it is down. */
   #lastError: string | null = null;
   /** The states of the scopes this store last wrote or read, by scope; see Cached. */
@@ -226,11 +258,13 @@ export class RedisStore implements Store {
     this.#trim = options.trim ?? true;
     this.#idsWindowMs = (options.idsWindowSeconds ?? ttl) * 1000;
     this.#now = options.now ?? Date.now;
+    this.#onStep = options.onStep;
     redis.defineCommand("reinsAppend", { lua: APPEND });
     redis.defineCommand("reinsRead", { lua: READ });
     redis.defineCommand("reinsAcknowledge", { lua: ACKNOWLEDGE });
     redis.defineCommand("reinsPrune", { lua: PRUNE });
     redis.defineCommand("reinsRange", { lua: RANGE });
+    redis.defineCommand("reinsDrop", { lua: DROP });
     this.#scripts = redis as unknown as Scripts;
     redis.on("error", (error: unknown) => {
       const reason = reasonOf(error);
@@ -437,16 +471,18 @@ export class RedisStore implements Store {
     );
     if (reply[0] === 0) return { cached: null, found: fields.map(() => null) };
     const found = reply[2];
+    const born = String(reply.at(-1) ?? "");
     if (copy !== undefined && policy !== null && (reply[0] === 1 || reply[0] === 4)) {
       // The copy is brought up to date with the records written since, decided under this policy.
       const tail = reply[0] === 4 ? reply[4].map((row) => JSON.parse(row) as LogRecord) : [];
       const state = rebuild(scope, copy.state, tail, policyFor(scope, policy));
       const snapshotSeq = reply[0] === 4 ? reply[3] : copy.snapshotSeq;
-      return { cached: { state, snapshotSeq, policyId: reply[0] === 4 ? id : copy.policyId }, found };
+      const policyId = reply[0] === 4 ? id : copy.policyId;
+      return { cached: { state, snapshotSeq, policyId, born }, found };
     }
     if (reply[0] === 3) {
       const state = JSON.parse(reply[3]) as State;
-      return { cached: { state, snapshotSeq: -1, policyId: null }, found };
+      return { cached: { state, snapshotSeq: -1, policyId: null, born }, found };
     }
     if (reply[0] !== 2) throw new Error(`unexpected answer from the read script: ${reply[0]}`);
     const [, , , json, snapshotSeq, policyId, policyJson, tail] = reply;
@@ -458,7 +494,7 @@ export class RedisStore implements Store {
           ? (JSON.parse(policyJson ?? "null") as Policy)
           : tailPolicy(scope, policy, policyId, policyJson);
     const state = rebuild(scope, JSON.parse(json) as State, records, tailUnder as Policy);
-    return { cached: { state, snapshotSeq, policyId: policyId === "" ? null : policyId }, found };
+    return { cached: { state, snapshotSeq, policyId: policyId === "" ? null : policyId, born }, found };
   }
 
   async #append(
@@ -485,7 +521,11 @@ export class RedisStore implements Store {
     }
 
     const copies = new Map<string, Cached>();
+    // On Cluster a pool is charged before the session is written: the session is read on every attempt,
+    // so the ids it already holds are known as of the version the pools' charges are decided on (see DROP).
+    const confirm = this.#cluster && ids.length > 0 && scopes.length > 1;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const now = this.#now();
       // The states, this store's own copies when it has them: taken out of the cache, since the engine
       // changes them in place; they go back only once Redis holds what they became.
       const heads = new Map<string, Cached | null>();
@@ -493,12 +533,16 @@ export class RedisStore implements Store {
       for (const s of scopes) {
         const cached = this.#cache.get(s);
         this.#cache.delete(s);
-        if (cached === undefined) missing.push(s);
+        if (cached !== undefined && confirm && s === scope && !copies.has(s)) copies.set(s, cached);
+        if (cached === undefined || (confirm && s === scope)) missing.push(s);
         else heads.set(s, cached);
       }
       if (missing.length > 0) {
         const read = await Promise.all(
-          missing.map((s) => this.#read(s, policy, s === scope ? ids : poolFields, copies.get(s))),
+          missing.map(async (s) => {
+            if (confirm) await this.#onStep?.("read", s);
+            return this.#read(s, policy, s === scope ? ids : poolFields, copies.get(s));
+          }),
         );
         missing.forEach((s, i) => {
           const head = read[i]!;
@@ -540,30 +584,9 @@ export class RedisStore implements Store {
         return result;
       }
 
-      const writes = this.#writesOf(scope, result, heads, versions, policy, storedAlerts);
-      // One script call for every scope on one server; on Cluster, each pool first, then the session.
-      const steps = this.#cluster
-        ? [
-            ...writes.filter((w) => w.scope !== scope).map((w) => [w]),
-            writes.filter((w) => w.scope === scope),
-          ]
-        : [writes];
-      let conflict = false;
-      for (const step of steps) {
-        if (step.length === 0) continue;
-        if (!(await this.#write(step))) {
-          conflict = true;
-          break;
-        }
-        for (const w of step) {
-          this.#remember(w.scope, w.cached);
-          this.#writes.records += w.records.length;
-          this.#writes.snapshots += w.snapshot === null ? 0 : 1;
-          this.#writes.bytes += w.bytes;
-          // On Cluster the session may still conflict: its retry must not charge this pool again.
-          for (const [record, source] of w.sources) noteCharge(charged, w.scope, source, record.decision);
-        }
-      }
+      const born = confirm ? (heads.get(scope)?.born ?? "") : "";
+      const writes = this.#writesOf(scope, result, heads, versions, policy, storedAlerts, now, born);
+      const conflict = !(await this.#writeSteps(scope, writes, charged, now, born));
       // Scopes the batch did not change (a pool charged by an earlier step) are still current.
       for (const [s, head] of heads)
         if (head !== null && !result.states.has(s) && !this.#cache.has(s)) this.#remember(s, head);
@@ -580,6 +603,62 @@ export class RedisStore implements Store {
       "store_unavailable",
       `${this.location}: gave up on ${scope} after ${MAX_ATTEMPTS} attempts: other writers kept changing it`,
     );
+  }
+
+  /**
+   * Writes an append's scopes: one script call for every scope on one server; on Cluster, each pool first,
+   * then the session, and once the session holds the events, the pools' fields of their charges are
+   * dropped (in the background: see DROP). False on a conflict.
+   */
+  async #writeSteps(
+    scope: string,
+    writes: readonly ScopeWrite[],
+    charged: Map<string, Map<ReinsEvent, Decision>>,
+    now: number,
+    born: string,
+  ): Promise<boolean> {
+    const steps = this.#cluster
+      ? [...writes.filter((w) => w.scope !== scope).map((w) => [w]), writes.filter((w) => w.scope === scope)]
+      : [writes];
+    for (const step of steps) {
+      if (step.length === 0) continue;
+      if (!(await this.#write(step, now))) return false;
+      for (const w of step) {
+        this.#remember(w.scope, w.cached);
+        this.#writes.records += w.records.length;
+        this.#writes.snapshots += w.snapshot === null ? 0 : 1;
+        this.#writes.bytes += w.bytes;
+        // On Cluster the session may still conflict: its retry must not charge this pool again.
+        for (const [record, source] of w.sources) noteCharge(charged, w.scope, source, record.decision);
+      }
+      if (this.#cluster && this.#onStep !== undefined && charged.size > 0)
+        await this.#onStep(step[0]!.scope === scope ? "session" : "pool", step[0]!.scope);
+    }
+    const session = writes.find((w) => w.scope === scope);
+    if (this.#cluster && born !== "" && session !== undefined) this.#dropCharges(session, charged, born);
+    return true;
+  }
+
+  /**
+   * Drops, in the background, the pools' fields of the charges of events `session` has just written, and
+   * fences each pool at the session's new version (DROP): a field left by a process that dies first is
+   * harmless, it ages out with its generation. Only for a session whose lifetime (`born`) was read.
+   */
+  #dropCharges(session: ScopeWrite, charged: Map<string, Map<ReinsEvent, Decision>>, born: string): void {
+    const written = new Set<string>();
+    for (let i = 0; i < session.ids.length; i += 2) written.add(session.ids[i]!);
+    for (const [pool, events] of charged) {
+      const fields: string[] = [];
+      for (const event of events.keys())
+        if (event.id !== undefined && written.has(event.id))
+          fields.push(chargeField(session.scope, event.id));
+      if (fields.length === 0) continue;
+      const keys = [this.#key(pool, "snap"), this.#key(pool, "ids"), this.#key(pool, "ids0")];
+      const args = [this.#ttl, fenceField(session.scope), born, session.cached.state.seq, ...fields];
+      const drop = this.#scripts.reinsDrop(keys.length, ...keys, ...args).catch(() => undefined);
+      this.#drops.add(drop);
+      void drop.then(() => this.#drops.delete(drop));
+    }
   }
 
   /**
@@ -606,6 +685,8 @@ export class RedisStore implements Store {
     versions: Map<string, number>,
     policy: Policy,
     storedAlerts: Map<string, string | null>,
+    now: number,
+    born: string,
   ): ScopeWrite[] {
     const sources = chargeSources(scope, result.records);
     const writes = new Map<string, ScopeWrite>();
@@ -616,6 +697,9 @@ export class RedisStore implements Store {
       const due = before === null || snapshotDue(state.seq, before.snapshotSeq, samePolicy);
       const snapshot = due ? JSON.stringify(state) : null;
       const policyJson = due && !samePolicy ? stored.json : "";
+      // A scope with a snapshot once written has a lifetime: the one read, or this write's clock.
+      const hasSnapshot = due || (before !== null && before.snapshotSeq >= 0);
+      const lifetime = before?.born || (hasSnapshot ? String(now) : "");
       writes.set(s, {
         scope: s,
         expected: versions.get(s) ?? -1,
@@ -626,7 +710,11 @@ export class RedisStore implements Store {
         snapshot: snapshot === null ? null : [snapshot, String(state.seq), stored.id, policyJson],
         // The records before the snapshot replaced go: the scope keeps the period before its snapshot too.
         trimTo: due && this.#trim && trimmable(s) && before !== null ? before.snapshotSeq : -1,
-        cached: due ? { state, snapshotSeq: state.seq, policyId: stored.id } : { ...before, state },
+        cached: due
+          ? { state, snapshotSeq: state.seq, policyId: stored.id, born: lifetime }
+          : { ...before, state, born: lifetime },
+        // A pool charged on Cluster checks the session's fence: its charges were decided on that version.
+        fence: s === scope || !this.#cluster ? null : [fenceField(scope), born, versions.get(scope) ?? -1],
         sources: [],
         bytes: (snapshot?.length ?? 0) + policyJson.length,
       });
@@ -657,9 +745,9 @@ export class RedisStore implements Store {
   }
 
   /** Writes `step` with one APPEND call (and, on Cluster, the index beside it); false on a conflict. */
-  async #write(step: readonly ScopeWrite[]): Promise<boolean> {
+  async #write(step: readonly ScopeWrite[], now: number): Promise<boolean> {
     const keys = step.flatMap((w) => this.#keys(w.scope));
-    const args: (string | number)[] = [this.#ttl, this.#cluster ? "0" : "1", this.#now(), this.#idsWindowMs];
+    const args: (string | number)[] = [this.#ttl, this.#cluster ? "0" : "1", now, this.#idsWindowMs];
     for (const w of step) {
       args.push(
         w.expected,
@@ -670,6 +758,7 @@ export class RedisStore implements Store {
         w.alerts.size,
         w.snapshot === null ? "0" : "1",
         w.trimTo,
+        ...(w.fence ?? ["", "", -1]),
         ...w.records,
         ...w.ids,
         ...[...w.alerts].flat(),
@@ -867,6 +956,7 @@ export class RedisStore implements Store {
 
   async close(): Promise<void> {
     if (this.#redis.status === "end") return;
+    await Promise.all(this.#drops);
     if (this.#redis.status === "ready") {
       try {
         await this.#redis.quit();
@@ -895,6 +985,8 @@ interface ScopeWrite {
   snapshot: [string, string, string, string] | null;
   /** The records before this seq are trimmed (the snapshot's, when one is written); -1: none. */
   trimTo: number;
+  /** A pool's on Cluster: the session's fence field, lifetime ("": no check) and version read. */
+  fence: [string, string, number] | null;
   /** What to keep in memory once written. */
   cached: Cached;
   /** Pool records and the session events they charge. */
