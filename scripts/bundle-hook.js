@@ -8,7 +8,8 @@
 // The in-process fallback starts a Node process per agent tool call: Node's ESM loader starting and walking
 // hundreds of small files, and compiling them, cost more than answering the hook.
 import { build } from "esbuild";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 
 const root = join(import.meta.dirname, "..");
 /** What every bundle shares: CommonJS for Node 20 (V8's code cache is only for scripts, through node:vm). */
@@ -44,13 +45,52 @@ await build({
   outfile: join(root, "dist", "hook.cjs"),
 });
 
-await build({
+// The quick bundle holds what `reins status` and `reins doctor` always run. What they import only for some
+// options (`status --all` and `--daemons`: the server's and daemon's modules; a Redis store) stays out,
+// imported at run time from dist/ as the module path does: each `import("./x.js")` of one of those
+// becomes `__import("<x from dist/cli/>")`, which requireCached (src/hook-entry/code-cache.ts) provides.
+const quickDir = join(root, "dist", "cli");
+/** Loaded with the policy by every command: in the bundle, not imported late. */
+const alwaysLoaded = new Set([join(root, "dist", "config", "load-policy.js")]);
+const late = new Set();
+const quick = await build({
   ...cached,
-  entryPoints: [join(root, "dist", "cli", "quick-main.js")],
+  entryPoints: [join(quickDir, "quick-main.js")],
   // In dist/cli/, where the modules it bundles are: the paths they compute from import.meta.url (which is
   // the bundle's own URL here) reach `../../package.json`, `../../bin/reins.js` and `../hook.cjs` as before.
-  outfile: join(root, "dist", "cli", "quick.cjs"),
+  outfile: join(quickDir, "quick.cjs"),
+  supported: { "dynamic-import": true },
+  write: false,
+  plugins: [
+    {
+      name: "late-imports",
+      setup(build) {
+        build.onResolve({ filter: /^\.\.?\// }, (args) => {
+          const path = join(dirname(args.importer), args.path);
+          if (args.kind !== "dynamic-import" || alwaysLoaded.has(path)) return undefined;
+          const specifier = relative(quickDir, path).startsWith("..")
+            ? relative(quickDir, path)
+            : `./${relative(quickDir, path)}`;
+          late.add(specifier);
+          return { path: specifier, external: true };
+        });
+      },
+    },
+  ],
 });
+for (const file of quick.outputFiles) {
+  let text = file.text;
+  if (file.path.endsWith(".cjs")) {
+    for (const specifier of late) {
+      const call = `import(${JSON.stringify(specifier)})`;
+      // Each late import must be found as esbuild wrote it, or the bundle would fail only when it is run.
+      if (!text.includes(call)) throw new Error(`bundle-hook: ${call} not found in ${file.path}`);
+      text = text.replaceAll(call, `__import(${JSON.stringify(specifier)})`);
+    }
+    if (/\bimport\(/.test(text)) throw new Error(`bundle-hook: an import() is left in ${file.path}`);
+  }
+  writeFileSync(file.path, text);
+}
 
 await build({
   ...common,
