@@ -20,6 +20,8 @@ const daemon =
   (argv.length === 2 || (argv.length === 4 && argv[2] === "--name"));
 // `statusline [--compose <base64>]`: Claude Code runs it on every render of its status line.
 const statusline = argv[0] === "statusline" && !argv.includes("--help") && !argv.includes("-h");
+// `status …` and `doctor …`, typed by people and run by scripts: one bundled, code-cached file holds them.
+const quick = argv[0] === "status" || argv[0] === "doctor";
 const main = statusline
   ? import("../dist/cli/statusline.js").then((s) => s.statuslineMain(argv.slice(1)))
   : fast
@@ -28,7 +30,9 @@ const main = statusline
       ? import("../dist/daemon/run.js").then((d) =>
           d.runDaemon(argv[3], process.env, (line) => process.stderr.write(`${line}\n`)),
         )
-      : import("../dist/cli/run.js").then((cli) => cli.run(argv));
+      : quick
+        ? require("../dist/hook-entry/quick-loader.cjs").quickMain(argv)
+        : import("../dist/cli/run.js").then((cli) => cli.run(argv));
 main.then((code) => {
   process.exitCode = code;
   // A hook has answered once its reply is written (stdout and stderr are synchronous pipes on Linux):

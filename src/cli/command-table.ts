@@ -1,15 +1,9 @@
 /** Every `reins` command and the module that registers it, loaded only when that command runs. */
 import type { Command } from "commander";
+import { commandName, type CommandEntry } from "./command-entry.js";
 import type { CommandContext } from "./context.js";
 
-/** Registers one command (or a family of them) on the program. */
-type Register = (root: Command, ctx: CommandContext) => void;
-
-/** A table row: the top-level command names a module registers, and how to load its register function. */
-export interface CommandEntry {
-  names: readonly string[];
-  load(): Promise<Register>;
-}
+export { commandName, type CommandEntry } from "./command-entry.js";
 
 /**
  * The commands, in the order `reins --help` lists them. A command's module (and all it imports) is loaded
@@ -88,20 +82,6 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./commands/workflow-commands.js").then((m) => m.registerWorkflowCommands),
   },
 ];
-
-/** The program's own options that take a value: the word after them is that value, not a command. */
-const VALUED = new Set(["-C", "--cwd", "--policy", "--store"]);
-
-/** The first word of a command line that is not an option of the program or its value: the command's name. */
-export function commandName(argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i] ?? "";
-    if (word === "--") return argv[i + 1];
-    if (VALUED.has(word)) i++;
-    else if (!word.startsWith("-")) return word;
-  }
-  return undefined;
-}
 
 /**
  * The rows a command line needs: the one that registers the command it names; none for `reins --version`

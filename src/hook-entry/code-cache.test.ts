@@ -1,5 +1,13 @@
 /** Tests of running a CommonJS file through the V8 code cache, and where the cache lives. */
-import { existsSync, mkdtempSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -25,6 +33,14 @@ describe("requireCached", () => {
     const loaded = requireCached<Answer>(file, cache);
     expect(loaded.exports.answer()).toBe(42);
     expect(loaded.exports.dir).toBe(dir);
+  });
+
+  it("hands the file __import, which imports an ES module relative to the file, as node:vm has no import()", async () => {
+    const { dir, file, cache } = setup('module.exports = { late: () => __import("./sub/late.mjs") };');
+    mkdirSync(join(dir, "sub"));
+    writeFileSync(join(dir, "sub", "late.mjs"), "export const answer = 43;");
+    const loaded = requireCached<{ late: () => Promise<{ answer: number }> }>(file, cache);
+    expect((await loaded.exports.late()).answer).toBe(43);
   });
 
   it("compiles the first time, keeps the code on save, and takes it from the cache the next time", () => {
