@@ -37,6 +37,7 @@ export async function runDaemon(
       version: REINS_VERSION,
       idleMs: settings.idleMs,
       projects: { idleMs: settings.projectIdleMs },
+      states: settings.states,
       stamp: installStamp(INSTALL_FILES),
       log: (line) => log(`${new Date().toISOString()} ${line}`),
     });

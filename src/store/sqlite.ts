@@ -15,6 +15,7 @@ import { checkRunId, decodeListedRun, decodeRun, encodeRun, type EncodedRun } fr
 import { acknowledgementsOf } from "./alerts.js";
 import { backgroundCheckpoints, Checkpointer } from "./sqlite-checkpoint.js";
 import { collectSqlite, sqliteUsage, type GcOptions, type GcResult } from "./sqlite-gc.js";
+import { pageCacheKib, StateCache } from "./state-cache.js";
 import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
 
 // better-sqlite3 is CommonJS: require() loads it about 6 ms faster than import (no export scan), which the
@@ -259,7 +260,7 @@ export class SqliteStore implements Store {
    * instead of reading and parsing the snapshot again (the daemon's hot path). Another process's write
    * moves the seq on, so a stale entry is never used.
    */
-  readonly #cache = new Map<string, Cached>();
+  readonly #cache = new StateCache<Cached>(STATE_CACHE);
   readonly #writes: WriteCounts = { records: 0, snapshots: 0, bytes: 0 };
   /** The inode of the file as opened: another file at the path means this store is no longer what is there. */
   #inode: number | null = null;
@@ -281,6 +282,8 @@ export class SqliteStore implements Store {
       if (path !== ":memory:") this.#inode = statSync(path).ino;
       this.#db.pragma("journal_mode = WAL");
       this.#db.pragma("synchronous = NORMAL");
+      const kib = pageCacheKib();
+      if (kib !== null) this.#db.pragma(`cache_size = -${kib}`);
       // A checkpoint copies the WAL into the file and fsyncs it. Every 4,000 pages instead of SQLite's
       // 1,000: a quarter of the fsyncs, and a scope's snapshot (rewritten on each decision) copied once
       // per checkpoint rather than four times. The WAL stays under about 16 MB.
@@ -479,7 +482,6 @@ export class SqliteStore implements Store {
       this.#writes.bytes += outcome.counts.bytes;
       pending.resolve(outcome.result);
     });
-    while (this.#cache.size > STATE_CACHE) this.#cache.delete(this.#cache.keys().next().value!);
     this.#checkpointer?.committed(this.location);
   };
 
@@ -585,6 +587,7 @@ export class SqliteStore implements Store {
   close(): Promise<void> {
     // Appends already made are written before the file is closed.
     this.#flush();
+    this.#cache.clear();
     this.#checkpointer?.closed(this.location);
     if (this.#db.open) this.#db.close();
     return Promise.resolve();
