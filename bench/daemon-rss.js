@@ -5,7 +5,7 @@
 // the clients sign. Figures: the daemon's VmRSS after a settle and its peak (VmHWM), beside an idle daemon's
 // and its RSS at 1,000 sessions, in the same run. `--sessions <n>` and `--projects <n>` change the load.
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,7 +20,8 @@ import { rssOf } from "./projects.js";
 
 /** Sessions sent at once (each one's calls in order, as an agent makes them). */
 const AT_ONCE = 8;
-const SETTLE_MS = 3_000;
+/** How long the daemon is left without calls before its RSS is read: V8 gives memory back once idle. */
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 10_000);
 
 /** One hook call over the daemon's socket, signed with the project's hook secret; the parsed answer. */
 export function signedCall(socket, agent, root, secret, body) {
@@ -93,6 +94,39 @@ async function startDaemon(env, name, socket) {
   return daemon;
 }
 
+/**
+ * Where a process's resident memory is, from /proc/<pid>/smaps: node's own code (file-backed, shared with
+ * every node process), malloc's main heap (SQLite, native code), anonymous maps in 256 KiB multiples under
+ * 32 MB (about V8's heap pages), and the other anonymous maps (threads' stacks and arenas).
+ */
+function residentParts(pid) {
+  const parts = { "node's code": 0, "malloc heap": 0, "V8 pages": 0, "other anonymous": 0, "other files": 0 };
+  let part = null;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const map = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (map !== null) {
+      const kib = (parseInt(map[2], 16) - parseInt(map[1], 16)) / 1024;
+      const name = map[3];
+      part =
+        name === process.execPath || name.endsWith("/node")
+          ? "node's code"
+          : name === "[heap]"
+            ? "malloc heap"
+            : name === "" && kib % 256 === 0 && kib < 32_768
+              ? "V8 pages"
+              : name === "" || name.startsWith("[")
+                ? "other anonymous"
+                : "other files";
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+)/.exec(line);
+    if (rss !== null && part !== null) parts[part] += Number(rss[1]) * 1024;
+  }
+  return Object.entries(parts)
+    .map(([name, bytes]) => `${name} ${mb(bytes)}`)
+    .join(", ");
+}
+
 const mb = (n) => `${(n / 1048576).toFixed(1)} MB`;
 const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
 
@@ -145,8 +179,10 @@ export async function daemonRssBench(report, options = []) {
   marks.set(baseline, rssOf(daemon.pid).rss);
   await runUntil(sessions);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const atEnd = rssOf(daemon.pid).rss;
   await settle();
   const after = rssOf(daemon.pid);
+  const where = residentParts(daemon.pid);
   const status = (await socketRequest(socket, "GET", "/status", 5_000))?.body ?? {};
   await socketRequest(socket, "POST", "/stop", 5_000);
   await new Promise((resolve) => daemon.on("close", resolve));
@@ -155,10 +191,11 @@ export async function daemonRssBench(report, options = []) {
   const perSession = (after.rss - marks.get(baseline)) / Math.max(1, sessions - baseline);
   report(
     `memory: the hook daemon after ${sessions.toLocaleString("en")} Claude Code sessions across ${projectCount} projects (5 hook calls each, ${((sessions * 5) / seconds).toFixed(0)} calls/s)`,
-    `${mb(after.rss)} RSS after a ${SETTLE_MS / 1000} s settle (peak ${mb(after.peak)})`,
+    `${mb(after.rss)} RSS after a ${SETTLE_MS / 1000} s settle (${mb(atEnd)} as the last call was answered; peak ${mb(after.peak)})`,
     {
       baseline: `${mb(idle)} idle, before any project; ${mb(marks.get(baseline))} at ${baseline.toLocaleString("en")} sessions`,
       ratio: `${(perSession / 1024).toFixed(2)} KiB per session from ${baseline.toLocaleString("en")} to ${sessions.toLocaleString("en")}; ${(status.projects ?? []).length} projects open at the end`,
+      where: where,
       aim: "<= 150 MB at 10,000 sessions across 64 projects, and flat beyond",
     },
   );

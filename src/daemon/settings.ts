@@ -3,7 +3,7 @@ import { ReinsError } from "../core/errors.js";
 import { duration } from "../config/duration.js";
 
 /** Session states a daemon keeps in memory by default, across all its projects (about 5 KB each). */
-export const DAEMON_STATES = 2_048;
+export const DAEMON_STATES = 1_024;
 
 /** How long the daemon and the projects in it live without hook calls. */
 export interface DaemonSettings {
@@ -13,7 +13,7 @@ export interface DaemonSettings {
   projectIdleMs: number;
   /**
    * `REINS_DAEMON_STATES`: at most this many session states kept in memory across all the daemon's
-   * projects; one let go is rebuilt from its store when its session calls again. @default 2048
+   * projects; one let go is rebuilt from its store when its session calls again. @default 1024
    */
   states: number;
 }
