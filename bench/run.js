@@ -3,6 +3,7 @@ import { boundaryBench } from "./boundary.js";
 import { claudeHttpBench, walBench } from "./claude-http.js";
 import { cliBench } from "./cli.js";
 import { dashboardBench } from "./dashboard.js";
+import { daemonRssBench } from "./daemon-rss.js";
 import { efficacyBench } from "./efficacy.js";
 import { engineBench } from "./engine.js";
 import { hooksBench } from "./hooks.js";
@@ -39,6 +40,7 @@ const parts = {
   boundary: boundaryBench,
   projects: projectsBench,
   sessions: daemonSessionsBench,
+  "daemon-rss": daemonRssBench,
   witness: witnessBench,
   server: serverBench,
   dashboard: dashboardBench,

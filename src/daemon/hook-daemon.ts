@@ -21,11 +21,13 @@ import {
 import { userHookAnswer, userTurnUpkeep } from "../hooks/user-hook.js";
 import { appendTamper } from "../hooks/tamper-record.js";
 import { checkpointInBackground } from "../store/sqlite-checkpoint.js";
+import { boundStoreMemory } from "../store/state-cache.js";
 import { followPort, listenHttpHooks, type HttpHooks } from "./http-hooks.js";
 import { ensureDaemonKey, mac, readDaemonKey } from "./key.js";
 import { OpenTurns } from "./open-turns.js";
 import { socketHolder } from "./peer.js";
 import { ProjectPool, isUsableRoot, type ProjectPoolOptions } from "./projects.js";
+import { DAEMON_STATES } from "./settings.js";
 import {
   callParts,
   decodeHeaderValue,
@@ -60,6 +62,14 @@ export interface HookDaemonOptions {
   checkMs?: number;
   /** One line per failure and per start and stop. @default nothing */
   log?: (line: string) => void;
+  /**
+   * At most this many scope states kept in memory across all the projects' stores (store/state-cache.ts);
+   * one let go is rebuilt from its store (snapshot and log tail) at its next call.
+   * @default 1_024 (DAEMON_STATES)
+   */
+  states?: number;
+  /** KiB of SQLite page cache per project store. @default 64 */
+  pageCacheKib?: number;
   /** How the daemon keeps the projects it answers for (their idle time, how many at most). */
   projects?: ProjectPoolOptions;
   /**
@@ -109,6 +119,8 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
   const key = ensureDaemonKey(runtime);
   // A long-lived process: its stores' checkpoints run in a worker, never inline on a hook's answer.
   checkpointInBackground();
+  // Its memory bounded by a cap, not by how many sessions it has served (docs/performance.md).
+  boundStoreMemory({ states: options.states ?? DAEMON_STATES, pageCacheKib: options.pageCacheKib ?? 64 });
   const pool = new ProjectPool({ runtime, ...options.projects });
   const nonces = new Nonces();
   const sessions = new SessionVariables();

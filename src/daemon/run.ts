@@ -3,6 +3,7 @@
  * CLI framework, so the long-lived process holds only what answering hooks needs.
  */
 import { rmSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
 import { INSTALL_FILES, REINS_BIN, REINS_VERSION } from "../config/package-info.js";
 import { installStamp, startHookDaemon } from "./hook-daemon.js";
 import { daemonName, privateRuntimeDir, socketPath } from "./paths.js";
@@ -27,6 +28,9 @@ export async function runDaemon(
     return 2;
   }
   const socket = socketPath(env, chosen);
+  // Its old generation grown by 20% of what is live before the next full collection, not by up to 4x: the
+  // daemon's live heap is bounded by its caps, and its RSS should be too (docs/performance.md).
+  setFlagsFromString("--heap-growing-percent=20");
   let started;
   try {
     const settings = daemonSettings(env);
@@ -37,6 +41,7 @@ export async function runDaemon(
       version: REINS_VERSION,
       idleMs: settings.idleMs,
       projects: { idleMs: settings.projectIdleMs },
+      states: settings.states,
       stamp: installStamp(INSTALL_FILES),
       log: (line) => log(`${new Date().toISOString()} ${line}`),
     });

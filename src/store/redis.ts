@@ -25,6 +25,7 @@ import { decisionOf } from "../core/decision.js";
 import { ACKNOWLEDGE, APPEND, DROP, PRUNE, RANGE, READ, SCOPE_KEYS } from "./redis-scripts.js";
 import { parseRedisUrl, safeUrl } from "./redis-url.js";
 import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
+import { StateCache } from "./state-cache.js";
 
 export interface RedisOptions {
   /** Prepended to every key; must not contain `{` or `}` (they would break the hash tags). @default "reins:" */
@@ -233,7 +234,7 @@ export class RedisStore implements Store {
   /** Why the connection last failed, for messages while it is down. */
   #lastError: string | null = null;
   /** The states of the scopes this store last wrote or read, by scope; see Cached. */
-  readonly #cache = new Map<string, Cached>();
+  readonly #cache = new StateCache<Cached>(STATE_CACHE);
   /** The last append of this process to each scope in flight: appends to one scope run in turn. */
   readonly #chains = new Map<string, Promise<unknown>>();
   readonly #writes: WriteCounts = { records: 0, snapshots: 0, bytes: 0 };
@@ -672,9 +673,7 @@ export class RedisStore implements Store {
 
   /** Keeps `cached` as the state of `scope`, most recent last, within STATE_CACHE entries. */
   #remember(scope: string, cached: Cached): void {
-    this.#cache.delete(scope);
     this.#cache.set(scope, cached);
-    while (this.#cache.size > STATE_CACHE) this.#cache.delete(this.#cache.keys().next().value!);
   }
 
   /** What an append writes to each scope it changed, encoded once for the script. */
@@ -955,6 +954,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.#cache.clear();
     if (this.#redis.status === "end") return;
     await Promise.all(this.#drops);
     if (this.#redis.status === "ready") {

@@ -21,9 +21,14 @@ export function backgroundCheckpoints(): boolean {
   return enabled;
 }
 
-// The worker: one connection per file, opened on its first checkpoint and closed when its store closes.
+/** Connections the worker keeps open between checkpoints; a file past them is opened again when it is due. */
+const OPEN_CONNECTIONS = 8;
+
+// The worker: a connection per file, opened on its checkpoint and closed when its store closes or when
+// OPEN_CONNECTIONS others were used since.
 const WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
+const OPEN = ${OPEN_CONNECTIONS};
 const Database = require(workerData.main);
 const dbs = new Map();
 parentPort.on("message", ({ path, close, exit }) => {
@@ -39,7 +44,15 @@ parentPort.on("message", ({ path, close, exit }) => {
     } else {
       if (!db) {
         db = new Database(path, { fileMustExist: true, timeout: 0, ...(workerData.addon ? { nativeBinding: workerData.addon } : {}) });
-        dbs.set(path, db);
+        db.pragma("cache_size = -64");
+      }
+      // The connections used last kept, at most OPEN (each holds memory): the oldest closed first.
+      dbs.delete(path);
+      dbs.set(path, db);
+      if (dbs.size > OPEN) {
+        const [oldest, old] = dbs.entries().next().value;
+        dbs.delete(oldest);
+        old.close();
       }
       db.pragma("wal_checkpoint(PASSIVE)");
     }
@@ -60,7 +73,12 @@ export class Checkpointer {
   #open = 0;
 
   private constructor(driver: { main: string; addon: string | undefined }) {
-    this.#worker = new Worker(WORKER, { eval: true, workerData: driver });
+    // A worker that only asks SQLite for checkpoints: a young generation of 1 MB, not V8's default.
+    this.#worker = new Worker(WORKER, {
+      eval: true,
+      workerData: driver,
+      resourceLimits: { maxYoungGenerationSizeMb: 1 },
+    });
     this.#worker.unref();
     this.#worker.on("message", (path: string) => this.#inFlight.delete(path));
     this.#worker.on("error", () => (Checkpointer.#shared = undefined));

@@ -15,6 +15,7 @@ import { checkRunId, decodeListedRun, decodeRun, encodeRun, type EncodedRun } fr
 import { acknowledgementsOf } from "./alerts.js";
 import { backgroundCheckpoints, Checkpointer } from "./sqlite-checkpoint.js";
 import { collectSqlite, sqliteUsage, type GcOptions, type GcResult } from "./sqlite-gc.js";
+import { pageCacheKib, StateCache } from "./state-cache.js";
 import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
 
 // better-sqlite3 is CommonJS: require() loads it about 6 ms faster than import (no export scan), which the
@@ -267,7 +268,7 @@ export class SqliteStore implements Store {
    * instead of reading and parsing the snapshot again (the daemon's hot path). Another process's write
    * moves the seq on, so a stale entry is never used.
    */
-  readonly #cache = new Map<string, Cached>();
+  readonly #cache = new StateCache<Cached>(STATE_CACHE);
   readonly #writes: WriteCounts = { records: 0, snapshots: 0, bytes: 0 };
   /** The inode of the file as opened: another file at the path means this store is no longer what is there. */
   #inode: number | null = null;
@@ -292,6 +293,8 @@ export class SqliteStore implements Store {
       this.#db.pragma(`page_size = ${PAGE_SIZE}`);
       this.#db.pragma("journal_mode = WAL");
       this.#db.pragma("synchronous = NORMAL");
+      const kib = pageCacheKib();
+      if (kib !== null) this.#db.pragma(`cache_size = -${kib}`);
       // A checkpoint copies the WAL into the file and fsyncs it. Every 16 MB of WAL (4,000 pages of 4 KiB,
       // 16,000 of 1 KiB) instead of SQLite's 1,000 pages: fewer fsyncs, and a page rewritten by many
       // commits copied once per checkpoint. The WAL stays under about 16 MB whatever the file's page size.
@@ -495,7 +498,6 @@ export class SqliteStore implements Store {
       this.#writes.bytes += outcome.counts.bytes;
       pending.resolve(outcome.result);
     });
-    while (this.#cache.size > STATE_CACHE) this.#cache.delete(this.#cache.keys().next().value!);
     this.#checkpointer?.committed(this.location);
   };
 
@@ -601,6 +603,7 @@ export class SqliteStore implements Store {
   close(): Promise<void> {
     // Appends already made are written before the file is closed.
     this.#flush();
+    this.#cache.clear();
     this.#checkpointer?.closed(this.location);
     if (this.#db.open) this.#db.close();
     return Promise.resolve();
