@@ -6,58 +6,19 @@
 // and its RSS at 1,000 sessions, in the same run. `--sessions <n>` and `--projects <n>` change the load.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freshNonce, mac } from "../dist/daemon/key.js";
 import { REINS_BIN } from "../dist/config/package-info.js";
 import { probeDaemon, socketRequest } from "../dist/daemon/probe.js";
 import { daemonArgs } from "../dist/daemon/start.js";
-import { callParts, encodeHeaderValue, PROTOCOL } from "../dist/daemon/protocol.js";
 import { socketPath } from "../dist/daemon/paths.js";
 import { hookSecret } from "../dist/server/secret.js";
-import { rssOf } from "./projects.js";
+import { rssOf, signedCall } from "./projects.js";
 
 /** Sessions sent at once (each one's calls in order, as an agent makes them). */
 const AT_ONCE = 8;
 /** How long the daemon is left without calls before its RSS is read: V8 gives memory back once idle. */
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 10_000);
-
-/** One hook call over the daemon's socket, signed with the project's hook secret; the parsed answer. */
-export function signedCall(socket, agent, root, secret, body) {
-  const text = JSON.stringify(body);
-  const nonce = freshNonce();
-  const rootHeader = encodeHeaderValue(root);
-  const auth = mac(secret, callParts(nonce, agent, rootHeader, "", text));
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        socketPath: socket,
-        method: "POST",
-        path: `/hooks/${agent}`,
-        agent: false,
-        headers: {
-          "content-type": "application/json",
-          "x-reins-nonce": nonce,
-          "x-reins-auth": auth,
-          "x-reins-protocol": PROTOCOL,
-          "x-reins-root": rootHeader,
-        },
-      },
-      (res) => {
-        let answer = "";
-        res.on("data", (chunk) => (answer += chunk));
-        res.on("end", () =>
-          res.statusCode === 200
-            ? resolve(JSON.parse(answer))
-            : reject(new Error(`daemon answered ${res.statusCode}: ${answer}`)),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(text);
-  });
-}
 
 /** The hook calls of one short Claude Code session in `cwd`. */
 export function sessionCalls(session, cwd) {

@@ -102,16 +102,15 @@ function clientCall(client, agent, cwd, env, body, name) {
 }
 
 /**
- * One hook call straight to the daemon's socket (no client process), signed over a fresh nonce as the
- * clients sign it (docs/daemon-proof.md); its wall time in ns.
+ * One hook call over the daemon's socket (no client process), signed over a fresh nonce with the project's
+ * hook secret as the clients sign it (docs/daemon-proof.md); the parsed answer.
  */
-export function socketCall(socket, agent, project, secret, body) {
+export function signedCall(socket, agent, root, secret, body) {
   const text = JSON.stringify(body);
   const nonce = freshNonce();
-  const rootHeader = encodeHeaderValue(project);
+  const rootHeader = encodeHeaderValue(root);
   const auth = mac(secret, callParts(nonce, agent, rootHeader, "", text));
   return new Promise((resolve, reject) => {
-    const t0 = process.hrtime.bigint();
     const req = request(
       {
         socketPath: socket,
@@ -127,17 +126,25 @@ export function socketCall(socket, agent, project, secret, body) {
         },
       },
       (res) => {
-        res.resume();
+        let answer = "";
+        res.on("data", (chunk) => (answer += chunk));
         res.on("end", () =>
           res.statusCode === 200
-            ? resolve(Number(process.hrtime.bigint() - t0))
-            : reject(new Error(`daemon answered ${res.statusCode}`)),
+            ? resolve(JSON.parse(answer))
+            : reject(new Error(`daemon answered ${res.statusCode}: ${answer}`)),
         );
       },
     );
     req.on("error", reject);
     req.end(text);
   });
+}
+
+/** One signed hook call straight to the daemon's socket; its wall time in ns. */
+export async function socketCall(socket, agent, project, secret, body) {
+  const t0 = process.hrtime.bigint();
+  await signedCall(socket, agent, project, secret, body);
+  return Number(process.hrtime.bigint() - t0);
 }
 
 /** A process's resident memory now and at its peak, bytes. */
