@@ -24,19 +24,12 @@ import { checkpointInBackground } from "../store/sqlite-checkpoint.js";
 import { boundStoreMemory } from "../store/state-cache.js";
 import { followPort, listenHttpHooks, type HttpHooks } from "./http-hooks.js";
 import { ensureDaemonKey, mac, readDaemonKey } from "./key.js";
+import { Nonces } from "./nonces.js";
 import { OpenTurns } from "./open-turns.js";
 import { socketHolder } from "./peer.js";
 import { ProjectPool, isUsableRoot, type ProjectPoolOptions } from "./projects.js";
 import { DAEMON_STATES } from "./settings.js";
-import {
-  callParts,
-  decodeHeaderValue,
-  decodeProjectEnv,
-  HEADERS,
-  NONCE,
-  NONCE_WINDOW_S,
-  PROTOCOL,
-} from "./protocol.js";
+import { callParts, decodeHeaderValue, decodeProjectEnv, HEADERS, PROTOCOL } from "./protocol.js";
 import { DAEMON_KIND, probeSocket, type DaemonStatus } from "./probe.js";
 
 /** Options of a hook daemon; `socket`, `bin` and `version` are required. */
@@ -270,29 +263,6 @@ function publish(socket: string, own: string): void {
   rmSync(link, { force: true });
   symlinkSync(basename(own), link);
   renameSync(link, socket);
-}
-
-/**
- * The nonces of the calls answered in the last NONCE_WINDOW_S on either side of now: a call whose nonce is
- * older, newer or already seen is refused, so a call another program took cannot be played again.
- */
-class Nonces {
-  private readonly seen = new Map<string, number>();
-
-  /** Whether `nonce` is well formed, within the window and new; it is then remembered. */
-  take(nonce: unknown, now: number): boolean {
-    if (typeof nonce !== "string") return false;
-    const time = NONCE.exec(nonce)?.[1];
-    if (time === undefined || Math.abs(Number(time) - now / 1000) > NONCE_WINDOW_S) return false;
-    if (this.seen.has(nonce)) return false;
-    this.seen.set(nonce, now);
-    return true;
-  }
-
-  /** Forgets the nonces the window has passed. */
-  sweep(now: number): void {
-    for (const [nonce, at] of this.seen) if (now - at > 2 * NONCE_WINDOW_S * 1000) this.seen.delete(nonce);
-  }
 }
 
 function socketInode(socket: string): number | null {
