@@ -106,6 +106,12 @@ describe.skipIf(claudeUnavailableReason() !== null)(
         bash(`echo '{"budget":{"mode":"soft"}}' > reins.config.json; echo EXIT=$?`),
         bash("echo '{}' > .claude/settings.json; echo EXIT=$?"),
       ];
+      // The project's first session adds its policy file to the user's sandbox at its first turn; Claude Code
+      // reloads its settings on its own time (under load, after the turn's first commands), so the probes run
+      // in the next session, which reads them as it starts.
+      await session([bash("true")]);
+      const settings = readFileSync(join(home, ".claude", "settings.json"), "utf8");
+      expect(settings).toContain(join(repo, "reins.config.json"));
       const { texts, sent, session: id } = await session([...probes, ...loop(7)]);
       const target = linkedReinsDir(repo, { HOME: home });
       expect(lstatSync(join(repo, ".reins")).isSymbolicLink()).toBe(true);
