@@ -12,6 +12,7 @@ import { startHookDaemon, type HookDaemon } from "../src/daemon/hook-daemon.js";
 import { hookSecret } from "../src/server/secret.js";
 import { boundStoreMemory, cachedStates } from "../src/store/state-cache.js";
 import { daemonCall } from "./support/daemon-call.js";
+import { failed, failing } from "./support/daemon-inputs.js";
 
 const temps: string[] = [];
 const temp = (prefix: string) => {
@@ -35,19 +36,6 @@ function project(): string {
   hookSecret(dir);
   return dir;
 }
-
-const failing = (session: string, root: string) => ({
-  session_id: session,
-  hook_event_name: "PreToolUse",
-  tool_name: "Bash",
-  tool_input: { command: "node migrate.js" },
-  cwd: root,
-});
-const failed = (session: string, root: string) => ({
-  ...failing(session, root),
-  hook_event_name: "PostToolUseFailure",
-  error: "Exit code 1\nECONNREFUSED",
-});
 
 /**
  * Three sessions in two projects, taking turns call by call: six identical failing commands each, every

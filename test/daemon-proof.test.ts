@@ -28,6 +28,7 @@ import { probeDaemon, probeSocket, socketRequest } from "../src/daemon/probe.js"
 import { readTamper } from "../src/hooks/tamper-record.js";
 import { hookSecret } from "../src/server/secret.js";
 import { SqliteStore } from "../src/store/sqlite.js";
+import { failed, failing } from "./support/daemon-inputs.js";
 
 const temps: string[] = [];
 const temp = (prefix: string) => {
@@ -149,18 +150,6 @@ async function recordedSeq(root: string, session: string) {
   }
 }
 
-const failing = (session: string, root: string) => ({
-  session_id: session,
-  hook_event_name: "PreToolUse",
-  tool_name: "Bash",
-  tool_input: { command: "node migrate.js" },
-  cwd: root,
-});
-const failed = (session: string, root: string) => ({
-  ...failing(session, root),
-  hook_event_name: "PostToolUseFailure",
-  error: "Exit code 1\nECONNREFUSED",
-});
 const sessionStart = (session: string, root: string) => ({
   session_id: session,
   hook_event_name: "SessionStart",

@@ -21,6 +21,7 @@ import { hookSecret } from "../src/server/secret.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
+import { failed, failing } from "./support/daemon-inputs.js";
 
 const temps: string[] = [];
 const temp = (prefix: string) => {
@@ -60,19 +61,6 @@ function project(config: object = {}): string {
   hookSecret(dir);
   return dir;
 }
-
-const failing = (session: string, root: string) => ({
-  session_id: session,
-  hook_event_name: "PreToolUse",
-  tool_name: "Bash",
-  tool_input: { command: "node migrate.js" },
-  cwd: root,
-});
-const failed = (session: string, root: string) => ({
-  ...failing(session, root),
-  hook_event_name: "PostToolUseFailure",
-  error: "Exit code 1\nECONNREFUSED",
-});
 
 /** One hook call over the socket, as the clients make it (see support/daemon-call.ts). */
 const call = (
