@@ -85,8 +85,7 @@ async function guardedAtOnce(which: [number, Agent][]): Promise<Session[]> {
     expect(session.firstDenied, where).not.toBeNull();
     expect(session.firstDenied!, where).toBeLessThanOrEqual(6);
     const stored = stores.get(session.project)?.get(session.sessionId) ?? 0;
-    if ((session.late ?? 0) === 0) expect(stored, where).toBe(session.tokens);
-    else expect([session.tokens - session.late!, session.tokens], where).toContain(stored);
+    expect(stored, where).toBe(session.tokens);
     for (const [project, store] of stores)
       if (project !== session.project)
         expect(store.has(session.sessionId), `${where}, seen in ${project}`).toBe(false);

@@ -62,5 +62,10 @@ export interface AgentAdapter<I = unknown> {
   projectEnv: readonly string[];
   /** Whether the plan needs the scope's state before the call (a hook that closes the previous task). */
   needsState(input: I): boolean;
+  /**
+   * The transcript in which this call is owed a line of the model's reply that the agent may still be
+   * writing when the hook comes: the call waits (briefly) for it before reading. @default none
+   */
+  owedReplyLine?(input: I): string | undefined;
   plan(input: I, ctx: HookContext): HookPlan;
 }

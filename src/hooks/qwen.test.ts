@@ -153,11 +153,13 @@ describe("the Qwen Code hook adapter", () => {
       hook_event_name: "PostToolUse",
       tool_response: { llmContent: "ok", returnDisplay: "" },
     });
+    modelLine("u-done", 900, 10);
     const refused = await reply(stop());
     expect(refused).toMatchObject({ decision: "block" });
     expect((refused as { reason: string }).reason).toMatch(/npm test/);
     await reply(pre("npm test"));
     await reply(post("npm test", "Tests: 1 passed", 0));
+    modelLine("u-pass", 950, 12);
     expect(await reply(stop("Done, the tests pass."))).toBeNull();
   });
 
@@ -179,5 +181,35 @@ describe("the Qwen Code hook adapter", () => {
     ]);
     // The budget counts what was not read from the cache; the cached 200 are recorded beside it.
     expect(state?.budget.session.spent.tokens).toBe(840 + 1_130 + 1_220);
+  });
+
+  it("waits at Stop for the reply's line Qwen Code is still writing (its transcript writes are queued)", async () => {
+    modelLine("u-1", 1_000, 40);
+    await reply(prompt("Go."));
+    // Qwen Code 0.15.10 queues the reply's line and fires Stop at once: under load the hook comes first.
+    const late = setTimeout(() => modelLine("u-2", 1_300, 25), 150);
+    try {
+      await reply(stop("The tests pass."));
+    } finally {
+      clearTimeout(late);
+    }
+    const { log, state } = await recorded();
+    const usage = log.flatMap((r) => (r.event.kind === "usage.recorded" ? [r.event] : []));
+    expect(usage.map((e) => [e.inputTokens, e.outputTokens])).toEqual([
+      [1_000, 40],
+      [1_300, 25],
+    ]);
+    expect(state?.budget.session.spent.tokens).toBe(1_040 + 1_325);
+  });
+
+  it("does not wait at a Stop with no reply text, nor past its bound when the line never comes", async () => {
+    await reply(prompt("Go."));
+    // No reply text: no line is owed (Qwen Code records a reply only with content or usage).
+    expect(await reply(stop(""))).toMatchObject({ decision: "block" });
+    // A reply text but no line ever: the Stop is still answered (after the bound), the claim recorded.
+    expect(await reply(stop("Done."))).toMatchObject({ decision: "block" });
+    const { log } = await recorded();
+    expect(log.filter((r) => r.event.kind === "completion.claimed")).toHaveLength(2);
+    expect(log.some((r) => r.event.kind === "usage.recorded")).toBe(false);
   });
 });

@@ -168,5 +168,13 @@ export const qwen: AgentAdapter<QwenInput> = {
   // Qwen Code (0.15) sets all three to the project's folder; its own first.
   projectEnv: ["QWEN_PROJECT_DIR"],
   needsState: (input) => input.hook_event_name === "UserPromptSubmit",
+  // Qwen Code queues the reply's transcript line and fires Stop at once; under load the hook comes first. A
+  // reply with text always has its line (one with neither text nor usage has none, and no wait).
+  owedReplyLine: (input) =>
+    input.hook_event_name === "Stop" &&
+    typeof input.last_assistant_message === "string" &&
+    input.last_assistant_message !== ""
+      ? input.transcript_path
+      : undefined,
   plan: planQwen,
 };

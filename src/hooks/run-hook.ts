@@ -262,6 +262,8 @@ export async function answerHook(
   // The transcript's new lines are read as this call's; where the reading got to is saved only once the
   // events are stored or spooled, so a call that dies in between leaves them to the next.
   const transcripts = services.transcripts.forCall();
+  const owed = adapter.owedReplyLine?.(input);
+  if (owed !== undefined) await transcripts.awaitReplyLine(adapter.session(input), owed);
   // What the tamper check finds is told with the turn's status, after the project's own notices.
   let tampered: readonly string[] = [];
   const project = services.notices;

@@ -12,6 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { EventInput } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import { hashOf } from "../vocabulary/hash.js";
@@ -101,6 +102,10 @@ function longLineUsage(line: LongLine): UsageRecord | null {
     return null;
   }
 }
+
+/** How long a hook waits for a model reply's line the agent still owes, and how often it looks. */
+const OWED_LINE_WAIT_MS = 2_000;
+const OWED_LINE_POLL_MS = 10;
 
 /** How many commands' exit codes a cursor keeps. */
 const KEPT_EXITS = 64;
@@ -224,6 +229,23 @@ export class TranscriptReader implements UsageReader {
       }
     } catch {
       return none;
+    }
+  }
+
+  /**
+   * Waits, at most OWED_LINE_WAIT_MS, until `path` holds a whole model reply line (`"type":"assistant"`)
+   * after the session's cursor: the line of a reply the agent has made but may still be writing (Qwen Code
+   * queues its transcript writes and fires its Stop hook at once). Reads nothing for good; true once it is
+   * there, false when the bound passed or there is no transcript.
+   */
+  async awaitReplyLine(session: string, path: string): Promise<boolean> {
+    if (path === "") return false;
+    for (let waited = 0; ; waited += OWED_LINE_POLL_MS) {
+      const peek = { ...this.#load(session, path) };
+      const { text, long } = this.#next(peek);
+      if (long !== null || /"type":"assistant"/.test(text)) return true;
+      if (waited >= OWED_LINE_WAIT_MS) return false;
+      await sleep(OWED_LINE_POLL_MS);
     }
   }
 

@@ -34,11 +34,6 @@ export interface LoopResult {
   sessionId: string;
   firstDenied: number | null;
   tokens: number;
-  /**
-   * Tokens of the turn's last reply that may be counted late (Qwen Code writes that reply's transcript line
-   * after its Stop hook when loaded: docs/agent-qwen.md, "What to know"). @default 0
-   */
-  late?: number;
 }
 
 /** An agent's failing loop, and why it cannot run here (null when it can). */
@@ -180,7 +175,6 @@ const qwen: AgentLoop = {
           (n, u) => n + u.total_tokens - u.prompt_tokens_details.cached_tokens,
           0,
         ),
-        late: input + output,
       };
     } finally {
       await fake.close();
