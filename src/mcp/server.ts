@@ -3,7 +3,6 @@
  * verifies its own work by the plan's checks (reins runs them), and may set a task complete only after a
  * verify passed on the tree as it is.
  */
-import { createRequire } from "node:module";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -18,8 +17,9 @@ import { oneAtATime, SETTABLE, updateStatus } from "./status.js";
 import { id, statusSchema, taskListSchema, taskSchema, verdictSchema } from "./schemas.js";
 import type { McpContext } from "./context.js";
 import { verifyScope, type Verdict } from "./verify.js";
+import { REINS_VERSION } from "../config/package-info.js";
 
-const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
+const version = REINS_VERSION;
 
 /** What the server tells the agent on connecting: the workflow the tools make. */
 const INSTRUCTIONS = `reins keeps the plan's tasks honest. list_tasks and get_task show the work (acceptance criteria, checks, spec sections); read_spec gives a spec section's text. Set a task in_progress when you start it, so its diff is taken from there. When you think it is done, call the verify tool of its level (verify_task_completion, verify_component_completion, verify_module_completion): reins runs the required checks itself and answers {passed, confidence, findings, summary} with the evidence. update_task_status(task, "complete") is rejected unless a verify of that task passed on the working tree as it is now: after any edit, verify again.`;

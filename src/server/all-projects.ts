@@ -10,11 +10,11 @@ import type { KnownProject } from "../config/project-registry.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
+import { spendSince, tallyTokens } from "../core/spend.js";
 import { scopeSummary } from "../core/summary.js";
 import { policyFor } from "../core/batch.js";
 import { defaultStorePath, openStore } from "../store/open.js";
 import { redact } from "../store/redact.js";
-import { spendSince, tallyTokens } from "./web.js";
 
 /** What a session is doing: going on, ended, or stopped until a person acts (breaker open, budget paused). */
 export type SessionState = "active" | "ended" | "stopped";

@@ -7,9 +7,9 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import * as z from "zod";
 import type { Policy } from "../core/policy.js";
 import type { ReinsEvent } from "../core/reins-event.js";
-import type { State } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import { runIdSchema } from "../core/stored-run.js";
+import { spendSince, tallyTokens } from "../core/spend.js";
 import { scopeSummary } from "../core/summary.js";
 import { currentSummary } from "../people/scope-view.js";
 import { runView } from "./run-view.js";
@@ -61,29 +61,6 @@ function badRequest(reply: FastifyReply, error: z.ZodError, part = "querystring"
   const issue = error.issues[0];
   const where = [part, ...(issue?.path ?? []).map(String)].join(".");
   return reply.code(400).send({ error: "bad_request", message: `${where}: ${issue?.message ?? "invalid"}` });
-}
-
-/** Tokens as the budget counts them, from a state's tally. */
-export function tallyTokens(state: State, policy: Policy): number {
-  const t = state.tally?.tokens;
-  if (t === undefined) return 0;
-  return t.input + t.output + t.cacheWrite + (policy.budget.countCacheReads ? t.cacheRead : 0);
-}
-
-/** Spend of a state since `since`: all of it for a session started since, else its recent rate windows. */
-export function spendSince(state: State, policy: Policy, since: number): { tokens: number; usd: number } {
-  if (state.lastAt === null || state.lastAt < since) return { tokens: 0, usd: 0 };
-  if (state.startedAt !== null && state.startedAt >= since)
-    return { tokens: tallyTokens(state, policy), usd: state.tally?.usd ?? 0 };
-  const windowMs = policy.spendRate.windowMs;
-  let tokens = 0;
-  let usd = 0;
-  for (const [window, t, u] of state.rate.buckets)
-    if (window * windowMs >= since) {
-      tokens += t;
-      usd += u;
-    }
-  return { tokens, usd };
 }
 
 /** Keeps the first and last point and evenly spaced ones between, at most `max` in all. */
