@@ -34,8 +34,8 @@ export default tseslint.config(
     // The pure cores (guard engine, run control) and the plain-text helpers below everything: no Node
     // built-ins, no I/O libraries, no clock, no randomness (docs/architecture.md, "The pure cores and the
     // shell").
-    files: ["src/core/**/*.ts", "src/control/**/*.ts", "src/text/**/*.ts"],
-    ignores: ["src/core/**/*.test.ts", "src/control/**/*.test.ts", "src/text/**/*.test.ts"],
+    files: ["src/base/core/**/*.ts", "src/run/control/**/*.ts", "src/base/text/**/*.ts"],
+    ignores: ["src/base/core/**/*.test.ts", "src/run/control/**/*.test.ts", "src/base/text/**/*.test.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
@@ -96,13 +96,15 @@ export default tseslint.config(
     },
   },
   {
-    // Spec sections, normalisation and snapshots are pure; only src/spec/read.ts reads files and hashes.
-    files: ["src/spec/**/*.ts"],
-    ignores: ["src/spec/read.ts", "src/spec/**/*.test.ts"],
+    // Spec sections, normalisation and snapshots are pure; only src/run/spec/read.ts reads files and hashes.
+    files: ["src/run/spec/**/*.ts"],
+    ignores: ["src/run/spec/read.ts", "src/run/spec/**/*.test.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["node:*"], message: "Pure spec code: I/O belongs in src/spec/read.ts." }] },
+        {
+          patterns: [{ group: ["node:*"], message: "Pure spec code: I/O belongs in src/run/spec/read.ts." }],
+        },
       ],
     },
   },

@@ -8,11 +8,11 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REINS_BIN } from "../dist/config/package-info.js";
-import { probeDaemon, socketRequest } from "../dist/daemon/probe.js";
-import { daemonArgs } from "../dist/daemon/start.js";
-import { socketPath } from "../dist/daemon/paths.js";
-import { hookSecret } from "../dist/server/secret.js";
+import { REINS_BIN } from "../dist/base/config/package-info.js";
+import { probeDaemon, socketRequest } from "../dist/guard/daemon/probe.js";
+import { daemonArgs } from "../dist/guard/daemon/start.js";
+import { socketPath } from "../dist/guard/daemon/paths.js";
+import { hookSecret } from "../dist/base/config/hook-secret.js";
 import { rssOf, signedCall } from "./projects.js";
 
 /** Sessions sent at once (each one's calls in order, as an agent makes them). */

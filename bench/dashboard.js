@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 /* global document */
 import { chromium } from "playwright-core";
-import { resolvePolicy } from "../dist/core/index.js";
-import { defaultStorePath, openStore } from "../dist/store/open.js";
+import { resolvePolicy } from "../dist/base/core/index.js";
+import { defaultStorePath, openStore } from "../dist/base/store/open.js";
 import { median, quantile } from "./stats.js";
 import { workload } from "./workload.js";
 

@@ -4,13 +4,13 @@
 // action/error pairs, A-B-A-B over 6 steps), and plain step caps of 30 and 100 calls.
 // `npm run bench -- efficacy` runs the bundled scripted sessions; add `--corpus <dir> --outcomes <file>` to
 // run a real corpus of agent logs with known outcomes instead.
-import { defaultPolicy } from "../dist/core/policy.js";
-import { evaluate, parseOutcomes, verdictOf } from "../dist/evaluate/evaluate.js";
-import { replayRun } from "../dist/evaluate/replay.js";
-import { scenarios } from "../dist/evaluate/scenarios.js";
-import { judgeMetamorphosis, METAMORPHOSES, STUCK_BOUND } from "../dist/evaluate/metamorphic.js";
-import { sweepPolicies } from "../dist/evaluate/sweep.js";
-import { logFiles, readLog } from "../dist/logs/load.js";
+import { defaultPolicy } from "../dist/base/core/policy.js";
+import { evaluate, parseOutcomes, verdictOf } from "../dist/guard/evaluate/evaluate.js";
+import { replayRun } from "../dist/guard/evaluate/replay.js";
+import { scenarios } from "../dist/guard/evaluate/scenarios.js";
+import { judgeMetamorphosis, METAMORPHOSES, STUCK_BOUND } from "../dist/guard/evaluate/metamorphic.js";
+import { sweepPolicies } from "../dist/guard/evaluate/sweep.js";
+import { logFiles, readLog } from "../dist/guard/logs/load.js";
 import { readFileSync } from "node:fs";
 
 /** The run's tool calls in order: what was asked (action) and what came back (observation). */
@@ -131,7 +131,7 @@ const CURVES = {
 };
 
 /**
- * The metamorphic suite in full (see src/evaluate/metamorphic.ts): every real run made into a runaway two
+ * The metamorphic suite in full (see src/guard/evaluate/metamorphic.ts): every real run made into a runaway two
  * ways and into a productive twin, at seed 1, under the default policy, then each kind's curve over the
  * threshold that decides it.
  */

@@ -1,8 +1,8 @@
 // Engine benchmarks: replay throughput over a 100,000-event session, per-decision latency, and the rate at
 // which a store rebuilds a state from logged records, each against a baseline measured in the same run (JSON
 // round trip of each event).
-import { advance, decide, initialState, replay, resolvePolicy } from "../dist/core/index.js";
-import { rebuild } from "../dist/core/snapshot.js";
+import { advance, decide, initialState, replay, resolvePolicy } from "../dist/base/core/index.js";
+import { rebuild } from "../dist/base/core/snapshot.js";
 import { median, medianOf, quantile } from "./stats.js";
 import { workload } from "./workload.js";
 

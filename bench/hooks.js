@@ -5,12 +5,12 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REINS_BIN } from "../dist/config/package-info.js";
-import { startHookDaemon } from "../dist/daemon/hook-daemon.js";
-import { socketPath } from "../dist/daemon/paths.js";
+import { REINS_BIN } from "../dist/base/config/package-info.js";
+import { startHookDaemon } from "../dist/guard/daemon/hook-daemon.js";
+import { socketPath } from "../dist/guard/daemon/paths.js";
 import { buildClient } from "../dist/install/native-client.js";
-import { openServices } from "../dist/hooks/run-hook.js";
-import { apiToken, hookSecret } from "../dist/server/secret.js";
+import { openServices } from "../dist/guard/hooks/run-hook.js";
+import { apiToken, hookSecret } from "../dist/base/config/hook-secret.js";
 import { createServer as createReins } from "../dist/server/server.js";
 import { median, quantile } from "./stats.js";
 

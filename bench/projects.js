@@ -7,13 +7,13 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REINS_BIN } from "../dist/config/package-info.js";
-import { probeDaemon, socketRequest } from "../dist/daemon/probe.js";
-import { freshNonce, mac } from "../dist/daemon/key.js";
-import { callParts, encodeHeaderValue, PROTOCOL } from "../dist/daemon/protocol.js";
-import { socketPath } from "../dist/daemon/paths.js";
+import { REINS_BIN } from "../dist/base/config/package-info.js";
+import { probeDaemon, socketRequest } from "../dist/guard/daemon/probe.js";
+import { freshNonce, mac } from "../dist/guard/daemon/key.js";
+import { callParts, encodeHeaderValue, PROTOCOL } from "../dist/guard/daemon/protocol.js";
+import { socketPath } from "../dist/guard/daemon/paths.js";
 import { buildClient } from "../dist/install/native-client.js";
-import { hookSecret } from "../dist/server/secret.js";
+import { hookSecret } from "../dist/base/config/hook-secret.js";
 import { median, quantile } from "./stats.js";
 
 const root = join(import.meta.dirname, "..");

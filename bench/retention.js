@@ -5,12 +5,12 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Redis from "ioredis";
-import { resolvePolicy } from "../dist/core/index.js";
-import { socketRequest } from "../dist/daemon/probe.js";
-import { socketPath } from "../dist/daemon/paths.js";
-import { chargeKey } from "../dist/core/batch.js";
-import { chargeField, RedisStore } from "../dist/store/redis.js";
-import { hookSecret } from "../dist/server/secret.js";
+import { resolvePolicy } from "../dist/base/core/index.js";
+import { socketRequest } from "../dist/guard/daemon/probe.js";
+import { socketPath } from "../dist/guard/daemon/paths.js";
+import { chargeKey } from "../dist/base/core/batch.js";
+import { chargeField, RedisStore } from "../dist/base/store/redis.js";
+import { hookSecret } from "../dist/base/config/hook-secret.js";
 import { input, rssOf, socketCall, startDaemon } from "./projects.js";
 import { median } from "./stats.js";
 import { startRedis } from "./stores.js";

@@ -5,8 +5,8 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { resolvePolicy } from "../dist/core/index.js";
-import { SqliteStore } from "../dist/store/sqlite.js";
+import { resolvePolicy } from "../dist/base/core/index.js";
+import { SqliteStore } from "../dist/base/store/sqlite.js";
 import { median } from "./stats.js";
 import { workload } from "./workload.js";
 

@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import Redis from "ioredis";
-import { STATE_BOUND_BYTES, resolvePolicy } from "../dist/core/index.js";
-import { SNAPSHOT_EVERY } from "../dist/core/snapshot.js";
-import { RedisStore } from "../dist/store/redis.js";
-import { SqliteStore } from "../dist/store/sqlite.js";
+import { STATE_BOUND_BYTES, resolvePolicy } from "../dist/base/core/index.js";
+import { SNAPSHOT_EVERY } from "../dist/base/core/snapshot.js";
+import { RedisStore } from "../dist/base/store/redis.js";
+import { SqliteStore } from "../dist/base/store/sqlite.js";
 import { median, quantile } from "./stats.js";
 import { workload } from "./workload.js";
 

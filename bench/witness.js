@@ -8,11 +8,11 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runChecks } from "../dist/checks/checks.js";
-import { DEFAULT_SETTINGS } from "../dist/control/settings.js";
-import { HunkCache, hunkTier } from "../dist/drive/hunks.js";
-import { judgesAsTheyWere, reviewJudges } from "../dist/drive/judge-files.js";
-import { Git } from "../dist/git/git.js";
+import { runChecks } from "../dist/run/checks/checks.js";
+import { DEFAULT_SETTINGS } from "../dist/run/control/settings.js";
+import { HunkCache, hunkTier } from "../dist/run/drive/hunks.js";
+import { judgesAsTheyWere, reviewJudges } from "../dist/run/drive/judge-files.js";
+import { Git } from "../dist/run/git/git.js";
 import { median } from "./stats.js";
 
 const ms = (ns) => `${(ns / 1e6).toFixed(1)} ms`;

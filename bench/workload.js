@@ -1,6 +1,6 @@
 // A realistic, varied session for the benchmarks: reads, edits, commands, usage and checks over 50 files,
 // so guards run their full logic instead of short-circuiting on an open breaker or a paused budget.
-import { timeline } from "../dist/core/index.js";
+import { timeline } from "../dist/base/core/index.js";
 
 /** Events of one session, `count` long, deterministic. */
 export function workload(count, scope = "session:bench") {

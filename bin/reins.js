@@ -27,7 +27,7 @@ const main = statusline
   : fast
     ? require("../dist/hook-entry/hook-loader.cjs").hookMain(argv[1], argv[3], argv[2] === "--unproven")
     : daemon
-      ? import("../dist/daemon/run.js").then((d) =>
+      ? import("../dist/guard/daemon/run.js").then((d) =>
           d.runDaemon(argv[3], process.env, (line) => process.stderr.write(`${line}\n`)),
         )
       : quick

@@ -4,9 +4,9 @@ import { spawnSync } from "node:child_process";
 import { openai } from "@ai-sdk/openai";
 import { generateText, stepCountIs, tool } from "ai";
 import * as z from "zod";
-import { governSession } from "../src/adapters/ai-sdk.js";
-import { resolvePolicy } from "../src/core/index.js";
-import { createGovernor } from "../src/governor.js";
+import { governSession } from "../src/guard/adapters/ai-sdk.js";
+import { resolvePolicy } from "../src/base/core/index.js";
+import { createGovernor } from "../src/guard/governor.js";
 
 const governor = createGovernor({ policy: resolvePolicy({ budget: { session: { tokens: 200_000 } } }) });
 const reins = governSession(governor, { session: "example", like: { shell: "Bash" } });

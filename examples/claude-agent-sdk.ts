@@ -1,10 +1,10 @@
 // A Claude Agent SDK agent on a rein: a token budget and reins' guards, recorded in .reins/reins.db.
 // In your project the imports are "reins", "reins/governor", "reins/sqlite" and "reins/claude-agent-sdk".
 import { query } from "@anthropic-ai/claude-agent-sdk";
-import { claudeAgentReins, ReinsStopped } from "../src/adapters/claude-agent-sdk.js";
-import { resolvePolicy } from "../src/core/index.js";
-import { createGovernor } from "../src/governor.js";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { claudeAgentReins, ReinsStopped } from "../src/guard/adapters/claude-agent-sdk.js";
+import { resolvePolicy } from "../src/base/core/index.js";
+import { createGovernor } from "../src/guard/governor.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 
 const governor = createGovernor({
   store: new SqliteStore(".reins/reins.db"),

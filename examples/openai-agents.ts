@@ -5,9 +5,9 @@
 import { readFile } from "node:fs/promises";
 import { Agent, OpenAIProvider, Runner, tool } from "@openai/agents";
 import * as z from "zod";
-import { governAgents, reinsStopOf } from "../src/adapters/openai-agents.js";
-import { resolvePolicy } from "../src/core/index.js";
-import { createGovernor } from "../src/governor.js";
+import { governAgents, reinsStopOf } from "../src/guard/adapters/openai-agents.js";
+import { resolvePolicy } from "../src/base/core/index.js";
+import { createGovernor } from "../src/guard/governor.js";
 
 const governor = createGovernor({ policy: resolvePolicy({ budget: { session: { tokens: 200_000 } } }) });
 const reins = governAgents(governor, { session: "login-bug" });

@@ -8,7 +8,7 @@
 // The in-process fallback starts a Node process per agent tool call: Node's ESM loader starting and walking
 // hundreds of small files, and compiling them, cost more than answering the hook.
 import { build } from "esbuild";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 
 const root = join(import.meta.dirname, "..");
@@ -38,8 +38,31 @@ const cached = {
   supported: { "dynamic-import": false },
 };
 
+/**
+ * Each bundled module's `import.meta.url` as where the module itself lies in dist/, found from the bundle's
+ * own place at run time: the paths a module computes from it (`../../../package.json` from
+ * dist/base/config/) hold wherever in dist/ the bundle sits, and in any copy of the package.
+ */
+function ownUrls(outDir) {
+  return {
+    name: "own-urls",
+    setup(build) {
+      build.onLoad({ filter: /\.js$/ }, (args) => {
+        const text = readFileSync(args.path, "utf8");
+        if (!text.includes("import.meta.url")) return undefined;
+        const from = relative(outDir, args.path).split("\\").join("/");
+        return {
+          contents: text.replaceAll("import.meta.url", `new URL(${JSON.stringify(from)}, __bundleUrl).href`),
+          loader: "js",
+        };
+      });
+    },
+  };
+}
+
 await build({
   ...cached,
+  plugins: [ownUrls(join(root, "dist"))],
   entryPoints: [join(root, "dist", "hook-entry", "hook-main.js")],
   // In dist/, so the external packages below resolve from node_modules as the tsc output's do.
   outfile: join(root, "dist", "hook.cjs"),
@@ -51,17 +74,17 @@ await build({
 // becomes `__import("<x from dist/cli/>")`, which requireCached (src/hook-entry/code-cache.ts) provides.
 const quickDir = join(root, "dist", "cli");
 /** Loaded with the policy by every command: in the bundle, not imported late. */
-const alwaysLoaded = new Set([join(root, "dist", "config", "load-policy.js")]);
+const alwaysLoaded = new Set([join(root, "dist", "base", "config", "load-policy.js")]);
 const late = new Set();
 const quick = await build({
   ...cached,
   entryPoints: [join(quickDir, "quick-main.js")],
-  // In dist/cli/, where the modules it bundles are: the paths they compute from import.meta.url (which is
-  // the bundle's own URL here) reach `../../package.json`, `../../bin/reins.js` and `../hook.cjs` as before.
+  // In dist/cli/, beside the modules of cli/ it bundles; every module's import.meta.url is its own (ownUrls).
   outfile: join(quickDir, "quick.cjs"),
   supported: { "dynamic-import": true },
   write: false,
   plugins: [
+    ownUrls(quickDir),
     {
       name: "late-imports",
       setup(build) {

@@ -3,9 +3,9 @@
 // purpose, when a change of judgement is meant, and say why in the commit.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultPolicy } from "../dist/core/policy.js";
-import { replayRun, traceOf } from "../dist/evaluate/replay.js";
-import { scenarios } from "../dist/evaluate/scenarios.js";
+import { defaultPolicy } from "../dist/base/core/policy.js";
+import { replayRun, traceOf } from "../dist/guard/evaluate/replay.js";
+import { scenarios } from "../dist/guard/evaluate/scenarios.js";
 
 const dir = join(import.meta.dirname, "..", "test", "traces");
 mkdirSync(dir, { recursive: true });

@@ -3,10 +3,10 @@
 // CLI (test/judgement-e2e.test.ts) whose judgement changed on purpose; say why in the commit.
 //   node scripts/rerecord-trace.js test/traces/<name>.jsonl...
 import { readFileSync, writeFileSync } from "node:fs";
-import { advance } from "../dist/core/engine.js";
-import { poolPipeline } from "../dist/core/batch.js";
-import { initialState } from "../dist/core/state.js";
-import { parseTrace } from "../dist/trace/trace.js";
+import { advance } from "../dist/base/core/engine.js";
+import { poolPipeline } from "../dist/base/core/batch.js";
+import { initialState } from "../dist/base/core/state.js";
+import { parseTrace } from "../dist/base/trace/trace.js";
 
 for (const file of process.argv.slice(2)) {
   const text = readFileSync(file, "utf8");

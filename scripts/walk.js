@@ -16,14 +16,26 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const table = JSON.parse(readFileSync(join(root, "scripts", "floors.json"), "utf8"));
 
-/** The floor of each unit (a folder under src/, or a file at its top), 1 the highest. */
-const floorOfUnit = new Map(table.floors.flatMap((floor, i) => floor.units.map((unit) => [unit, i + 1])));
+const wings = table.wings ?? {};
 
-/** The unit a path under src/ belongs to: its first folder, or the file itself at the top of src/. */
+/**
+ * The floor of each unit, 1 the highest: an entry of src/, or inside a wing (`guard/hooks`) an entry of the
+ * wing's folder, whose floors stand in for the wing's own.
+ */
+const floorOfUnit = new Map(
+  table.floors
+    .flatMap((floor) =>
+      floor.units.length === 1 && floor.units[0] in wings
+        ? wings[floor.units[0]].floors.map((f) => f.units.map((u) => `${floor.units[0]}/${u}`))
+        : [floor.units],
+    )
+    .flatMap((units, i) => units.map((unit) => [unit, i + 1])),
+);
+
+/** The unit a path under src/ belongs to: its first folder (or file); inside a wing, the wing's entry too. */
 export function unitOf(file) {
-  const path = file.replace(/^(\.\/)?src\//, "");
-  const slash = path.indexOf("/");
-  return slash === -1 ? path : path.slice(0, slash);
+  const [top, inner] = file.replace(/^(\.\/)?src\//, "").split("/");
+  return top in wings && inner !== undefined ? `${top}/${inner}` : top;
 }
 
 /** The floor of a path under src/ (1 the highest), or undefined for a file no floor holds. */

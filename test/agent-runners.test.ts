@@ -1,11 +1,11 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { claudeRunner } from "../src/agents/claude.js";
-import { codexRunner } from "../src/agents/codex.js";
+import { claudeRunner } from "../src/run/agents/claude.js";
+import { codexRunner } from "../src/run/agents/codex.js";
 import { codexRunArgs, geminiRunEnv } from "../src/install/run-hooks.js";
-import { geminiRunner } from "../src/agents/gemini.js";
-import type { AgentRequest, AgentResult } from "../src/agents/runner.js";
+import { geminiRunner } from "../src/run/agents/gemini.js";
+import type { AgentRequest, AgentResult } from "../src/run/agents/runner.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
 import { codexTestEnv, codexBinary, codexConfigArgs, codexUnavailableReason } from "./support/codex-cli.js";
 import { e2eEach } from "./support/e2e-project.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AllStatus } from "../src/daemon/all-status.js";
+import type { AllStatus } from "../src/guard/daemon/all-status.js";
 import { execFile } from "node:child_process";
 import { reinsBin } from "./support/processes.js";
 import { twoProjects, type TwoProjects } from "./support/two-projects.js";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentToken } from "../src/server/secret.js";
+import { agentToken } from "../src/base/config/hook-secret.js";
 import { scripted, startApi, type ApiServer } from "./support/api-server.js";
 
 /**

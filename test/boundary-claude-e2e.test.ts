@@ -4,8 +4,8 @@ import { existsSync, readFileSync, readdirSync, readlinkSync, statSync } from "n
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { REINS_BIN } from "../src/config/package-info.js";
-import { daemonName } from "../src/daemon/paths.js";
+import { REINS_BIN } from "../src/base/config/package-info.js";
+import { daemonName } from "../src/guard/daemon/paths.js";
 import { claudeUnavailableReason, runClaude, type ClaudeRun } from "./support/claude-code.js";
 import { e2eEach, failJs, initReins, npmTestPackage, recorded } from "./support/e2e-project.js";
 import {

@@ -10,7 +10,7 @@ import {
   recorded,
   removeE2eProject,
 } from "./support/e2e-project.js";
-import { listDaemons } from "../src/daemon/list.js";
+import { listDaemons } from "../src/guard/daemon/list.js";
 import {
   lastToolResults,
   lastUserTexts,

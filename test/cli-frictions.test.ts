@@ -8,8 +8,8 @@ import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { EXIT } from "../src/cli/exit-codes.js";
 import { nextSteps } from "../src/cli/run-setup.js";
-import { resolvePolicy } from "../src/core/index.js";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { resolvePolicy } from "../src/base/core/index.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 
 const project = mkdtempSync(join(tmpdir(), "reins-frictions-"));
 mkdirSync(join(project, ".reins"));

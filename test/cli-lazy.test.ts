@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { COMMANDS, commandName, commandsFor, registerCommands } from "../src/cli/command-table.js";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { REINS_BIN } from "../src/config/package-info.js";
+import { REINS_BIN } from "../src/base/config/package-info.js";
 
 describe("the command table", () => {
   it("has a row for every command the program registers, so none is loaded by the slow path", async () => {
@@ -87,14 +87,14 @@ describe("what a command line loads (built dist/)", () => {
     const loaded = loadedBy(["-C", project, "status"], project);
     const commands = loaded.filter((u) => u.includes("/dist/cli/commands/")).map((u) => u.split("/").at(-1));
     expect(commands).toContain("status-command.js");
-    expect(loaded.some((u) => u.endsWith("/dist/store/sqlite.js"))).toBe(true);
+    expect(loaded.some((u) => u.endsWith("/dist/base/store/sqlite.js"))).toBe(true);
     expect(commands).not.toContain("run-command.js");
     for (const heavy of [
       "/fastify/",
       "/@modelcontextprotocol/",
       "/mdast-util-",
       "/dist/server/server.js",
-      "/dist/drive/run.js",
+      "/dist/run/drive/run.js",
     ])
       expect(
         loaded.filter((u) => u.includes(heavy)),

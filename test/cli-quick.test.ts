@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { REINS_BIN } from "../src/config/package-info.js";
+import { REINS_BIN } from "../src/base/config/package-info.js";
 
 const dist = join(REINS_BIN, "..", "..", "dist");
 

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { replayRun } from "../src/evaluate/replay.js";
-import { logFiles, readLog } from "../src/logs/load.js";
-import { loadPolicy } from "../src/config/load-policy.js";
+import { replayRun } from "../src/guard/evaluate/replay.js";
+import { logFiles, readLog } from "../src/guard/logs/load.js";
+import { loadPolicy } from "../src/base/config/load-policy.js";
 import { codexUnavailableReason, runCodex, type CodexRun } from "./support/codex-cli.js";
 import { e2eProject, failJs, initReins, recorded, removeE2eProject } from "./support/e2e-project.js";
 import { cleanEnv, runReins } from "./support/processes.js";

@@ -9,10 +9,10 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { REINS_BIN } from "../src/config/package-info.js";
-import { startHookDaemon } from "../src/daemon/hook-daemon.js";
+import { REINS_BIN } from "../src/base/config/package-info.js";
+import { startHookDaemon } from "../src/guard/daemon/hook-daemon.js";
 import { daemonCall } from "./support/daemon-call.js";
-import { hookSecret } from "../src/server/secret.js";
+import { hookSecret } from "../src/base/config/hook-secret.js";
 import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
 import { e2eProject, failJs, initReins, recorded, removeE2eProject } from "./support/e2e-project.js";
 import {

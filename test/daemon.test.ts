@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openServices, type HookServices } from "../src/hooks/run-hook.js";
-import { apiToken, hookSecret } from "../src/server/secret.js";
+import { openServices, type HookServices } from "../src/guard/hooks/run-hook.js";
+import { apiToken, hookSecret } from "../src/base/config/hook-secret.js";
 import { daemonAt, serveStartLock } from "../src/server/daemon.js";
 import { createServer } from "../src/server/server.js";
-import type { Store } from "../src/core/store.js";
+import type { Store } from "../src/base/core/store.js";
 import { killPids, servePids } from "./support/fault-daemon.js";
 import { freePort } from "./support/redis-server.js";
 

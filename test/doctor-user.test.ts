@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { linkReinsDir } from "../src/config/reins-link.js";
-import { denyProjectPolicy } from "../src/config/user-policy-deny.js";
+import { linkReinsDir } from "../src/base/config/reins-link.js";
+import { denyProjectPolicy } from "../src/base/config/user-policy-deny.js";
 
 /** `reins doctor` says which hooks guard a project, and from where, once `reins init --user` ran. */
 
@@ -72,7 +72,7 @@ describe("reins doctor with the user-level hooks", () => {
       expect(await run(args, io), io.err.join("")).toBe(0);
     }
     const env = { HOME: home };
-    // What the first user-level hook call there does (hooks/run-hook.ts, hooks/user-hook.ts).
+    // What the first user-level hook call there does (guard/hooks/run-hook.ts, guard/hooks/user-hook.ts).
     expect(linkReinsDir(repo, env, true)).toBe(true);
     const before = await checks(repo);
     expect(before.find((c) => c.subject === "claude" && c.check === "guarded")?.message).toMatch(

@@ -9,12 +9,12 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { DoctorReport } from "../src/cli/doctor.js";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { openServices, type HookServices } from "../src/hooks/run-hook.js";
-import { apiToken, hookSecret } from "../src/server/secret.js";
+import { openServices, type HookServices } from "../src/guard/hooks/run-hook.js";
+import { apiToken, hookSecret } from "../src/base/config/hook-secret.js";
 import { createServer } from "../src/server/server.js";
-import { REINS_BIN } from "../src/config/package-info.js";
-import { startHookDaemon, type HookDaemon } from "../src/daemon/hook-daemon.js";
-import { daemonName, socketPath } from "../src/daemon/paths.js";
+import { REINS_BIN } from "../src/base/config/package-info.js";
+import { startHookDaemon, type HookDaemon } from "../src/guard/daemon/hook-daemon.js";
+import { daemonName, socketPath } from "../src/guard/daemon/paths.js";
 import { freePort } from "./support/redis-server.js";
 
 const dirs: string[] = [];

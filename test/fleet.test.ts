@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Decision, ReinsEvent } from "../src/core/index.js";
+import type { Decision, ReinsEvent } from "../src/base/core/index.js";
 import { scripted } from "./support/api-server.js";
 import {
   redisServerInstalled,

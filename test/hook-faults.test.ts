@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 import { cleanEnv, finished, killGroup, reinsBin } from "./support/processes.js";
 
 /**

@@ -38,33 +38,72 @@ describe("the import graph of src/", () => {
     const files = Object.keys(graph.obj());
     // The graph is real: it holds the core and the stores, and the engine's own imports.
     expect(files.length).toBeGreaterThan(150);
-    expect(graph.obj()["core/engine.ts"]).toContain("core/state.ts");
+    expect(graph.obj()["base/core/engine.ts"]).toContain("base/core/state.ts");
     expect(graph.circular()).toEqual([]);
   });
 });
 
-/** The floors, top to bottom: each a list of units (a folder under src/, or a file at its top). */
-const FLOORS = (
-  JSON.parse(readFileSync(join(root, "scripts", "floors.json"), "utf8")) as { floors: { units: string[] }[] }
-).floors;
-
-/** The unit a path under src/ belongs to: its first folder, or the file itself at the top of src/. */
-function unitOf(file: string): string {
-  const slash = file.indexOf("/");
-  return slash === -1 ? file : file.slice(0, slash);
+/** A floor: its units (an entry of src/, or of a wing's folder) and what they hold. */
+interface Floor {
+  units: string[];
+  why: string;
 }
 
-const floorOfUnit = new Map(FLOORS.flatMap((floor, i) => floor.units.map((unit) => [unit, i] as const)));
+/** scripts/floors.json: the floors of src/, and each wing's own floors and the doors it enters by. */
+const TABLE = JSON.parse(readFileSync(join(root, "scripts", "floors.json"), "utf8")) as {
+  floors: Floor[];
+  wings: Record<string, { floors: Floor[]; enters?: Record<string, string[]> }>;
+};
+const WINGS = TABLE.wings;
+
+/**
+ * The unit a path under src/ belongs to: its first folder (or the file itself at the top of src/); inside
+ * a wing, the wing and the entry of the wing's folder (`guard/hooks`, `guard/governor.ts`).
+ */
+function unitOf(file: string): string {
+  const [top = "", inner] = file.split("/");
+  return top in WINGS && inner !== undefined ? `${top}/${inner}` : top;
+}
+
+/**
+ * Every unit with its floor, top to bottom, a wing's floors standing in for the wing's: `run/drive` is
+ * below every entry and above every unit of the guard wing.
+ */
+const FLOORS: string[][] = TABLE.floors.flatMap((floor) =>
+  floor.units.length === 1 && floor.units[0]! in WINGS
+    ? WINGS[floor.units[0]!]!.floors.map((f) => f.units.map((u) => `${floor.units[0]}/${u}`))
+    : [floor.units],
+);
+const floorOfUnit = new Map(FLOORS.flatMap((units, i) => units.map((unit) => [unit, i] as const)));
+
+/** The imports of src/ that leave their unit, as `file -> dep`, for the rules below. */
+async function crossings(): Promise<[string, string][]> {
+  const graph = await importGraph();
+  return Object.entries(graph).flatMap(([file, deps]) =>
+    deps.filter((dep) => unitOf(dep) !== unitOf(file)).map((dep) => [file, dep] as [string, string]),
+  );
+}
 
 describe("the floors of src/ (scripts/floors.json)", () => {
-  it("name every unit once", () => {
-    const units = FLOORS.flatMap((floor) => floor.units);
+  it("name every unit once, a wing alone on its floor", () => {
+    const units = FLOORS.flat();
     expect(units.length).toBe(new Set(units).size);
+    for (const floor of TABLE.floors)
+      if (floor.units.some((u) => u in WINGS)) expect(floor.units, floor.why).toHaveLength(1);
+  });
+
+  it("leave at most 10 entries at the top of src/: the entries and the wings", () => {
+    const top = readdirSync(join(root, "src"));
+    expect(top.length).toBeLessThanOrEqual(10);
+    expect(top.filter((entry) => !TABLE.floors.some((f) => f.units.includes(entry)))).toEqual(
+      // the C hook client: compiled by `reins init`, imported by no module
+      ["client"],
+    );
   });
 
   it("are each described in docs/architecture.md", () => {
     const doc = readFileSync(join(root, "docs", "architecture.md"), "utf8");
-    const missing = FLOORS.flatMap((floor) => floor.units).filter((unit) => !doc.includes(`| \`${unit}\``));
+    const missing = FLOORS.flat().filter((unit) => !doc.includes(`| \`${unit}\``));
     expect(missing, `units with no row in docs/architecture.md: ${missing.join(", ")}`).toEqual([]);
   });
 
@@ -78,16 +117,30 @@ describe("the floors of src/ (scripts/floors.json)", () => {
     "are kept: no import from a lower floor to a higher one or across one floor",
     { timeout: 60_000 },
     async () => {
-      const graph = await importGraph();
-      const against: string[] = [];
-      for (const [file, deps] of Object.entries(graph))
-        for (const dep of deps) {
-          const from = floorOfUnit.get(unitOf(file));
-          const to = floorOfUnit.get(unitOf(dep));
-          if (from === undefined || to === undefined || unitOf(file) === unitOf(dep)) continue;
-          if (to <= from) against.push(`${file} -> ${dep}`);
-        }
-      expect(against, `imports against the floors: ${against.join(", ")}`).toEqual([]);
+      const against = (await crossings()).filter(([file, dep]) => {
+        const from = floorOfUnit.get(unitOf(file));
+        const to = floorOfUnit.get(unitOf(dep));
+        return from !== undefined && to !== undefined && to <= from;
+      });
+      expect(
+        against.map((e) => e.join(" -> ")),
+        "imports against the floors",
+      ).toEqual([]);
+    },
+  );
+
+  it(
+    "keep the wings apart: the guard wing never imports the run wing, which enters it only by its doors",
+    { timeout: 60_000 },
+    async () => {
+      const edges = await crossings();
+      const wing = (file: string) => file.split("/")[0]!;
+      const guardToRun = edges.filter(([file, dep]) => wing(file) === "guard" && wing(dep) === "run");
+      expect(guardToRun.map((e) => e.join(" -> "))).toEqual([]);
+      const doors = (WINGS.run?.enters?.guard ?? []).map((door) => `guard/${door}`);
+      const runToGuard = edges.filter(([file, dep]) => wing(file) === "run" && wing(dep) === "guard");
+      // The rule is real: the run wing does enter the guard wing, by every door it names and no other.
+      expect(new Set(runToGuard.map(([, dep]) => dep))).toEqual(new Set(doors));
     },
   );
 });

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { claudeContainment, judgesOf } from "../src/config/boundary.js";
-import { REINS_BIN } from "../src/config/package-info.js";
+import { claudeContainment, judgesOf } from "../src/base/config/boundary.js";
+import { REINS_BIN } from "../src/base/config/package-info.js";
 
 function project(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-contain-")));

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { Git } from "../src/git/git.js";
-import { dirtyTreeLine } from "../src/install/local-files.js";
+import { Git } from "../src/run/git/git.js";
+import { dirtyTreeLine } from "../src/base/config/local-files.js";
 
 function repo(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-init-local-")));

@@ -13,10 +13,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { REINS_BIN } from "../src/config/package-info.js";
-import { hookPort, httpHookToken } from "../src/daemon/http-port.js";
-import { daemonName } from "../src/daemon/paths.js";
-import { encodeHeaderValue } from "../src/daemon/protocol.js";
+import { REINS_BIN } from "../src/base/config/package-info.js";
+import { hookPort, httpHookToken } from "../src/guard/daemon/http-port.js";
+import { daemonName } from "../src/guard/daemon/paths.js";
+import { encodeHeaderValue } from "../src/guard/daemon/protocol.js";
 import { codexHookHash } from "../src/install/trust.js";
 import { readToml } from "../src/install/toml-lines.js";
 

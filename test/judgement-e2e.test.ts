@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { replayRun } from "../src/evaluate/replay.js";
-import { readLog } from "../src/logs/load.js";
-import { loadPolicy } from "../src/config/load-policy.js";
+import { replayRun } from "../src/guard/evaluate/replay.js";
+import { readLog } from "../src/guard/logs/load.js";
+import { loadPolicy } from "../src/base/config/load-policy.js";
 import { claudeUnavailableReason, findTranscript, runClaude } from "./support/claude-code.js";
 import { e2eEach, failJs, initReins, npmTestPackage, recorded } from "./support/e2e-project.js";
 import {

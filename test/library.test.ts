@@ -7,10 +7,10 @@ import { describe, expect, it } from "vitest";
  * builders the hooks use, and gets the same decisions.
  */
 
-type Reins = typeof import("../src/core/index.js");
-type Events = typeof import("../src/events.js");
-type GovernorModule = typeof import("../src/governor.js");
-type Memory = typeof import("../src/store/memory.js");
+type Reins = typeof import("../src/base/core/index.js");
+type Events = typeof import("../src/base/vocabulary/events.js");
+type GovernorModule = typeof import("../src/guard/governor.js");
+type Memory = typeof import("../src/base/store/memory.js");
 
 /** Imports by the package's name, resolved at run time (the built `dist/`), not by the compiler. */
 const entry = (name: string): Promise<unknown> => import(name);

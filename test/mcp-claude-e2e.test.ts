@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { claudeMcpEntry } from "../src/install/mcp.js";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
 import { e2eProject, initReins, removeE2eProject } from "./support/e2e-project.js";
 import {

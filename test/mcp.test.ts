@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 import { reinsBin } from "./support/processes.js";
 import { git, gitProject, reinsIn } from "./support/run-project.js";
 

@@ -7,7 +7,7 @@ import { opencodeUnavailableReason, runOpencode } from "./support/opencode-cli.j
 import { cleanEnv, runReins } from "./support/processes.js";
 import type { ModelScript } from "./support/fake-model.js";
 import type { ChatRequest } from "./support/fake-chat.js";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 
 /**
  * The real opencode and Kilo Code CLIs (`<cli> run`), offline against a scripted Chat Completions API, with

@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { defaultPolicy } from "../src/core/policy.js";
-import { review, type OracleConfig } from "../src/oracle/review.js";
-import type { ReviewInput } from "../src/oracle/prompt.js";
+import { defaultPolicy } from "../src/base/core/policy.js";
+import { review, type OracleConfig } from "../src/run/oracle/review.js";
+import type { ReviewInput } from "../src/run/oracle/prompt.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
 import { startFakeAnthropic, userTexts, type FakeAnthropic } from "./support/fake-anthropic.js";
 import { startFakeChatCompletions } from "./support/fake-openai.js";

@@ -94,7 +94,7 @@ describe("npm pack", () => {
       ...assets,
     ];
     expect(required).toContain("bin/reins.js");
-    expect(required).toContain("dist/store/sqlite.d.ts");
+    expect(required).toContain("dist/base/store/sqlite.d.ts");
     expect(required.filter((file) => !paths.includes(file))).toEqual([]);
     // Agents run the bin and the sh client directly.
     for (const bin of ["bin/reins.js", "bin/reins-hook"])

@@ -19,9 +19,9 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import type { ReinsEvent } from "../src/core/reins-event.js";
-import { agentToken, apiToken, tokenPath } from "../src/server/secret.js";
-import { openStore } from "../src/store/open.js";
+import type { ReinsEvent } from "../src/base/core/reins-event.js";
+import { agentToken, apiToken, tokenPath } from "../src/base/config/hook-secret.js";
+import { openStore } from "../src/base/store/open.js";
 import { startApi } from "./support/api-server.js";
 import { cleanEnv, reinsBin, runBounded, type BoundedRun } from "./support/processes.js";
 import { redisUnavailableReason, startRedis, type RedisServer } from "./support/redis-server.js";
@@ -257,7 +257,7 @@ describe.skipIf(!boxWorks)("a person's actions need a person (SQLite store)", ()
     const s = quote(p.scope);
     const extend = `budget extend ${s} 1000 --reason more`;
     const runJs = join(repo, "dist", "cli", "run.js");
-    const sqliteJs = join(repo, "dist", "store", "sqlite.js");
+    const sqliteJs = join(repo, "dist", "base", "store", "sqlite.js");
     const spellings: [string, string][] = [
       ["node <bin> --cwd=.", `${node} ${reinsBin} --cwd=. ${extend}`],
       ["a symlink to the bin", `ln -sf ${reinsBin} ./r && ./r ${extend}`],
@@ -279,7 +279,7 @@ describe.skipIf(!boxWorks)("a person's actions need a person (SQLite store)", ()
         `${node} --input-type=module -e "const m = await import('${runJs}'); process.exit(await m.run(['budget', 'extend', '${p.scope}', '5', '--reason', 'r']))"`,
       ],
     ];
-    const direct = `${node} --input-type=module -e "const { SqliteStore } = await import('${sqliteJs}'); const s = new SqliteStore('.reins/reins.db'); await s.append('${p.scope}', [{ kind: 'human.budget_extended', scope: '${p.scope}', at: Date.now(), resource: 'tokens', amount: 1e6, by: 'me', reason: 'r' }], (await import('${join(repo, "dist", "core", "index.js")}')).defaultPolicy);"`;
+    const direct = `${node} --input-type=module -e "const { SqliteStore } = await import('${sqliteJs}'); const s = new SqliteStore('.reins/reins.db'); await s.append('${p.scope}', [{ kind: 'human.budget_extended', scope: '${p.scope}', at: Date.now(), resource: 'tokens', amount: 1e6, by: 'me', reason: 'r' }], (await import('${join(repo, "dist", "base", "core", "index.js")}')).defaultPolicy);"`;
     const before = await humanEvents(p);
     const results = await Promise.all(spellings.map(([, script]) => inBox(p, script)));
     spellings.forEach(([name], i) => {

@@ -44,7 +44,7 @@ console.log(JSON.stringify({ failed, required: required() }));`);
   });
 
   it("would be caught loading SQLite, by an import or by a require", () => {
-    const opener = node(`await import("./dist/store/open.js");`);
+    const opener = node(`await import("./dist/base/store/open.js");`);
     expect(opener.code).not.toBe(0);
     expect(opener.err).toMatch(/loaded file:.*\/dist\/store\/open\.js/);
     const driver = node(`createRequire(import.meta.url)("better-sqlite3"); console.log(required().length);`);

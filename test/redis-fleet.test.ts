@@ -3,10 +3,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolvePolicy, type ReinsEvent } from "../src/core/index.js";
-import { createGovernor } from "../src/governor.js";
-import { RedisStore } from "../src/store/redis.js";
-import { Spool } from "../src/store/spool.js";
+import { resolvePolicy, type ReinsEvent } from "../src/base/core/index.js";
+import { createGovernor } from "../src/guard/governor.js";
+import { RedisStore } from "../src/base/store/redis.js";
+import { Spool } from "../src/base/store/spool.js";
 import { finished, startFixture } from "./support/processes.js";
 import {
   redisServerInstalled,

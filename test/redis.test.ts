@@ -10,14 +10,14 @@ import {
   type Answer,
   type Policy,
   type ReinsEvent,
-} from "../src/core/index.js";
-import type { LogRecord } from "../src/core/batch.js";
-import { ReinsError } from "../src/core/errors.js";
-import { SNAPSHOT_EVERY } from "../src/core/snapshot.js";
-import type { Store } from "../src/core/store.js";
-import { MemoryStore } from "../src/store/memory.js";
-import { openStore } from "../src/store/open.js";
-import { RedisStore } from "../src/store/redis.js";
+} from "../src/base/core/index.js";
+import type { LogRecord } from "../src/base/core/batch.js";
+import { ReinsError } from "../src/base/core/errors.js";
+import { SNAPSHOT_EVERY } from "../src/base/core/snapshot.js";
+import type { Store } from "../src/base/core/store.js";
+import { MemoryStore } from "../src/base/store/memory.js";
+import { openStore } from "../src/base/store/open.js";
+import { RedisStore } from "../src/base/store/redis.js";
 import { storeContract } from "./support/store-contract.js";
 import { workload } from "./support/workload.js";
 import { expectFilledExactly, fillPool } from "./support/pool-fill.js";

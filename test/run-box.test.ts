@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installDir } from "../src/drive/agent-box.js";
+import { installDir } from "../src/run/drive/agent-box.js";
 import { git, reinsIn, runProject } from "./support/run-project.js";
 
 const PLAN = `version: 1

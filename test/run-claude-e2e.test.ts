@@ -1,10 +1,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { defaultPolicy } from "../src/core/policy.js";
-import { parseClaude } from "../src/agents/claude.js";
-import { readRunTrace } from "../src/drive/run-trace.js";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { defaultPolicy } from "../src/base/core/policy.js";
+import { parseClaude } from "../src/run/agents/claude.js";
+import { readRunTrace } from "../src/run/drive/run-trace.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
 import { e2eEach, recorded } from "./support/e2e-project.js";
 import {

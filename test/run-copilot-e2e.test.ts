@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseCopilot } from "../src/agents/copilot.js";
-import type { AgentParse } from "../src/agents/runner.js";
-import { readRunTrace } from "../src/drive/run-trace.js";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { parseCopilot } from "../src/run/agents/copilot.js";
+import type { AgentParse } from "../src/run/agents/runner.js";
+import { readRunTrace } from "../src/run/drive/run-trace.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 import { copilotBinary, copilotEnv, copilotUnavailableReason } from "./support/copilot-cli.js";
 import { e2eEach } from "./support/e2e-project.js";
 import {

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { RunDecision, RunEvent } from "../src/control/types.js";
-import { readRunTrace } from "../src/drive/run-trace.js";
+import type { RunDecision, RunEvent } from "../src/run/control/types.js";
+import { readRunTrace } from "../src/run/drive/run-trace.js";
 import { git, reinsIn, runProject } from "./support/run-project.js";
 
 const SPEC = `---

@@ -1,11 +1,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { parseCodex } from "../src/agents/codex.js";
-import { parseGemini } from "../src/agents/gemini.js";
-import type { AgentParse } from "../src/agents/runner.js";
-import { readRunTrace } from "../src/drive/run-trace.js";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { parseCodex } from "../src/run/agents/codex.js";
+import { parseGemini } from "../src/run/agents/gemini.js";
+import type { AgentParse } from "../src/run/agents/runner.js";
+import { readRunTrace } from "../src/run/drive/run-trace.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 import { codexTestEnv, codexBinary, codexConfigArgs, codexUnavailableReason } from "./support/codex-cli.js";
 import { e2eEach, recorded } from "./support/e2e-project.js";
 import {

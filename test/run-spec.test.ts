@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readRunTrace } from "../src/drive/run-trace.js";
+import { readRunTrace } from "../src/run/drive/run-trace.js";
 import { reinsBin } from "./support/processes.js";
 import { git, reinsIn, runProject } from "./support/run-project.js";
 

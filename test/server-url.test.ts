@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runHook } from "../src/hooks/run-hook.js";
-import { Spool } from "../src/store/spool.js";
+import { runHook } from "../src/guard/hooks/run-hook.js";
+import { Spool } from "../src/base/store/spool.js";
 import { startApi, type ApiServer } from "./support/api-server.js";
 
 /**

@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { resolvePolicy } from "../src/core/index.js";
-import { MemoryStore } from "../src/store/memory.js";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { resolvePolicy } from "../src/base/core/index.js";
+import { MemoryStore } from "../src/base/store/memory.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 import { workload } from "./support/workload.js";
 
 const policy = resolvePolicy({});

@@ -7,9 +7,9 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { ReinsError, defaultPolicy, resolvePolicy, timeline } from "../src/core/index.js";
-import { MemoryStore } from "../src/store/memory.js";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { ReinsError, defaultPolicy, resolvePolicy, timeline } from "../src/base/core/index.js";
+import { MemoryStore } from "../src/base/store/memory.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 import { finished, startFixture } from "./support/processes.js";
 import { workload } from "./support/workload.js";
 

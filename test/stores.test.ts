@@ -2,8 +2,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryStore } from "../src/store/memory.js";
-import { SqliteStore } from "../src/store/sqlite.js";
+import { MemoryStore } from "../src/base/store/memory.js";
+import { SqliteStore } from "../src/base/store/sqlite.js";
 import { storeContract } from "./support/store-contract.js";
 
 storeContract("memory", () => Promise.resolve(new MemoryStore()));

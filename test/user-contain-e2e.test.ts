@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { linkedReinsDir } from "../src/config/reins-link.js";
+import { linkedReinsDir } from "../src/base/config/reins-link.js";
 import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
 import { failJs, recorded, removeE2eProject } from "./support/e2e-project.js";
 import {

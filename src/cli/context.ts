@@ -1,5 +1,5 @@
 /** What the commands that connect agents to reins need from the program. */
-import type { LoadedPolicy } from "../config/load-policy.js";
+import type { LoadedPolicy } from "../base/config/load-policy.js";
 import type { Io } from "./io.js";
 
 /** The program's Io, its policy as loaded, and its exit code. */

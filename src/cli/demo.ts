@@ -1,15 +1,15 @@
 /** `reins demo`: scripted agents run through the engine, shown as timelines and a summary table. */
 import { writeFileSync } from "node:fs";
 import { createColors } from "picocolors";
-import type { ReinsEvent } from "../core/reins-event.js";
-import { formatCount } from "../core/format.js";
-import type { Policy } from "../core/policy.js";
-import { demoAgents } from "../demo/agents.js";
-import { inMemory, runAgent, type AgentRun, type DecideFn, type Entry } from "../demo/run-agent.js";
-import { traceHeader, traceLine } from "../trace/trace.js";
+import type { ReinsEvent } from "../base/core/reins-event.js";
+import { formatCount } from "../base/core/format.js";
+import type { Policy } from "../base/core/policy.js";
+import { demoAgents } from "../run/demo/agents.js";
+import { inMemory, runAgent, type AgentRun, type DecideFn, type Entry } from "../run/demo/run-agent.js";
+import { traceHeader, traceLine } from "../base/trace/trace.js";
 import type { Io } from "./io.js";
-import { pad, table } from "../text/table.js";
-import { wrap } from "../text/wrap.js";
+import { pad, table } from "../base/text/table.js";
+import { wrap } from "../base/text/wrap.js";
 
 /** The demo's fixed start time (2026-01-05 09:00 UTC), so every run prints and records the same. */
 export const DEMO_START = Date.UTC(2026, 0, 5, 9, 0, 0);

@@ -1,8 +1,8 @@
 /** `reins doctor` on reins' plugin for opencode and Kilo Code: there, whole, and naming programs that are there. */
 import { existsSync, readFileSync } from "node:fs";
 import { relative } from "node:path";
-import { REINS_BIN } from "../config/package-info.js";
-import { daemonName } from "../daemon/paths.js";
+import { REINS_BIN } from "../base/config/package-info.js";
+import { daemonName } from "../guard/daemon/paths.js";
 import { pluginPath, pluginSource, readPlugin } from "../install/opencode-plugin.js";
 
 /** A doctor check's line (doctor.ts, DoctorCheck), here without importing doctor.ts, which imports this file. */

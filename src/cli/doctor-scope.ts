@@ -4,8 +4,8 @@
  */
 import { existsSync } from "node:fs";
 import { join, relative } from "node:path";
-import { reinsLinkIntact } from "../config/reins-link.js";
-import { isProject } from "../hooks/user-hook.js";
+import { reinsLinkIntact } from "../base/config/reins-link.js";
+import { isProject } from "../guard/hooks/user-hook.js";
 
 /** An agent's reins hooks in one settings file, as doctor.ts reads them (only what this line needs). */
 interface Install {
@@ -56,7 +56,7 @@ export function guardedCheck(
   };
 }
 
-/** Where a project guarded by the user-level hooks keeps its `.reins/` (config/reins-link.ts). */
+/** Where a project guarded by the user-level hooks keeps its `.reins/` (base/config/reins-link.ts). */
 function storeWhere(root: string, env: NodeJS.ProcessEnv): string {
   if (reinsLinkIntact(root, env)) return "a link into reins' state folder";
   if (existsSync(join(root, ".reins")))

@@ -3,12 +3,12 @@
  * record in the user's state folder), whether the hooks it installed are as it installed them, and whether
  * the store holds every event the hooks saw recorded; with what the turns' checks found before.
  */
-import { hookChanges, readInstallRecord } from "../config/install-record.js";
-import { loadPolicy } from "../config/load-policy.js";
-import { readFindings, readMarks, readSeenStore } from "../config/store-marks.js";
-import type { Store } from "../core/store.js";
-import { lostEvents, shown } from "../hooks/tamper-check.js";
-import { openStore } from "../store/open.js";
+import { hookChanges, readInstallRecord } from "../base/config/install-record.js";
+import { loadPolicy } from "../base/config/load-policy.js";
+import { readFindings, readMarks, readSeenStore } from "../base/config/store-marks.js";
+import type { Store } from "../base/core/store.js";
+import { lostEvents, shown } from "../guard/hooks/tamper-check.js";
+import { openStore } from "../base/store/open.js";
 
 /** One line of the report (doctor.ts's DoctorCheck). */
 interface DoctorCheck {

@@ -3,7 +3,7 @@ import { pluginChecks } from "./doctor-plugin.js";
 import { PLUGIN_AGENTS } from "../install/opencode-plugin.js";
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
-import { hookEventsOf } from "../hooks/hook-events.js";
+import { hookEventsOf } from "../guard/hooks/hook-events.js";
 import {
   INIT_AGENTS,
   isReinsHook,
@@ -23,20 +23,20 @@ import {
 } from "../install/trust.js";
 import { readToml } from "../install/toml-lines.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
-import { REINS_BIN } from "../config/package-info.js";
-import { hookPort, hookUrl } from "../daemon/http-port.js";
-import { daemonName, socketPath } from "../daemon/paths.js";
-import { runtimeDir } from "../config/user-dirs.js";
+import { REINS_BIN } from "../base/config/package-info.js";
+import { hookPort, hookUrl } from "../guard/daemon/http-port.js";
+import { daemonName, socketPath } from "../guard/daemon/paths.js";
+import { runtimeDir } from "../base/config/user-dirs.js";
 import { guardedCheck } from "./doctor-scope.js";
-import { probeSocket } from "../daemon/probe.js";
-import { containmentOf } from "../config/boundary.js";
-import { readTamper, tamperLines, tamperPath } from "../hooks/tamper-record.js";
-import { existingHookSecret } from "../server/secret.js";
-import { loadPolicy, type LoadedPolicy } from "../config/load-policy.js";
-import { defaultStorePath, openStore } from "../store/open.js";
-import { redact } from "../store/redact.js";
+import { probeSocket } from "../guard/daemon/probe.js";
+import { containmentOf } from "../base/config/boundary.js";
+import { readTamper, tamperLines, tamperPath } from "../guard/hooks/tamper-record.js";
+import { existingHookSecret } from "../base/config/hook-secret.js";
+import { loadPolicy, type LoadedPolicy } from "../base/config/load-policy.js";
+import { defaultStorePath, openStore } from "../base/store/open.js";
+import { redact } from "../base/store/redact.js";
 import { installedChecks, storeTamperChecks } from "./doctor-tamper.js";
-import { counted } from "../text/plural.js";
+import { counted } from "../base/text/plural.js";
 
 /** `ok`; `warn`: worth knowing, nothing broken; `fail`: an installed agent is not guarded; `off`: not set up. */
 export type CheckStatus = "ok" | "warn" | "fail" | "off";
@@ -188,7 +188,7 @@ export function agentChecks(
       });
     return { checks, installs };
   }
-  // The user-level hooks stand down where the project has its own (hooks/user-hook.ts): only two of the
+  // The user-level hooks stand down where the project has its own (guard/hooks/user-hook.ts): only two of the
   // project's answer twice.
   if (installs.filter((i) => !i.user).length > 1)
     checks.push({
@@ -439,7 +439,7 @@ async function hookDaemonCheck(name: string, o: DoctorOptions): Promise<DoctorCh
 }
 
 /**
- * The tamper record (see hooks/tamper-record.ts): a program that stood in for the user's hook daemon is a
+ * The tamper record (see guard/hooks/tamper-record.ts): a program that stood in for the user's hook daemon is a
  * failure until a person has looked and acknowledged it.
  */
 export function tamperCheck(env: NodeJS.ProcessEnv): DoctorCheck {

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ReinsError } from "../core/errors.js";
-import { apiToken, tokenPath } from "../server/secret.js";
+import { ReinsError } from "../base/core/errors.js";
+import { apiToken, tokenPath } from "../base/config/hook-secret.js";
 import { claimOf, provePerson } from "./person-proof.js";
 
 const project = () => mkdtempSync(join(tmpdir(), "reins-person-proof-"));

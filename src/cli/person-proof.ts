@@ -1,7 +1,7 @@
 /** The proof every CLI command recording a person's action asks first: the people's token (docs/person-actions.md). */
 import type { Command } from "commander";
-import { ReinsError } from "../core/errors.js";
-import { personToken, sameSecret } from "../server/secret.js";
+import { ReinsError } from "../base/core/errors.js";
+import { personToken, sameSecret } from "../base/config/hook-secret.js";
 
 /** What a person's action says of itself: its name in messages, and the token it was given, if any. */
 export interface PersonClaim {

@@ -1,9 +1,9 @@
 /** The reins program: its own options, the commands it is given, and errors mapped to exit codes. */
 import { statSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { ReinsError } from "../core/errors.js";
-import type { loadPolicy as LoadPolicy } from "../config/load-policy.js";
-import { REINS_VERSION } from "../config/package-info.js";
+import { ReinsError } from "../base/core/errors.js";
+import type { loadPolicy as LoadPolicy } from "../base/config/load-policy.js";
+import { REINS_VERSION } from "../base/config/package-info.js";
 import type { CommandEntry } from "./command-entry.js";
 import type { CommandContext } from "./context.js";
 import type { Io } from "./io.js";
@@ -60,7 +60,7 @@ async function program(
     if (action.name() !== "hook" && !isFolder(cwd))
       throw new ReinsError("usage", `--cwd ${cwd}: no such folder`);
   });
-  if (commands.length > 0) loadPolicy = (await import("../config/load-policy.js")).loadPolicy;
+  if (commands.length > 0) loadPolicy = (await import("../base/config/load-policy.js")).loadPolicy;
   const ctx: CommandContext = { io, loaded: policyOf, result, run };
   // The rows' modules load side by side; they register in the table's order.
   const registers = await Promise.all(commands.map((entry) => entry.load()));

@@ -2,18 +2,18 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, relative, resolve } from "node:path";
-import { ReinsError } from "../core/errors.js";
-import { outcomeOf, type OutcomeKind } from "../control/index.js";
-import { runnerFor } from "../agents/index.js";
-import type { AgentRunner } from "../agents/runner.js";
+import { ReinsError } from "../base/core/errors.js";
+import { outcomeOf, type OutcomeKind } from "../run/control/index.js";
+import { runnerFor } from "../run/agents/index.js";
+import type { AgentRunner } from "../run/agents/runner.js";
 import { claudeRunArgs, codexRunArgs, copilotRunEnv, geminiRunEnv } from "../install/run-hooks.js";
 import { codexRunEnv } from "../install/codex-home.js";
 import { opencodeRunEnv } from "../install/opencode-run.js";
 import { codexHome } from "../install/trust.js";
 import { binPath } from "./commands/bin-path.js";
-import type { RunOutcome } from "../drive/run.js";
-import { cannotStart } from "../agents/preflight.js";
-import type { LoadedPolicy } from "../config/load-policy.js";
+import type { RunOutcome } from "../run/drive/run.js";
+import { cannotStart } from "../run/agents/preflight.js";
+import type { LoadedPolicy } from "../base/config/load-policy.js";
 import type { Io } from "./io.js";
 
 /** What the run commands need from the program. */

@@ -1,6 +1,6 @@
 /** The scope a person names on the command line: a whole scope, or a bare session id, else a "did you mean". */
 import { distance } from "fastest-levenshtein";
-import { ReinsError } from "../core/errors.js";
+import { ReinsError } from "../base/core/errors.js";
 
 /** The id after a scope's kind (`abc` of `session:abc`), or the name whole when it has no kind. */
 const idOf = (scope: string): string => scope.slice(scope.indexOf(":") + 1);

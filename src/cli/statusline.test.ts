@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ScopeSummary } from "../core/summary.js";
+import type { ScopeSummary } from "../base/core/summary.js";
 import { statuslineText } from "./statusline.js";
 
 /** The line Claude Code shows under the prompt, from what the store says of the session. */

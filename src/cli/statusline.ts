@@ -8,14 +8,14 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { formatPercent, formatUsd } from "../core/format.js";
-import type { Policy } from "../core/policy.js";
-import type { State } from "../core/state.js";
-import type { LogRecord } from "../core/batch.js";
-import { scopeSummary, type ScopeSummary } from "../core/summary.js";
-import { containmentOf, runningBin } from "../config/boundary.js";
-import { findRoot } from "../config/project-root.js";
-import { isProject } from "../hooks/user-hook.js";
+import { formatPercent, formatUsd } from "../base/core/format.js";
+import type { Policy } from "../base/core/policy.js";
+import type { State } from "../base/core/state.js";
+import type { LogRecord } from "../base/core/batch.js";
+import { scopeSummary, type ScopeSummary } from "../base/core/summary.js";
+import { containmentOf, runningBin } from "../base/config/boundary.js";
+import { findRoot } from "../base/config/project-root.js";
+import { isProject } from "../guard/hooks/user-hook.js";
 
 /** What the line is made of; every part optional but the project's. */
 export interface StatuslineView {
@@ -126,7 +126,7 @@ export async function readSession(
         : [];
     if (tail.length === 0) return { state: snapshot, policy };
     // Replaying the records after the snapshot needs the engine: loaded only then.
-    const { rebuild } = await import("../core/snapshot.js");
+    const { rebuild } = await import("../base/core/snapshot.js");
     return { state: rebuild(scope, snapshot, tail, policy), policy };
   } finally {
     db.close();

@@ -2,19 +2,19 @@
 import { userInfo } from "node:os";
 import { existsSync } from "node:fs";
 import { createColors } from "picocolors";
-import type { BudgetResource } from "../core/reins-event.js";
-import { formatCount, formatDuration, formatPercent, formatUsd } from "../core/format.js";
-import type { Policy } from "../core/policy.js";
-import type { Store } from "../core/store.js";
-import type { BudgetLine, ScopeSummary } from "../core/summary.js";
-import type { LoadedPolicy } from "../config/load-policy.js";
-import { defaultStorePath, openStore } from "../store/open.js";
-import { recordAction, type HumanAction } from "../people/actions.js";
-import { currentSummary, storedSummary } from "../people/scope-view.js";
+import type { BudgetResource } from "../base/core/reins-event.js";
+import { formatCount, formatDuration, formatPercent, formatUsd } from "../base/core/format.js";
+import type { Policy } from "../base/core/policy.js";
+import type { Store } from "../base/core/store.js";
+import type { BudgetLine, ScopeSummary } from "../base/core/summary.js";
+import type { LoadedPolicy } from "../base/config/load-policy.js";
+import { defaultStorePath, openStore } from "../base/store/open.js";
+import { recordAction, type HumanAction } from "../guard/people/actions.js";
+import { currentSummary, storedSummary } from "../guard/people/scope-view.js";
 import type { Io } from "./io.js";
 import { type PersonClaim, provePerson } from "./person-proof.js";
 import { formatUsage } from "./store-usage.js";
-import { counted } from "../text/plural.js";
+import { counted } from "../base/text/plural.js";
 import { resolveScope } from "./scope-name.js";
 
 /** What the store commands need from the program: the policy (with `--store` applied) and the output. */

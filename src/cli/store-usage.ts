@@ -1,6 +1,6 @@
 /** What a store holds, in words: its scopes, events and bytes ("1 scope, 40 events, 82 kB"). */
-import type { StoreUsage } from "../core/store.js";
-import { counted } from "../text/plural.js";
+import type { StoreUsage } from "../base/core/store.js";
+import { counted } from "../base/text/plural.js";
 
 /** 1.2 MB, 850 kB, 12 B. */
 export function formatBytes(n: number): string {

@@ -11,7 +11,7 @@
  *
  * usage: reins-hook <agent> <node> <reins.js> <daemon-name>
  * The socket is <runtime>/<daemon-name>.sock, <runtime> being $REINS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/reins,
- * else $HOME/.cache/reins/run (src/daemon/paths.ts). `reins init` builds the client with the system C
+ * else $HOME/.cache/reins/run (src/guard/daemon/paths.ts). `reins init` builds the client with the system C
  * compiler; without one, bin/reins-hook (sh + curl) does the same job more slowly.
  */
 #define _GNU_SOURCE
@@ -35,7 +35,7 @@
 
 extern char **environ;
 
-/* The hook protocol version (src/daemon/protocol.ts). */
+/* The hook protocol version (src/guard/daemon/protocol.ts). */
 #define PROTOCOL "2"
 
 static char *read_all(int fd, size_t *length) {
@@ -87,7 +87,7 @@ static int append(struct text *t, const char *data, size_t length) {
 
 static int append_str(struct text *t, const char *s) { return append(t, s, strlen(s)); }
 
-/* Percent-encodes every byte outside A-Z a-z 0-9 - . _ ~ / (src/daemon/protocol.ts, encodeHeaderValue). */
+/* Percent-encodes every byte outside A-Z a-z 0-9 - . _ ~ / (src/guard/daemon/protocol.ts, encodeHeaderValue). */
 static int append_encoded(struct text *t, const char *s, size_t length) {
   static const char hex[] = "0123456789ABCDEF";
   for (size_t i = 0; i < length; i++) {
@@ -108,7 +108,7 @@ static int exists(const char *dir, const char *name) {
 }
 
 /*
- * The project's root as reins finds it (src/config/load-policy.ts, findRoot): the nearest folder up from
+ * The project's root as reins finds it (src/base/config/load-policy.ts, findRoot): the nearest folder up from
  * `dir` holding reins.config.json, .reins or .git, else `dir` itself.
  */
 static void find_root(const char *dir, char *root, size_t size) {
@@ -129,7 +129,7 @@ static void find_root(const char *dir, char *root, size_t size) {
   }
 }
 
-/* The folder the agent was started in, as the agent says it (src/hooks/run-hook.ts, projectOf), else the cwd. */
+/* The folder the agent was started in, as the agent says it (src/guard/hooks/run-hook.ts, projectOf), else the cwd. */
 static const char *project_dir(const char *agent, char *cwd, size_t size) {
   const char *dir = NULL;
   if (strcmp(agent, "claude") == 0) dir = getenv("CLAUDE_PROJECT_DIR");
@@ -143,7 +143,7 @@ static const char *project_dir(const char *agent, char *cwd, size_t size) {
   return getcwd(cwd, size);
 }
 
-/* The runtime folder (src/config/user-dirs.ts, runtimeDir); -1 when it does not fit. */
+/* The runtime folder (src/base/config/user-dirs.ts, runtimeDir); -1 when it does not fit. */
 static int runtime_dir(char *path, size_t size) {
   const char *given = getenv("REINS_RUNTIME_DIR");
   const char *xdg = getenv("XDG_RUNTIME_DIR");
@@ -156,7 +156,7 @@ static int runtime_dir(char *path, size_t size) {
   return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-/* The user's daemon key (src/daemon/key.ts): 64 hex digits in a file of this user's that no one else may
+/* The user's daemon key (src/guard/daemon/key.ts): 64 hex digits in a file of this user's that no one else may
    read; -1 when there is none such (then no answer can be trusted). */
 static int daemon_key(const char *runtime, char key[65]) {
   char path[PATH_MAX];
@@ -175,7 +175,7 @@ static int daemon_key(const char *runtime, char key[65]) {
   return 0;
 }
 
-/* A fresh nonce, `<unix seconds>-<32 hex digits>` from /dev/urandom (src/daemon/protocol.ts, NONCE). */
+/* A fresh nonce, `<unix seconds>-<32 hex digits>` from /dev/urandom (src/guard/daemon/protocol.ts, NONCE). */
 static int fresh_nonce(char nonce[64]) {
   static const char digits[] = "0123456789abcdef";
   unsigned char random[16];
@@ -200,7 +200,7 @@ static int same(const char *a, const char *b, size_t length) {
   return diff == 0;
 }
 
-/* Whether a variable of the hook's environment is one of the project's (src/daemon/protocol.ts). */
+/* Whether a variable of the hook's environment is one of the project's (src/guard/daemon/protocol.ts). */
 static int project_variable(const char *entry) {
   static const char *daemon[] = {"REINS_RUNTIME_DIR=", "REINS_DAEMON_IDLE=", "REINS_DAEMON_PROJECT_IDLE=",
                                  "REINS_PORT="};
@@ -244,7 +244,7 @@ static int proven(const char *key, const char *nonce, const char *head, size_t h
 }
 
 /* Builds the request's head: the root and env headers, and the call signed with the project's hook secret
-   over the nonce, the agent, both headers and the body (src/daemon/protocol.ts, callParts). */
+   over the nonce, the agent, both headers and the body (src/guard/daemon/protocol.ts, callParts). */
 static int request_head(struct text *head, const char *agent, const char *root, const char *secret,
                         const char *nonce, const char *input, size_t length) {
   struct text root_value = {0}, env_value = {0};

@@ -1,8 +1,8 @@
 /** The hook command's main: reads the hook input from stdin, answers it in-process, writes the reply. */
-import { opensTurn } from "../hooks/hook-events.js";
+import { opensTurn } from "../guard/hooks/hook-events.js";
 import "./jitless.js";
 import { readSync } from "node:fs";
-import { runHook } from "../hooks/run-hook.js";
+import { runHook } from "../guard/hooks/run-hook.js";
 
 /** Whether bytes are one complete JSON value (the hook input, whole). */
 function isWholeJson(bytes: Buffer): boolean {
@@ -62,12 +62,12 @@ export async function hookMain(agent: string, startDaemon?: string, unproven = f
   if (result.reply !== null) process.stdout.write(`${JSON.stringify(result.reply)}\n`);
   if (result.warning !== "") process.stderr.write(`${result.warning}\n`);
   if (startDaemon !== undefined && unproven) {
-    const { recordUnproven } = await import("../daemon/start.js");
+    const { recordUnproven } = await import("../guard/daemon/start.js");
     recordUnproven(startDaemon, process.env);
   }
   if (startDaemon !== undefined && result.root !== undefined) {
     // Loaded only here: the common call never pays for what starting a daemon needs.
-    const { awaitDaemon, startDaemonFor } = await import("../daemon/start.js");
+    const { awaitDaemon, startDaemonFor } = await import("../guard/daemon/start.js");
     // bin/reins.js is the script this process runs.
     if (process.argv[1] !== undefined)
       startDaemonFor(result.root, { bin: process.argv[1], name: startDaemon, env: process.env });

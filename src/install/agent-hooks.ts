@@ -1,10 +1,10 @@
 /** `reins init <agent>`: installs reins' hooks in an agent's settings, and takes them out again. */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ReinsError } from "../core/errors.js";
+import { ReinsError } from "../base/core/errors.js";
 import { codexHome } from "./trust.js";
-import { AGENT_HOOKS } from "../hooks/hook-events.js";
-import { USER_HOOK_PREFIX } from "../hooks/user-hook.js";
+import { AGENT_HOOKS } from "../guard/hooks/hook-events.js";
+import { USER_HOOK_PREFIX } from "../guard/hooks/user-hook.js";
 
 /** The agents `reins init` knows. */
 export const INIT_AGENTS = Object.keys(AGENT_HOOKS);
@@ -136,7 +136,7 @@ export function initAgent(
     http?: { port: number; url: string; secret: string };
     /** The compiled client (see buildClient); without it, the client is bin/reins-hook (sh + curl). */
     client?: string;
-    /** User-level hooks (`reins init --user`): each command says so to reins (hooks/user-hook.ts). */
+    /** User-level hooks (`reins init --user`): each command says so to reins (guard/hooks/user-hook.ts). */
     user?: boolean;
     /**
      * With `client`: Claude Code's tool-call hooks post to the user's daemon's loopback port instead of

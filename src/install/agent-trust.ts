@@ -1,7 +1,7 @@
 /** `reins init`'s part in the agents' own trust stores: Codex and Gemini CLI made to trust what it installed, and undone. */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { reinsDir } from "../config/reins-dir.js";
+import { reinsDir } from "../base/config/reins-dir.js";
 import {
   codexHome,
   codexHookSlots,

@@ -13,8 +13,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { claudeBoundary, judgesOf, onPath, type ClaudeBoundary } from "../config/boundary.js";
-import { reinsDir } from "../config/reins-dir.js";
+import { claudeBoundary, judgesOf, onPath, type ClaudeBoundary } from "../base/config/boundary.js";
+import { reinsDir } from "../base/config/reins-dir.js";
 import { readSettings } from "./agent-hooks.js";
 
 /** What reins added to a settings file, kept in `.reins/` so `--uninstall` removes only that. */

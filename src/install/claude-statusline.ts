@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import { ReinsError } from "../core/errors.js";
+import { ReinsError } from "../base/core/errors.js";
 import { readSettings } from "./agent-hooks.js";
 
 /** How `reins init claude` treats the status line: add it unless the user has one, wrap theirs, or leave it. */

@@ -6,9 +6,9 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { installDir, type ClaudeBoundary } from "../config/boundary.js";
-import { runtimeDir, stateDir } from "../config/user-dirs.js";
-import { userSandboxRecord } from "../config/user-policy-deny.js";
+import { installDir, type ClaudeBoundary } from "../base/config/boundary.js";
+import { runtimeDir, stateDir } from "../base/config/user-dirs.js";
+import { userSandboxRecord } from "../base/config/user-policy-deny.js";
 import { mergeBoundary, removeBoundary } from "./claude-sandbox.js";
 
 export { userSandboxRecord };

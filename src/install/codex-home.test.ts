@@ -14,7 +14,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hookEventsOf } from "../hooks/hook-events.js";
+import { hookEventsOf } from "../guard/hooks/hook-events.js";
 import { initAgent, isReinsHook } from "./agent-hooks.js";
 import { codexHookHash, codexHookSlots, codexTrustedHashes } from "./trust.js";
 import { readToml, tomlGet } from "./toml-lines.js";

@@ -10,8 +10,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "smol-toml";
-import { reinsDir } from "../config/reins-dir.js";
-import { ReinsError } from "../core/errors.js";
+import { reinsDir } from "../base/config/reins-dir.js";
+import { ReinsError } from "../base/core/errors.js";
 import { initAgent, isReinsHook, readSettings } from "./agent-hooks.js";
 import { codexHookSlots, codexTrustChanges, codexTrustedHashes, realPath } from "./trust.js";
 import { readToml, tomlSet } from "./toml-lines.js";

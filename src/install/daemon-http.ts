@@ -1,8 +1,8 @@
 /** What Claude Code's http hooks to the user's hook daemon carry: its loopback URL and the project's token. */
-import { daemonName, privateRuntimeDir } from "../daemon/paths.js";
-import { hookPort, hookUrl, httpHookToken, recordPort } from "../daemon/http-port.js";
-import { encodeHeaderValue } from "../daemon/protocol.js";
-import { hookSecret } from "../server/secret.js";
+import { daemonName, privateRuntimeDir } from "../guard/daemon/paths.js";
+import { hookPort, hookUrl, httpHookToken, recordPort } from "../guard/daemon/http-port.js";
+import { encodeHeaderValue } from "../guard/daemon/protocol.js";
+import { hookSecret } from "../base/config/hook-secret.js";
 
 /**
  * The URL and headers of the project at `root`'s http hooks to the daemon of the reins at `bin`: the port

@@ -17,7 +17,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { ReinsError } from "../core/errors.js";
+import { ReinsError } from "../base/core/errors.js";
 import { readSettings } from "./agent-hooks.js";
 import { codexHome } from "./trust.js";
 import { tomlHeader } from "./toml-lines.js";

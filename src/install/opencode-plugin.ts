@@ -25,7 +25,7 @@ export interface PluginOptions {
   node: string;
   /** reins' bin/reins.js. */
   bin: string;
-  /** The user's hook daemon's name (daemon/paths.ts, daemonName). */
+  /** The user's hook daemon's name (guard/daemon/paths.ts, daemonName). */
   daemon: string;
 }
 

@@ -1,10 +1,10 @@
 /** reins' plugin for a driven opencode: an opencode config folder of the run's own, the user's left as they are. */
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { daemonName } from "../daemon/paths.js";
-import { reinsDir } from "../config/reins-dir.js";
+import { daemonName } from "../guard/daemon/paths.js";
+import { reinsDir } from "../base/config/reins-dir.js";
 import { installPlugin, pluginPath, readPlugin } from "./opencode-plugin.js";
-import { hookSecret } from "../server/secret.js";
+import { hookSecret } from "../base/config/hook-secret.js";
 
 /**
  * The environment that gives a driven opencode reins' plugin: `OPENCODE_CONFIG_DIR=.reins/run-hooks/opencode-config`,

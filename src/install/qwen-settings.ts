@@ -1,7 +1,7 @@
 /** What Qwen Code does to the settings file reins' hooks are in, and how `reins init qwen` allows for it. */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { initAgent } from "./agent-hooks.js";
-import { noteWritten, releaseWritten } from "./local-files.js";
+import { noteWritten, releaseWritten } from "../base/config/local-files.js";
 
 /**
  * Qwen Code (0.15) migrates every settings file it reads: it rewrites it with a `"$version"` key and keeps

@@ -13,7 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hookEventsOf } from "../hooks/hook-events.js";
+import { hookEventsOf } from "../guard/hooks/hook-events.js";
 import { initAgent, isReinsHook, readSettings } from "./agent-hooks.js";
 import { MCP_NAME } from "./mcp.js";
 import { claudeRunArgs, geminiRunEnv } from "./run-hooks.js";

@@ -7,11 +7,11 @@
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { daemonName } from "../daemon/paths.js";
+import { daemonName } from "../guard/daemon/paths.js";
 import { initAgent, isReinsHook, readSettings } from "./agent-hooks.js";
-import { hookSecret } from "../server/secret.js";
+import { hookSecret } from "../base/config/hook-secret.js";
 import { claudeMcpEntry, codexMcpEntry, geminiMcpEntry, MCP_NAME } from "./mcp.js";
-import { reinsDir } from "../config/reins-dir.js";
+import { reinsDir } from "../base/config/reins-dir.js";
 
 /**
  * Whether an agent's hook settings file of the project already runs reins' hooks for `agent` (then they

@@ -13,7 +13,7 @@ import {
 import { dirname, join, resolve, sep } from "node:path";
 import stripJsonComments from "strip-json-comments";
 import { isTable, tomlGet, type TomlTable } from "./toml-lines.js";
-import { canonical } from "../vocabulary/hash.js";
+import { canonical } from "../base/vocabulary/hash.js";
 
 /*
  * The agents' own trust stores, which decide whether they run a project's hooks at all:

@@ -10,9 +10,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance } from "fastify";
-import { ReinsError } from "../core/errors.js";
-import { openServices, type HookServices } from "../hooks/run-hook.js";
-import { apiToken } from "./secret.js";
+import { ReinsError } from "../base/core/errors.js";
+import { openServices, type HookServices } from "../guard/hooks/run-hook.js";
+import { apiToken } from "../base/config/hook-secret.js";
 import { createServer, isLoopback } from "./server.js";
 import { CSP, WEB_ROOT } from "./web.js";
 

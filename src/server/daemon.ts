@@ -3,9 +3,9 @@ import { spawn } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
-import { reinsDir } from "../config/reins-dir.js";
-import { takeStartLock } from "../config/start-lock.js";
-import { existingHookSecret } from "./secret.js";
+import { reinsDir } from "../base/config/reins-dir.js";
+import { takeStartLock } from "../base/config/start-lock.js";
+import { existingHookSecret } from "../base/config/hook-secret.js";
 
 /** The daemon's default address: loopback only. */
 export const DEFAULT_HOST = "127.0.0.1";

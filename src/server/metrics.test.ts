@@ -4,17 +4,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ReinsEvent } from "../core/reins-event.js";
-import { defaultPolicy } from "../core/policy.js";
-import type { Store } from "../core/store.js";
-import { HOOK_AGENTS } from "../hooks/hook-agents.js";
-import { AGENT_NAMES } from "../hooks/agent-adapter.js";
-import { eventsAt } from "../vocabulary/event-builders.js";
-import { answerHook } from "../hooks/run-hook.js";
-import { TranscriptReader } from "../hooks/transcript.js";
-import { usageEvent } from "../vocabulary/usage.js";
-import { MemoryStore } from "../store/memory.js";
-import { Spool } from "../store/spool.js";
+import type { ReinsEvent } from "../base/core/reins-event.js";
+import { defaultPolicy } from "../base/core/policy.js";
+import type { Store } from "../base/core/store.js";
+import { HOOK_AGENTS } from "../guard/hooks/hook-agents.js";
+import { AGENT_NAMES } from "../guard/hooks/agent-adapter.js";
+import { eventsAt } from "../base/vocabulary/event-builders.js";
+import { answerHook } from "../guard/hooks/run-hook.js";
+import { TranscriptReader } from "../guard/hooks/transcript.js";
+import { usageEvent } from "../base/vocabulary/usage.js";
+import { MemoryStore } from "../base/store/memory.js";
+import { Spool } from "../base/store/spool.js";
 import { agentLabel, createMetrics } from "./metrics.js";
 import { StateScan } from "./scan.js";
 
@@ -57,7 +57,7 @@ describe("the agent label", () => {
     };
     for (const [i, name] of AGENT_NAMES.entries()) {
       // Copilot CLI's inputs are camelCase and name no event; reins' opencode and Kilo Code plugin names its
-      // calls itself (hooks/opencode.ts).
+      // calls itself (guard/hooks/opencode.ts).
       const start = name === "opencode" || name === "kilo" ? "session.start" : "SessionStart";
       const input =
         name === "copilot"

@@ -1,13 +1,13 @@
 /** The Prometheus metrics at /metrics, derived from the store's states at scrape time. */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { Policy } from "../core/policy.js";
-import type { State } from "../core/state.js";
-import type { Store, StoreUsage } from "../core/store.js";
+import type { Policy } from "../base/core/policy.js";
+import type { State } from "../base/core/state.js";
+import type { Store, StoreUsage } from "../base/core/store.js";
 import type { StateScan } from "./scan.js";
-import { tallyOf } from "../core/tally.js";
-import { SDK_AGENT_NAMES } from "../adapters/names.js";
-import { AGENT_NAMES, type AgentName } from "../hooks/agent-adapter.js";
-import { currentSummary } from "../people/scope-view.js";
+import { tallyOf } from "../base/core/tally.js";
+import { SDK_AGENT_NAMES } from "../guard/adapters/names.js";
+import { AGENT_NAMES, type AgentName } from "../guard/hooks/agent-adapter.js";
+import { currentSummary } from "../guard/people/scope-view.js";
 
 /** At most this many tool names become label values; the rest are summed under `other`. */
 const MAX_TOOL_LABELS = 50;

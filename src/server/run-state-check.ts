@@ -1,5 +1,5 @@
 /** A run state read from a store, checked before the control core walks it. */
-import type { RunState } from "../control/types.js";
+import type { RunState } from "../run/control/types.js";
 
 /** A JSON object. */
 export type Json = Record<string, unknown>;

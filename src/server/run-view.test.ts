@@ -1,7 +1,7 @@
 /** Tests of a run as the dashboard shows it. */
 import { describe, expect, it } from "vitest";
-import type { StoredRun } from "../core/store.js";
-import type { BudgetLine, ScopeSummary } from "../core/summary.js";
+import type { StoredRun } from "../base/core/store.js";
+import type { BudgetLine, ScopeSummary } from "../base/core/summary.js";
 import { PAUSED_BECAUSE, pausedRun, provenRun, storedRun, driveRun } from "../../test/support/runs.js";
 import { goOnCommands, runView } from "./run-view.js";
 

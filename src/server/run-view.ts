@@ -4,10 +4,10 @@
  * server from the stored checkpoint with the control core's own `aggregates` and `doneProof`, so the page
  * computes nothing and a checkpoint that is not one reins wrote becomes a message, not a broken page.
  */
-import { aggregates, doneProof } from "../control/index.js";
-import type { DoneProof, TaskStatus } from "../control/types.js";
-import type { StoredRun } from "../core/store.js";
-import type { ScopeSummary } from "../core/summary.js";
+import { aggregates, doneProof } from "../run/control/index.js";
+import type { DoneProof, TaskStatus } from "../run/control/types.js";
+import type { StoredRun } from "../base/core/store.js";
+import type { ScopeSummary } from "../base/core/summary.js";
 import { checkRunState, isObject, own, type Json } from "./run-state-check.js";
 
 /** The last result of one check of a task. */

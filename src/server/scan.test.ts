@@ -1,8 +1,8 @@
 /** Tests of reading every scope's state once for many readers. */
 import { describe, expect, it } from "vitest";
-import type { ReinsEvent } from "../core/reins-event.js";
-import { defaultPolicy } from "../core/policy.js";
-import { MemoryStore } from "../store/memory.js";
+import type { ReinsEvent } from "../base/core/reins-event.js";
+import { defaultPolicy } from "../base/core/policy.js";
+import { MemoryStore } from "../base/store/memory.js";
 import { StateScan } from "./scan.js";
 
 /** A memory store that counts full passes over its scopes. */

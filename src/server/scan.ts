@@ -1,6 +1,6 @@
 /** Every scope's state, read once for the many readers that need them all. */
-import type { State } from "../core/state.js";
-import type { Store } from "../core/store.js";
+import type { State } from "../base/core/state.js";
+import type { Store } from "../base/core/store.js";
 
 /**
  * Every scope's state, read once for many readers. The list endpoints, the dashboard's overview and

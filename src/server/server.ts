@@ -4,12 +4,18 @@ import swagger from "@fastify/swagger";
 import { isIP } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { jsonSchemaTransform } from "fastify-type-provider-zod";
-import { ReinsError } from "../core/errors.js";
-import { answerHook, hookFailure, readHookInput, withWarning, type HookServices } from "../hooks/run-hook.js";
+import { ReinsError } from "../base/core/errors.js";
+import {
+  answerHook,
+  hookFailure,
+  readHookInput,
+  withWarning,
+  type HookServices,
+} from "../guard/hooks/run-hook.js";
 import { proofOf } from "./daemon.js";
 import { registerApi } from "./api.js";
 import { createMetrics } from "./metrics.js";
-import { bearerCheck } from "./secret.js";
+import { bearerCheck } from "../base/config/hook-secret.js";
 import { EventHub, observedStore } from "./stream.js";
 import { StateScan } from "./scan.js";
 import { registerWeb } from "./web.js";

@@ -1,7 +1,7 @@
 /** The stream of what the server records, and the store wrapper that feeds it and the latency histogram. */
 import type { ServerResponse } from "node:http";
-import type { LogRecord } from "../core/batch.js";
-import type { Store } from "../core/store.js";
+import type { LogRecord } from "../base/core/batch.js";
+import type { Store } from "../base/core/store.js";
 
 /** A listener that buffers more than this many bytes is too slow to follow and is dropped. */
 const MAX_BUFFERED = 4 * 1024 * 1024;

@@ -5,13 +5,13 @@ import fastifyStatic from "@fastify/static";
 import type {} from "@fastify/swagger"; // its `schema.hide`, which keeps these routes out of the OpenAPI document
 import type { FastifyInstance, FastifyReply } from "fastify";
 import * as z from "zod";
-import type { Policy } from "../core/policy.js";
-import type { ReinsEvent } from "../core/reins-event.js";
-import type { Store } from "../core/store.js";
-import { runIdSchema } from "../core/stored-run.js";
-import { spendSince, tallyTokens } from "../core/spend.js";
-import { scopeSummary } from "../core/summary.js";
-import { currentSummary } from "../people/scope-view.js";
+import type { Policy } from "../base/core/policy.js";
+import type { ReinsEvent } from "../base/core/reins-event.js";
+import type { Store } from "../base/core/store.js";
+import { runIdSchema } from "../base/core/stored-run.js";
+import { spendSince, tallyTokens } from "../base/core/spend.js";
+import { scopeSummary } from "../base/core/summary.js";
+import { currentSummary } from "../guard/people/scope-view.js";
 import { runView } from "./run-view.js";
 import type { StateScan } from "./scan.js";
 

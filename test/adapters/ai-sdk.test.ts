@@ -5,10 +5,10 @@ import { generateText, stepCountIs, streamText, tool } from "ai";
 import { build } from "esbuild";
 import { afterEach, describe, expect, it } from "vitest";
 import * as z from "zod";
-import { governSession, ReinsDenied } from "../../src/adapters/ai-sdk.js";
-import { resolvePolicy, scopeSummary, type PolicyInput } from "../../src/core/index.js";
-import { createGovernor } from "../../src/governor.js";
-import { MemoryStore } from "../../src/store/memory.js";
+import { governSession, ReinsDenied } from "../../src/guard/adapters/ai-sdk.js";
+import { resolvePolicy, scopeSummary, type PolicyInput } from "../../src/base/core/index.js";
+import { createGovernor } from "../../src/guard/governor.js";
+import { MemoryStore } from "../../src/base/store/memory.js";
 import { finished } from "../support/processes.js";
 import {
   lastFunctionCallOutputs,

@@ -8,9 +8,9 @@ import {
   type SDKResultMessage,
 } from "@anthropic-ai/claude-agent-sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { claudeAgentReins, ReinsStopped } from "../../src/adapters/claude-agent-sdk.js";
-import { resolvePolicy, type Policy, type PolicyInput } from "../../src/core/index.js";
-import { createGovernor, type Governor } from "../../src/governor.js";
+import { claudeAgentReins, ReinsStopped } from "../../src/guard/adapters/claude-agent-sdk.js";
+import { resolvePolicy, type Policy, type PolicyInput } from "../../src/base/core/index.js";
+import { createGovernor, type Governor } from "../../src/guard/governor.js";
 import {
   lastToolResults,
   lastUserTexts,

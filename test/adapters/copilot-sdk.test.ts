@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { approveAll, CopilotClient } from "@github/copilot-sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { copilotReins, ReinsStopped } from "../../src/adapters/copilot-sdk.js";
-import { resolvePolicy, type Policy } from "../../src/core/index.js";
-import { createGovernor, type Governor } from "../../src/governor.js";
+import { copilotReins, ReinsStopped } from "../../src/guard/adapters/copilot-sdk.js";
+import { resolvePolicy, type Policy } from "../../src/base/core/index.js";
+import { createGovernor, type Governor } from "../../src/guard/governor.js";
 import {
   lastToolResults,
   startFakeChatTools,

@@ -14,9 +14,9 @@ import {
   ReinsStopped,
   reinsStopOf,
   type GovernedAgents,
-} from "../../src/adapters/openai-agents.js";
-import { resolvePolicy, scopeSummary, type PolicyInput } from "../../src/core/index.js";
-import { createGovernor, type Governor } from "../../src/governor.js";
+} from "../../src/guard/adapters/openai-agents.js";
+import { resolvePolicy, scopeSummary, type PolicyInput } from "../../src/base/core/index.js";
+import { createGovernor, type Governor } from "../../src/guard/governor.js";
 import {
   lastFunctionCallOutputs,
   startFakeOpenAi,

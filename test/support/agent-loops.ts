@@ -6,7 +6,7 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { SqliteStore } from "../../src/store/sqlite.js";
+import { SqliteStore } from "../../src/base/store/sqlite.js";
 import { claudeUnavailableReason, runClaude } from "./claude-code.js";
 import { codexUnavailableReason, runCodex } from "./codex-cli.js";
 import { lastToolResults, startFakeAnthropic } from "./fake-anthropic.js";

@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import type { ReinsEvent } from "../../src/core/reins-event.js";
-import { timeline, type Timeline } from "../../src/core/timeline.js";
-import { openServices, type HookServices } from "../../src/hooks/run-hook.js";
-import { agentToken, apiToken, hookSecret } from "../../src/server/secret.js";
+import type { ReinsEvent } from "../../src/base/core/reins-event.js";
+import { timeline, type Timeline } from "../../src/base/core/timeline.js";
+import { openServices, type HookServices } from "../../src/guard/hooks/run-hook.js";
+import { agentToken, apiToken, hookSecret } from "../../src/base/config/hook-secret.js";
 import { createServer } from "../../src/server/server.js";
 
 export interface ApiServer {

@@ -5,7 +5,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { describe } from "vitest";
 import { demo, demoStartBefore } from "../../src/cli/demo.js";
 import { memoryIo } from "../../src/cli/io.js";
-import { ReinsError } from "../../src/core/errors.js";
+import { ReinsError } from "../../src/base/core/errors.js";
 import type { ApiServer } from "./api-server.js";
 
 /** Debian's Chromium (`apt-get install chromium`); the tests never download a browser. */

@@ -1,7 +1,7 @@
 /** One hook call over the user's hook daemon's socket, as reins' hook clients make it: signed over a fresh nonce. */
 import { request } from "node:http";
-import { freshNonce, mac } from "../../src/daemon/key.js";
-import { callParts, encodeHeaderValue, PROTOCOL } from "../../src/daemon/protocol.js";
+import { freshNonce, mac } from "../../src/guard/daemon/key.js";
+import { callParts, encodeHeaderValue, PROTOCOL } from "../../src/guard/daemon/protocol.js";
 
 /** What the call names: its project's root and hook secret, its `REINS_*` header, another protocol version. */
 export interface DaemonCallHeaders {

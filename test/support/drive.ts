@@ -1,10 +1,10 @@
 /** A session driven step by step through some guards, for tests that read as an agent's actions. */
-import type { Decision } from "../../src/core/decision.js";
-import { advance } from "../../src/core/engine.js";
-import type { Pipeline } from "../../src/core/pipeline.js";
-import type { Policy } from "../../src/core/policy.js";
-import { initialState } from "../../src/core/state.js";
-import { timeline, type Timeline } from "../../src/core/timeline.js";
+import type { Decision } from "../../src/base/core/decision.js";
+import { advance } from "../../src/base/core/engine.js";
+import type { Pipeline } from "../../src/base/core/pipeline.js";
+import type { Policy } from "../../src/base/core/policy.js";
+import { initialState } from "../../src/base/core/state.js";
+import { timeline, type Timeline } from "../../src/base/core/timeline.js";
 
 /**
  * A session driven step by step through some guards: each step scripts events on the timeline and returns

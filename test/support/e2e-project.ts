@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { memoryIo } from "../../src/cli/io.js";
 import { run } from "../../src/cli/run.js";
-import { SqliteStore } from "../../src/store/sqlite.js";
+import { SqliteStore } from "../../src/base/store/sqlite.js";
 import { stopDaemon, stopHookDaemons } from "./processes.js";
 
 /**

@@ -1,8 +1,8 @@
 /** The two hook clients `reins init` installs, as tests run them: the compiled one, and sh + curl. */
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { REINS_BIN } from "../../src/config/package-info.js";
-import { daemonName } from "../../src/daemon/paths.js";
+import { REINS_BIN } from "../../src/base/config/package-info.js";
+import { daemonName } from "../../src/guard/daemon/paths.js";
 import { buildClient } from "../../src/install/native-client.js";
 
 const repo = join(import.meta.dirname, "..", "..");

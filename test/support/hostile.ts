@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type { ReinsEvent } from "../../src/core/reins-event.js";
+import type { ReinsEvent } from "../../src/base/core/reins-event.js";
 
 /**
  * Hostile event content for property tests: every string field drawn from values that break code which

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
-import type { PlanNode } from "../../src/control/types.js";
-import { ReinsError } from "../../src/core/errors.js";
+import type { PlanNode } from "../../src/run/control/types.js";
+import { ReinsError } from "../../src/base/core/errors.js";
 
 /** Plans for the unit tests of the control core and the plan readers. */
 

@@ -3,9 +3,9 @@
  * server and Cluster): each writer is a session of its own, all charging the pool `team`.
  */
 import { expect } from "vitest";
-import { resolvePolicy, type ReinsEvent } from "../../src/core/index.js";
-import { SNAPSHOT_EVERY } from "../../src/core/snapshot.js";
-import type { RedisStore } from "../../src/store/redis.js";
+import { resolvePolicy, type ReinsEvent } from "../../src/base/core/index.js";
+import { SNAPSHOT_EVERY } from "../../src/base/core/snapshot.js";
+import type { RedisStore } from "../../src/base/store/redis.js";
 
 /** Tokens of every usage event. */
 export const FILL_TOKENS = 7;

@@ -2,8 +2,8 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { listDaemons } from "../../src/daemon/list.js";
-import { socketRequest } from "../../src/daemon/probe.js";
+import { listDaemons } from "../../src/guard/daemon/list.js";
+import { socketRequest } from "../../src/guard/daemon/probe.js";
 
 const root = join(import.meta.dirname, "..", "..");
 

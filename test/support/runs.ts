@@ -1,4 +1,4 @@
-import { begin, resolveSettings, step, type RunSettingsInput } from "../../src/control/index.js";
+import { begin, resolveSettings, step, type RunSettingsInput } from "../../src/run/control/index.js";
 import type {
   CheckDef,
   CheckResult,
@@ -7,9 +7,9 @@ import type {
   RunAction,
   RunEvent,
   RunState,
-} from "../../src/control/types.js";
-import type { StoredRun } from "../../src/core/store.js";
-import { checkpointOf, type Checkpoint } from "../../src/drive/checkpoint.js";
+} from "../../src/run/control/types.js";
+import type { StoredRun } from "../../src/base/core/store.js";
+import { checkpointOf, type Checkpoint } from "../../src/run/drive/checkpoint.js";
 
 /**
  * Runs of `reins run` for tests of what shows them, driven through the real control core: a plan as a

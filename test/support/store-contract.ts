@@ -9,10 +9,10 @@ import {
   timeline,
   type Guard,
   type ReinsEvent,
-} from "../../src/core/index.js";
-import { createGovernor } from "../../src/governor.js";
-import { ReinsError } from "../../src/core/errors.js";
-import type { Store, StoredRun } from "../../src/core/store.js";
+} from "../../src/base/core/index.js";
+import { createGovernor } from "../../src/guard/governor.js";
+import { ReinsError } from "../../src/base/core/errors.js";
+import type { Store, StoredRun } from "../../src/base/core/store.js";
 
 /**
  * The contract every store passes (memory, SQLite, Redis): the same behaviour through the `Store` port.

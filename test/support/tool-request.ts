@@ -1,5 +1,5 @@
 /** A numbered tool request of session:s, as the spool and governor tests record them. */
-import type { ReinsEvent } from "../../src/core/reins-event.js";
+import type { ReinsEvent } from "../../src/base/core/reins-event.js";
 
 export const toolRequest = (n: number, extra: Partial<ReinsEvent> = {}): ReinsEvent =>
   ({

@@ -7,12 +7,12 @@
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultPolicy } from "../../src/core/policy.js";
-import { REINS_BIN } from "../../src/config/package-info.js";
-import { startHookDaemon, type HookDaemon } from "../../src/daemon/hook-daemon.js";
-import { encodeProjectEnv } from "../../src/daemon/protocol.js";
-import { hookSecret } from "../../src/server/secret.js";
-import { SqliteStore } from "../../src/store/sqlite.js";
+import { defaultPolicy } from "../../src/base/core/policy.js";
+import { REINS_BIN } from "../../src/base/config/package-info.js";
+import { startHookDaemon, type HookDaemon } from "../../src/guard/daemon/hook-daemon.js";
+import { encodeProjectEnv } from "../../src/guard/daemon/protocol.js";
+import { hookSecret } from "../../src/base/config/hook-secret.js";
+import { SqliteStore } from "../../src/base/store/sqlite.js";
 import { daemonCall } from "./daemon-call.js";
 
 export interface TwoProjects {

@@ -3,7 +3,7 @@
  * iterations over a dozen files, with a person extending the budget now and then, so every part of the
  * state changes and the guards speak.
  */
-import { timeline, type ReinsEvent } from "../../src/core/index.js";
+import { timeline, type ReinsEvent } from "../../src/base/core/index.js";
 
 /** The first `count` events of such a session in `scope`, deterministic, each with an id. */
 export function workload(count: number, scope: string): ReinsEvent[] {

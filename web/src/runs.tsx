@@ -26,7 +26,7 @@ const field = (record: unknown, key: string): unknown =>
 const text = (v: unknown) => (typeof v === "string" ? v : "");
 const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
-/** A stored summary's fields (src/drive/checkpoint.ts runSummary), read without trusting their types. */
+/** A stored summary's fields (src/run/drive/checkpoint.ts runSummary), read without trusting their types. */
 function fields(summary: Record<string, unknown>) {
   return {
     plan: text(field(summary, "plan")),

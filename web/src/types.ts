@@ -1,14 +1,14 @@
 /** The API's shapes, taken from the server's own types so the two cannot drift apart. */
-export type { LogRecord, StoredAlert } from "../../src/core/batch.js";
-export type { Decision } from "../../src/core/decision.js";
-export type { ReinsEvent } from "../../src/core/reins-event.js";
-export type { BudgetLine, BudgetStatus, ScopeSummary } from "../../src/core/summary.js";
+export type { LogRecord, StoredAlert } from "../../src/base/core/batch.js";
+export type { Decision } from "../../src/base/core/decision.js";
+export type { ReinsEvent } from "../../src/base/core/reins-event.js";
+export type { BudgetLine, BudgetStatus, ScopeSummary } from "../../src/base/core/summary.js";
 export type { Overview, SpendSeries } from "../../src/server/web.js";
-export type { StoredRun } from "../../src/core/store.js";
-export type { ProofClause, TaskStatus } from "../../src/control/types.js";
+export type { StoredRun } from "../../src/base/core/store.js";
+export type { ProofClause, TaskStatus } from "../../src/run/control/types.js";
 export type { RunCheckView, RunNodeView, RunView } from "../../src/server/run-view.js";
 
-import type { ScopeSummary } from "../../src/core/summary.js";
+import type { ScopeSummary } from "../../src/base/core/summary.js";
 
 /** A budget or session as listed: its summary and how many of its alerts are open. */
 export type ScopeView = ScopeSummary & { openAlerts: number };
@@ -23,5 +23,5 @@ export interface Page<T> {
   limit: number;
   items: T[];
 }
-export type { AllStatus } from "../../src/daemon/all-status.js";
-export type { ProjectView } from "../../src/server/all-projects.js";
+export type { AllStatus } from "../../src/guard/daemon/all-status.js";
+export type { ProjectView } from "../../src/guard/people/project-view.js";

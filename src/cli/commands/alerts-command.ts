@@ -1,8 +1,8 @@
 /** `reins alerts`: open alerts to list and acknowledge. */
 import type { Command } from "commander";
-import { ReinsError } from "../../core/errors.js";
-import { acknowledgeAlert } from "../../people/actions.js";
-import { table } from "../../text/table.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { acknowledgeAlert } from "../../guard/people/actions.js";
+import { table } from "../../base/text/table.js";
 import { type StoreContext, withStore, actor } from "../store-access.js";
 import { claimOf, provePerson, withPersonToken } from "../person-proof.js";
 

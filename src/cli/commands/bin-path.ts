@@ -1,5 +1,5 @@
 /** Where reins' own bin script is, for the hooks and servers the commands set up. */
-import { REINS_BIN } from "../../config/package-info.js";
+import { REINS_BIN } from "../../base/config/package-info.js";
 
 /** reins' own bin script, which agents' hooks run. */
 export function binPath(): string {

@@ -1,7 +1,7 @@
 /** `reins budget extend` and `reins budget reset`: a person gives a scope more budget or starts it from zero. */
 import type { Command } from "commander";
-import { ReinsError } from "../../core/errors.js";
-import type { BudgetResource } from "../../core/reins-event.js";
+import { ReinsError } from "../../base/core/errors.js";
+import type { BudgetResource } from "../../base/core/reins-event.js";
 import { type StoreContext, RESOURCE_NAMES, EXTEND_USAGE, listed, actor, act } from "../store-access.js";
 import { claimOf, withPersonToken } from "../person-proof.js";
 

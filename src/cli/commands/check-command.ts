@@ -1,9 +1,9 @@
 /** `reins check`: a trace replayed, failing on the first divergence from its recorded decisions. */
 import type { Command } from "commander";
-import { checkTrace, readTrace } from "../../trace/trace.js";
+import { checkTrace, readTrace } from "../../base/trace/trace.js";
 import type { AgentContext } from "../context.js";
 import { EXIT } from "../exit-codes.js";
-import { counted } from "../../text/plural.js";
+import { counted } from "../../base/text/plural.js";
 
 /** Registers `reins check`. */
 export function registerCheckCommand(root: Command, ctx: AgentContext): void {

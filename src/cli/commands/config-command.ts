@@ -1,10 +1,10 @@
 /** `reins config`: the effective policy and where each value came from. */
 import type { Command } from "commander";
-import { describePolicy } from "../../config/load-policy.js";
-import { table } from "../../text/table.js";
+import { describePolicy } from "../../base/config/load-policy.js";
+import { table } from "../../base/text/table.js";
 import { EXIT } from "../exit-codes.js";
 import type { AgentContext } from "../context.js";
-import { counted } from "../../text/plural.js";
+import { counted } from "../../base/text/plural.js";
 
 /** Registers `reins config`: exit 2 when the config has problems (the policy shown is what reins guards with). */
 export function registerConfigCommand(root: Command, ctx: AgentContext): void {

@@ -1,14 +1,14 @@
 /** `reins daemon`: the user's hook daemon, run, started, listed and stopped. */
 import type { Command } from "commander";
-import { REINS_BIN } from "../../config/package-info.js";
-import { listDaemons, type DaemonEntry } from "../../daemon/list.js";
-import { daemonName, logPath } from "../../daemon/paths.js";
-import { socketRequest } from "../../daemon/probe.js";
-import { ensureDaemon } from "../../daemon/start.js";
+import { REINS_BIN } from "../../base/config/package-info.js";
+import { listDaemons, type DaemonEntry } from "../../guard/daemon/list.js";
+import { daemonName, logPath } from "../../guard/daemon/paths.js";
+import { socketRequest } from "../../guard/daemon/probe.js";
+import { ensureDaemon } from "../../guard/daemon/start.js";
 import type { Io } from "../io.js";
-import { table } from "../../text/table.js";
-import { runtimeDir } from "../../config/user-dirs.js";
-import { acknowledgeTamper, readTamper, tamperLines } from "../../hooks/tamper-record.js";
+import { table } from "../../base/text/table.js";
+import { runtimeDir } from "../../base/config/user-dirs.js";
+import { acknowledgeTamper, readTamper, tamperLines } from "../../guard/hooks/tamper-record.js";
 
 const ago = (ms: number) =>
   ms < 60_000
@@ -69,7 +69,7 @@ export function registerDaemonCommands(root: Command, io: Io, result: { code: nu
     .description("run the hook daemon in the foreground (what a hook starts in the background)")
     .option("--name <name>", "the daemon's name (its socket in the runtime folder)")
     .action(async (opts: { name?: string }) => {
-      const { runDaemon } = await import("../../daemon/run.js");
+      const { runDaemon } = await import("../../guard/daemon/run.js");
       result.code = await runDaemon(opts.name, io.env, (line) => io.stderr(`${line}\n`));
     });
 

@@ -1,13 +1,13 @@
 /** `reins demo`: scripted agents through the engine, then a scripted `reins run`, optionally served after. */
 import { join } from "node:path";
 import type { Command } from "commander";
-import { ReinsError } from "../../core/errors.js";
+import { ReinsError } from "../../base/core/errors.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/daemon.js";
-import { openStore } from "../../store/open.js";
-import { demoPlanRun } from "../../demo/plan-run.js";
+import { openStore } from "../../base/store/open.js";
+import { demoPlanRun } from "../../run/demo/plan-run.js";
 import { demo, demoStartBefore } from "../demo.js";
 import type { CommandContext } from "../context.js";
-import { wrap } from "../../text/wrap.js";
+import { wrap } from "../../base/text/wrap.js";
 
 /** Registers `reins demo`. */
 export function registerDemoCommand(root: Command, ctx: CommandContext): void {

@@ -1,8 +1,8 @@
 /** `reins doctor`: checks each agent's hooks, the daemon and the store. */
 import { homedir } from "node:os";
 import type { Command } from "commander";
-import { ReinsError } from "../../core/errors.js";
-import { findRoot } from "../../config/load-policy.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { findRoot } from "../../base/config/load-policy.js";
 import { doctor, formatDoctor } from "../doctor.js";
 import type { AgentContext } from "../context.js";
 

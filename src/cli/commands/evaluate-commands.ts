@@ -1,9 +1,9 @@
 /** The CLI commands `replay` and `evaluate`: reins' judgement measured on agents' own logs. */
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import { ReinsError } from "../../core/errors.js";
-import type { Policy } from "../../core/policy.js";
-import { evaluate, parseOutcomes, verdictOf, type Outcomes } from "../../evaluate/evaluate.js";
+import { ReinsError } from "../../base/core/errors.js";
+import type { Policy } from "../../base/core/policy.js";
+import { evaluate, parseOutcomes, verdictOf, type Outcomes } from "../../guard/evaluate/evaluate.js";
 import {
   evaluationText,
   metamorphicSweepText,
@@ -11,14 +11,14 @@ import {
   replaySummary,
   replayTimeline,
   sweepText,
-} from "../../evaluate/report.js";
-import { judgeMetamorphosis, METAMORPHOSES, type Metamorphosis } from "../../evaluate/metamorphic.js";
-import { sweepPolicies } from "../../evaluate/sweep.js";
-import { replayRun, traceOf } from "../../evaluate/replay.js";
-import { policyForLogs } from "../../evaluate/run-project.js";
-import { logFiles, readLog } from "../../logs/load.js";
-import type { LoggedRun } from "../../logs/run.js";
-import type { LoadedPolicy } from "../../config/load-policy.js";
+} from "../../guard/evaluate/report.js";
+import { judgeMetamorphosis, METAMORPHOSES, type Metamorphosis } from "../../guard/evaluate/metamorphic.js";
+import { sweepPolicies } from "../../guard/evaluate/sweep.js";
+import { replayRun, traceOf } from "../../guard/evaluate/replay.js";
+import { policyForLogs } from "../../guard/evaluate/run-project.js";
+import { logFiles, readLog } from "../../guard/logs/load.js";
+import type { LoggedRun } from "../../guard/logs/run.js";
+import type { LoadedPolicy } from "../../base/config/load-policy.js";
 import type { Io } from "../io.js";
 
 /** What `replay` and `evaluate` need from the program. */

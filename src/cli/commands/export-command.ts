@@ -1,10 +1,10 @@
 /** `reins export`: a scope's events as a trace for `reins check`. */
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import { traceHeader, traceLine } from "../../trace/trace.js";
-import { noScope, policyFor } from "../../people/scope-view.js";
+import { traceHeader, traceLine } from "../../base/trace/trace.js";
+import { noScope, policyFor } from "../../guard/people/scope-view.js";
 import { type StoreContext, withStore } from "../store-access.js";
-import { counted } from "../../text/plural.js";
+import { counted } from "../../base/text/plural.js";
 
 /** Registers `reins export`. */
 export function registerExportCommand(root: Command, ctx: StoreContext): void {

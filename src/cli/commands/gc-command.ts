@@ -1,15 +1,15 @@
 /** `reins gc`: removes what the retention setting lets go of the store and of `.reins/runs/`. */
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { forgetMarks } from "../../config/store-marks.js";
+import { forgetMarks } from "../../base/config/store-marks.js";
 import type { Command } from "commander";
-import type { LoadedPolicy } from "../../config/load-policy.js";
-import { runDir } from "../../drive/run-trace.js";
-import { defaultStorePath, openStore } from "../../store/open.js";
-import type { GcResult } from "../../store/sqlite-gc.js";
-import { SqliteStore } from "../../store/sqlite.js";
+import type { LoadedPolicy } from "../../base/config/load-policy.js";
+import { runDir } from "../../run/drive/run-trace.js";
+import { defaultStorePath, openStore } from "../../base/store/open.js";
+import type { GcResult } from "../../base/store/sqlite-gc.js";
+import { SqliteStore } from "../../base/store/sqlite.js";
 import type { Io } from "../io.js";
-import { counted } from "../../text/plural.js";
+import { counted } from "../../base/text/plural.js";
 
 /** What `reins gc` needs from the program. */
 export interface GcContext {

@@ -1,12 +1,12 @@
 /** `reins hook`: answers one agent hook call, and starts the daemon when asked. */
-import { opensTurn } from "../../hooks/hook-events.js";
-import { awaitDaemon, recordUnproven, startDaemonFor } from "../../daemon/start.js";
+import { opensTurn } from "../../guard/hooks/hook-events.js";
+import { awaitDaemon, recordUnproven, startDaemonFor } from "../../guard/daemon/start.js";
 import type { Command } from "commander";
 import { ENSURE_DAEMON } from "../../install/agent-hooks.js";
-import { AGENTS } from "../../hooks/hook-agents.js";
-import { runHook } from "../../hooks/run-hook.js";
+import { AGENTS } from "../../guard/hooks/hook-agents.js";
+import { runHook } from "../../guard/hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../../server/daemon.js";
-import { findRoot } from "../../config/load-policy.js";
+import { findRoot } from "../../base/config/load-policy.js";
 import type { AgentContext } from "../context.js";
 import { binPath } from "./bin-path.js";
 

@@ -4,11 +4,11 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { ReinsError } from "../../core/errors.js";
-import { REINS_BIN } from "../../config/package-info.js";
-import { recordInstall } from "../../config/install-record.js";
-import { clearFindings } from "../../config/store-marks.js";
-import { daemonName } from "../../daemon/paths.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { REINS_BIN } from "../../base/config/package-info.js";
+import { recordInstall } from "../../base/config/install-record.js";
+import { clearFindings } from "../../base/config/store-marks.js";
+import { daemonName } from "../../guard/daemon/paths.js";
 import {
   INIT_AGENTS,
   initAgent,
@@ -23,13 +23,13 @@ import { daemonHttpHooks } from "../../install/daemon-http.js";
 import { containClaude, uncontainClaude } from "../../install/claude-sandbox.js";
 import { containClaudeUser, uncontainClaudeUser } from "../../install/claude-user-sandbox.js";
 import { installStatusline, type StatuslineMode } from "../../install/claude-statusline.js";
-import { stateDir } from "../../config/user-dirs.js";
-import { containmentOf, notContainedLine } from "../../config/boundary.js";
-import { missingDirs, noteWritten, releaseWritten } from "../../install/local-files.js";
+import { stateDir } from "../../base/config/user-dirs.js";
+import { containmentOf, notContainedLine } from "../../base/config/boundary.js";
+import { missingDirs, noteWritten, releaseWritten } from "../../base/config/local-files.js";
 import { installMcp, mcpConfigPath } from "../../install/mcp.js";
 import { qwenSettingsTidy } from "../../install/qwen-settings.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/daemon.js";
-import { hookSecret } from "../../server/secret.js";
+import { hookSecret } from "../../base/config/hook-secret.js";
 import type { AgentContext } from "../context.js";
 import { initPlugin } from "./init-plugin.js";
 import { PLUGIN_AGENTS, isPluginAgent } from "../../install/opencode-plugin.js";

@@ -1,12 +1,12 @@
 /** `reins init opencode|kilo`: reins' plugin in the project (or out of it), as the other agents get their hooks. */
 import { existsSync } from "node:fs";
-import { ReinsError } from "../../core/errors.js";
-import { REINS_BIN } from "../../config/package-info.js";
-import { containmentOf, notContainedLine } from "../../config/boundary.js";
-import { daemonName } from "../../daemon/paths.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { REINS_BIN } from "../../base/config/package-info.js";
+import { containmentOf, notContainedLine } from "../../base/config/boundary.js";
+import { daemonName } from "../../guard/daemon/paths.js";
 import { installPlugin, pluginPath } from "../../install/opencode-plugin.js";
-import { missingDirs, noteWritten, releaseWritten } from "../../install/local-files.js";
-import { hookSecret } from "../../server/secret.js";
+import { missingDirs, noteWritten, releaseWritten } from "../../base/config/local-files.js";
+import { hookSecret } from "../../base/config/hook-secret.js";
 import type { AgentContext } from "../context.js";
 
 /** Writes (or with `uninstall` removes) the plugin of `agent` in the project, and says what it did. */

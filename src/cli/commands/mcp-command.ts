@@ -1,11 +1,11 @@
 /** `reins mcp`: reins' tools for any MCP-capable agent, on stdio. */
 import type { Command } from "commander";
-import { planSource } from "../../mcp/plan-view.js";
-import { planPolicy } from "../../mcp/ledger.js";
-import { serveStdio } from "../../mcp/server.js";
-import { openStore } from "../../store/open.js";
+import { planSource } from "../../run/mcp/plan-view.js";
+import { planPolicy } from "../../run/mcp/ledger.js";
+import { serveStdio } from "../../run/mcp/server.js";
+import { openStore } from "../../base/store/open.js";
 import type { Io } from "../io.js";
-import type { LoadedPolicy } from "../../config/load-policy.js";
+import type { LoadedPolicy } from "../../base/config/load-policy.js";
 import { findPlan, PLAN_FILES } from "../run-setup.js";
 
 /** What the mcp command needs from the program. */

@@ -1,6 +1,6 @@
 /** `reins plan check`: a plan or an imported file validated without running anything. */
 import type { Command } from "commander";
-import { checkPlan, loadPlan, planCheckText } from "../../plan/index.js";
+import { checkPlan, loadPlan, planCheckText } from "../../run/plan/index.js";
 import { type RunContext, PLAN_FILES, findPlan } from "../run-setup.js";
 
 /** Registers `reins plan`. */

@@ -1,12 +1,12 @@
 /** `reins report`: a run's evidence report written and printed, or the runs listed. */
 import { join } from "node:path";
 import type { Command } from "commander";
-import { ReinsError } from "../../core/errors.js";
-import { checkpointFrom } from "../../drive/checkpoint.js";
-import { buildReport, reportMarkdown, writeReportFiles } from "../../drive/report.js";
-import { readRunTrace, runDir } from "../../drive/run-trace.js";
-import { openStore } from "../../store/open.js";
-import { table } from "../../text/table.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { checkpointFrom } from "../../run/drive/checkpoint.js";
+import { buildReport, reportMarkdown, writeReportFiles } from "../../run/drive/report.js";
+import { readRunTrace, runDir } from "../../run/drive/run-trace.js";
+import { openStore } from "../../base/store/open.js";
+import { table } from "../../base/text/table.js";
 import { type RunContext } from "../run-setup.js";
 
 /** Registers `reins report`. */

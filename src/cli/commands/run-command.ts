@@ -1,16 +1,16 @@
 /** `reins run`: drive an agent over a plan, task by task, running the checks itself, until done is proven. */
 import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
-import { ReinsError } from "../../core/errors.js";
-import { outcomeOf } from "../../control/index.js";
-import { runnerFor } from "../../agents/index.js";
-import { checkpointFrom } from "../../drive/checkpoint.js";
-import { progressWriter } from "../../drive/progress.js";
-import { readRunTrace } from "../../drive/run-trace.js";
-import { DivergenceError } from "../../drive/recorder.js";
-import { runGuard } from "../../drive/run-guard.js";
-import { boxArgs, containment, unboxableWhy } from "../../drive/agent-box.js";
-import type { AgentRunner } from "../../agents/runner.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { outcomeOf } from "../../run/control/index.js";
+import { runnerFor } from "../../run/agents/index.js";
+import { checkpointFrom } from "../../run/drive/checkpoint.js";
+import { progressWriter } from "../../run/drive/progress.js";
+import { readRunTrace } from "../../run/drive/run-trace.js";
+import { DivergenceError } from "../../run/drive/recorder.js";
+import { runGuard } from "../../run/drive/run-guard.js";
+import { boxArgs, containment, unboxableWhy } from "../../run/drive/agent-box.js";
+import type { AgentRunner } from "../../run/agents/runner.js";
 import {
   DEFAULT_AGENT_IDLE_MS,
   newestUnfinished,
@@ -21,12 +21,12 @@ import {
   storedRun,
   type RunOptions,
   type RunOutcome,
-} from "../../drive/run.js";
-import { loadPlan, uncheckedLeaves } from "../../plan/index.js";
-import { specFileKey } from "../../spec/snapshot.js";
-import { advanceSpec } from "../../workflow/run-spec.js";
-import type { LoadedPolicy } from "../../config/load-policy.js";
-import { openStore } from "../../store/open.js";
+} from "../../run/drive/run.js";
+import { loadPlan, uncheckedLeaves } from "../../run/plan/index.js";
+import { specFileKey } from "../../run/spec/snapshot.js";
+import { advanceSpec } from "../../run/workflow/run-spec.js";
+import type { LoadedPolicy } from "../../base/config/load-policy.js";
+import { openStore } from "../../base/store/open.js";
 import {
   type RunContext,
   PLAN_FILES,
@@ -39,7 +39,7 @@ import {
   exitOf,
   ending,
 } from "../run-setup.js";
-import { counted } from "../../text/plural.js";
+import { counted } from "../../base/text/plural.js";
 
 /** The flags of `reins run`, as commander reads them. */
 interface RunFlags {

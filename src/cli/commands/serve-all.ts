@@ -1,7 +1,7 @@
 /** `reins serve --all`: the all-projects dashboard on loopback until SIGTERM or SIGINT. */
-import { knownProjects } from "../../config/project-registry.js";
-import { ReinsError } from "../../core/errors.js";
-import { allStatus } from "../../daemon/all-status.js";
+import { knownProjects } from "../../base/config/project-registry.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { allStatus } from "../../guard/daemon/all-status.js";
 import { createAllServer } from "../../server/all-server.js";
 import type { Io } from "../io.js";
 

@@ -2,10 +2,16 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { ReinsError } from "../../core/errors.js";
-import { openServices } from "../../hooks/run-hook.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { openServices } from "../../guard/hooks/run-hook.js";
 import { DEFAULT_HOST, DEFAULT_PORT, daemonAt, ensureDaemon, serveStartLock } from "../../server/daemon.js";
-import { agentToken, agentTokenPath, apiToken, hookSecret, tokenPath } from "../../server/secret.js";
+import {
+  agentToken,
+  agentTokenPath,
+  apiToken,
+  hookSecret,
+  tokenPath,
+} from "../../base/config/hook-secret.js";
 import { createServer } from "../../server/server.js";
 import type { AgentContext } from "../context.js";
 import { binPath } from "./bin-path.js";

@@ -1,7 +1,7 @@
 /** `reins sessions`: every scope in the store, most recently active first. */
 import type { Command } from "commander";
-import { formatCount } from "../../core/format.js";
-import { table } from "../../text/table.js";
+import { formatCount } from "../../base/core/format.js";
+import { table } from "../../base/text/table.js";
 import { type StoreContext, withStore, noStoreYet, summaryNow } from "../store-access.js";
 
 /** Registers `reins sessions`. */

@@ -1,10 +1,10 @@
 /** `reins status --all`: every project of the user's at once, from its own store, the daemon up or down. */
 import { createColors } from "picocolors";
-import { formatCount, formatUsd } from "../../core/format.js";
-import { stateDir } from "../../config/user-dirs.js";
-import { allStatus, type AllStatus } from "../../daemon/all-status.js";
-import type { ProjectView, SessionLine } from "../../server/all-projects.js";
-import { table } from "../../text/table.js";
+import { formatCount, formatUsd } from "../../base/core/format.js";
+import { stateDir } from "../../base/config/user-dirs.js";
+import { allStatus, type AllStatus } from "../../guard/daemon/all-status.js";
+import type { ProjectView, SessionLine } from "../../guard/people/project-view.js";
+import { table } from "../../base/text/table.js";
 import type { Io } from "../io.js";
 
 /** "5s ago", "3m ago", "2h ago", "4d ago"; "never" for no time. */

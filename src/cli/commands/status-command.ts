@@ -1,6 +1,6 @@
 /** `reins status`: budget bars, breaker state and open alerts of one scope, or of the latest sessions. */
 import type { Command } from "commander";
-import { REINS_BIN } from "../../config/package-info.js";
+import { REINS_BIN } from "../../base/config/package-info.js";
 import {
   type StoreContext,
   withStore,
@@ -28,7 +28,7 @@ export function registerStatusCommand(root: Command, ctx: StoreContext): void {
       if (opts.all === true) return (await import("./status-all.js")).statusAll(io, opts.json === true);
       if (opts.daemons === true) {
         // Loaded only for --daemons: a plain `reins status` needs neither the socket probe nor node:http.
-        const { listDaemons } = await import("../../daemon/list.js");
+        const { listDaemons } = await import("../../guard/daemon/list.js");
         const { formatDaemons } = await import("./daemon-command.js");
         const entries = await listDaemons(io.env);
         return opts.json === true ? json(entries) : io.stdout(formatDaemons(entries, Date.now(), REINS_BIN));

@@ -1,14 +1,14 @@
 /** The CLI command `tune`: a policy fitted to the user's own runs, with the evidence for each value. */
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import { formatCount } from "../../core/format.js";
-import { ReinsError } from "../../core/errors.js";
-import { STUCK_BOUND } from "../../evaluate/metamorphic.js";
-import { policyForLogs } from "../../evaluate/run-project.js";
-import { pointCells, RUNAWAYS, tune, type Tuning } from "../../evaluate/tune.js";
-import { table } from "../../text/table.js";
+import { formatCount } from "../../base/core/format.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { STUCK_BOUND } from "../../guard/evaluate/metamorphic.js";
+import { policyForLogs } from "../../guard/evaluate/run-project.js";
+import { pointCells, RUNAWAYS, tune, type Tuning } from "../../guard/evaluate/tune.js";
+import { table } from "../../base/text/table.js";
 import { readLogs, readOutcomes, type EvaluateContext } from "./evaluate-commands.js";
-import { counted } from "../../text/plural.js";
+import { counted } from "../../base/text/plural.js";
 
 const HEADS = [
   "productive stopped",

@@ -1,14 +1,14 @@
 /** `reins approve` and `reins workflow`: the human gate of the spec-driven workflow, and the workflow itself. */
 import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
-import { ReinsError } from "../../core/errors.js";
-import type { LoadedPolicy } from "../../config/load-policy.js";
-import { specFileKey } from "../../spec/snapshot.js";
-import { approveTask } from "../../drive/approvals.js";
-import { openStore } from "../../store/open.js";
-import { recordApproval } from "../../workflow/approval.js";
-import { stepOf, stepsText, toMermaid, WORKFLOW } from "../../workflow/definition.js";
-import { assessProject, specFact } from "../../workflow/run-spec.js";
+import { ReinsError } from "../../base/core/errors.js";
+import type { LoadedPolicy } from "../../base/config/load-policy.js";
+import { specFileKey } from "../../run/spec/snapshot.js";
+import { approveTask } from "../../run/drive/approvals.js";
+import { openStore } from "../../base/store/open.js";
+import { recordApproval } from "../../run/workflow/approval.js";
+import { stepOf, stepsText, toMermaid, WORKFLOW } from "../../run/workflow/definition.js";
+import { assessProject, specFact } from "../../run/workflow/run-spec.js";
 import type { Io } from "../io.js";
 import { PLAN_FILES } from "../run-setup.js";
 import { actor } from "../store-access.js";

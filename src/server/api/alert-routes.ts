@@ -1,7 +1,7 @@
 /** The alerts resource: alerts to list, filtered by budget and acknowledgement, and to acknowledge. */
 import * as z from "zod";
-import { ReinsError } from "../../core/errors.js";
-import { acknowledgeAlert } from "../../people/actions.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { acknowledgeAlert } from "../../guard/people/actions.js";
 import type { ApiApp, ApiContext } from "./api-context.js";
 import { bool, by, id, idParams, optionalBody, page } from "./request-schemas.js";
 

@@ -7,9 +7,9 @@ import type {
   RawServerDefault,
 } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import type { Policy } from "../../core/policy.js";
-import type { Store } from "../../core/store.js";
-import type { Spool } from "../../store/spool.js";
+import type { Policy } from "../../base/core/policy.js";
+import type { Store } from "../../base/core/store.js";
+import type { Spool } from "../../base/store/spool.js";
 import type { StateScan } from "../scan.js";
 import type { EventHub } from "../stream.js";
 

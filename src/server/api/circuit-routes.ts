@@ -1,6 +1,6 @@
 /** The circuits resource: one breaker per session, to list, read, acknowledge and reset. */
-import { ReinsError } from "../../core/errors.js";
-import type { ScopeSummary } from "../../core/summary.js";
+import { ReinsError } from "../../base/core/errors.js";
+import type { ScopeSummary } from "../../base/core/summary.js";
 import type { ActionLimit, ApiApp } from "./api-context.js";
 import { actionBody, idParams, listQuery } from "./request-schemas.js";
 import type { ScopeViews } from "./scope-views.js";

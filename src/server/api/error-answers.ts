@@ -1,6 +1,6 @@
 /** How the API answers an error: a status and `{ error, message }`, one line, never a stack. */
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
-import { ReinsError, type ReinsErrorCode } from "../../core/errors.js";
+import { ReinsError, type ReinsErrorCode } from "../../base/core/errors.js";
 import type { ApiApp } from "./api-context.js";
 
 /** The first issue of a failed validation, as "where.field: message". */

@@ -1,10 +1,10 @@
 /** Remote hooks' resource: batch ingest and decisions, both idempotent per event id. */
 import * as z from "zod";
-import { ReinsError } from "../../core/errors.js";
-import { eventSchema } from "../../core/event-schema.js";
-import type { ReinsEvent } from "../../core/reins-event.js";
-import type { State } from "../../core/state.js";
-import { createGovernor } from "../../governor.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { eventSchema } from "../../base/core/event-schema.js";
+import type { ReinsEvent } from "../../base/core/reins-event.js";
+import type { State } from "../../base/core/state.js";
+import { createGovernor } from "../../guard/governor.js";
 import type { ApiApp, ApiContext } from "./api-context.js";
 import { id } from "./request-schemas.js";
 

@@ -1,7 +1,7 @@
 /** The limit on people's actions through the API: extends and resets, counted per token per minute. */
 import { createHash } from "node:crypto";
 import rateLimit from "@fastify/rate-limit";
-import { bearerToken } from "../secret.js";
+import { bearerToken } from "../../base/config/hook-secret.js";
 import type { ActionLimit, ApiApp } from "./api-context.js";
 
 /**

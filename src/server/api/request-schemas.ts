@@ -1,6 +1,6 @@
 /** The request pieces several API resources share: ids, who and why, paging, and the list query. */
 import * as z from "zod";
-import { scopeText } from "../../core/event-schema.js";
+import { scopeText } from "../../base/core/event-schema.js";
 
 export const id = scopeText;
 export const idParams = z.object({ id });

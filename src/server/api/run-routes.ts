@@ -2,9 +2,9 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import * as z from "zod";
-import { ReinsError } from "../../core/errors.js";
-import { MAX_RUN_STATUS, runIdSchema } from "../../core/stored-run.js";
-import { oneLineText } from "../../core/one-line.js";
+import { ReinsError } from "../../base/core/errors.js";
+import { MAX_RUN_STATUS, runIdSchema } from "../../base/core/stored-run.js";
+import { oneLineText } from "../../base/core/one-line.js";
 import type { ApiApp, ApiContext } from "./api-context.js";
 import { page } from "./request-schemas.js";
 

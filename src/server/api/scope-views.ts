@@ -1,8 +1,8 @@
 /** How the scope resources (budgets, circuits, sessions) read one scope, list many, and act on one. */
 import type * as z from "zod";
-import type { ScopeSummary } from "../../core/summary.js";
-import { recordAction, type HumanAction } from "../../people/actions.js";
-import { currentSummary, noScope } from "../../people/scope-view.js";
+import type { ScopeSummary } from "../../base/core/summary.js";
+import { recordAction, type HumanAction } from "../../guard/people/actions.js";
+import { currentSummary, noScope } from "../../guard/people/scope-view.js";
 import type { ApiContext } from "./api-context.js";
 import type { listQuery } from "./request-schemas.js";
 

@@ -1,7 +1,7 @@
 /** The sessions resource: sessions to list and read, with their state and their event log. */
 import * as z from "zod";
-import type { LogRecord } from "../../core/batch.js";
-import { noScope } from "../../people/scope-view.js";
+import type { LogRecord } from "../../base/core/batch.js";
+import { noScope } from "../../guard/people/scope-view.js";
 import type { ApiApp, ApiContext } from "./api-context.js";
 import { idParams, listQuery } from "./request-schemas.js";
 import type { ScopeViews } from "./scope-views.js";

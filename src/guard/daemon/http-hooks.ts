@@ -1,0 +1,198 @@
+/**
+ * The user's hook daemon's loopback listener for Claude Code's native http hooks: no process starts on a
+ * tool call. Each call names its project (`X-Reins-Root`) and carries that project's http hook token; the
+ * project's own store and policy answer it, with the `REINS_*` variables its session's command hooks
+ * brought. The port is the recorded one (http-port.ts); one held by another program is given up for a new
+ * one, recorded, and each project's settings follow at its next session start (docs/performance.md).
+ */
+import { timingSafeEqual } from "node:crypto";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Fastify, { type FastifyInstance } from "fastify";
+import type { OpenTurns } from "./open-turns.js";
+import { answerHook, hookFailure, MAX_HOOK_INPUT, readHookInput, withWarning } from "../hooks/run-hook.js";
+import { existingHookSecret } from "../../base/config/hook-secret.js";
+import { hookPort, httpHookToken, recordPort } from "./http-port.js";
+import { isUsableRoot, type ProjectPool } from "./projects.js";
+import { decodeHeaderValue, HEADERS } from "./protocol.js";
+
+/** What the http listener needs of its daemon. */
+export interface HttpHooksOptions {
+  pool: ProjectPool;
+  /** The daemon's environment (where its runtime folder and port record are). */
+  env: NodeJS.ProcessEnv;
+  /** The daemon's name (`d-<hash>`). */
+  name: string;
+  log(line: string): void;
+  onCall(): void;
+  onAnswered(): void;
+  /** The project variables a session's command hooks came with, by root and session id. */
+  sessionEnv(root: string, session: string): Record<string, string>;
+  /** The Claude Code turns open (a Stop closes one). */
+  turns: OpenTurns;
+}
+
+/** A listening http hook endpoint. */
+export interface HttpHooks {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The per-project http hook tokens, computed once per secret. */
+class Tokens {
+  private readonly byRoot = new Map<string, { secret: string; token: Buffer }>();
+
+  matches(root: string, given: unknown): boolean {
+    if (typeof given !== "string" || !given.startsWith("Bearer ")) return false;
+    const bytes = Buffer.from(given.slice(7));
+    const known = this.byRoot.get(root);
+    if (known !== undefined && bytes.length === known.token.length && timingSafeEqual(bytes, known.token))
+      return true;
+    // Not the token of the secret known: read the secret again (a secret made anew), once.
+    const secret = existingHookSecret(root);
+    if (secret === "") {
+      this.byRoot.delete(root);
+      return false;
+    }
+    const token = Buffer.from(httpHookToken(secret, root));
+    this.byRoot.set(root, { secret, token });
+    return bytes.length === token.length && timingSafeEqual(bytes, token);
+  }
+}
+
+function build(options: HttpHooksOptions, port: () => number): FastifyInstance {
+  // Claude Code keeps its connections alive: a daemon that retires closes them rather than wait for them.
+  const app = Fastify({
+    logger: false,
+    bodyLimit: MAX_HOOK_INPUT + 1024 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
+  const tokens = new Tokens();
+  app.post<{ Params: { agent: string } }>("/hooks/:agent", async (request, reply) => {
+    // A page in a browser that rebinds a name to 127.0.0.1 reaches the port by another Host.
+    if (request.headers.host !== `127.0.0.1:${port()}`)
+      return reply.code(421).send({ error: "the hook endpoint answers 127.0.0.1 only" });
+    const rootHeader = request.headers[HEADERS.root];
+    const root = typeof rootHeader === "string" ? decodeHeaderValue(rootHeader) : null;
+    if (root === null || !isUsableRoot(root))
+      return reply.code(400).send({ error: "the project's root is missing or not an absolute path" });
+    if (!tokens.matches(root, request.headers.authorization))
+      return reply
+        .code(401)
+        .send({ error: `not the http hook token of ${root}: run \`reins init claude\` again` });
+    const agent = request.params.agent;
+    const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+    options.onCall();
+    try {
+      const checked = readHookInput(agent, body);
+      let result;
+      if (!("adapter" in checked)) result = checked;
+      else {
+        try {
+          const session = checked.adapter.session(checked.input);
+          if (agent === "claude") options.turns.note(root, session, checked.input, Date.now());
+          const env = options.sessionEnv(root, session);
+          const services = await options.pool.services(root, env, agent, Date.now());
+          result = withWarning(
+            await answerHook(checked.adapter, checked.input, services, Date.now()),
+            checked.warning,
+          );
+        } catch (error) {
+          result = hookFailure(agent, error);
+        }
+      }
+      if (result.warning !== "") options.log(`${root}: ${result.warning}`);
+      return reply
+        .code(200)
+        .header("content-type", "application/json")
+        .send(JSON.stringify(result.reply ?? {}));
+    } finally {
+      options.onAnswered();
+    }
+  });
+  return app;
+}
+
+const inUse = (error: unknown) => (error as NodeJS.ErrnoException).code === "EADDRINUSE";
+
+/**
+ * Listens on 127.0.0.1 at the daemon's recorded (else derived) port. While another program holds it (a
+ * daemon that is retiring lets go within a second), it waits; then it takes a port the system gives and
+ * records that one. Null when it cannot listen at all: the command hooks still answer.
+ */
+export async function listenHttpHooks(options: HttpHooksOptions): Promise<HttpHooks | null> {
+  let port = hookPort(options.env, options.name);
+  const app = build(options, () => port);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await app.listen({ host: "127.0.0.1", port: attempt < 10 ? port : 0 });
+      break;
+    } catch (error) {
+      if (!inUse(error) || attempt >= 10) {
+        options.log(`cannot listen for http hooks on 127.0.0.1: ${(error as Error).message}`);
+        await app.close();
+        return null;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  const address = app.server.address();
+  const bound = typeof address === "object" && address !== null ? address.port : port;
+  if (bound !== port) options.log(`port ${port} is held by another program; http hooks moved to ${bound}`);
+  port = bound;
+  recordPort(options.env, options.name, port);
+  return { port, close: () => app.close() };
+}
+
+/** The settings files of a project that may carry reins' http hooks to the daemon. */
+const SETTINGS = [join(".claude", "settings.local.json"), join(".claude", "settings.json")];
+
+const DAEMON_URL = /^http:\/\/127\.0\.0\.1:(\d+)(\/hooks\/[a-z]+)$/;
+
+/**
+ * Points the project's http hooks to the daemon at `port` when they name another (the port moved since they
+ * were written): Claude Code reads its hooks when a session starts, so the next session reaches the daemon.
+ * Returns the line to tell the current session, or null when nothing had to change. Never throws.
+ */
+export function followPort(root: string, port: number): string | null {
+  let moved: number | null = null;
+  for (const name of SETTINGS) {
+    const file = join(root, name);
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    try {
+      const settings = JSON.parse(text) as {
+        hooks?: Record<string, { hooks?: Record<string, unknown>[] }[]>;
+      };
+      let changed = false;
+      for (const groups of Object.values(settings.hooks ?? {}))
+        for (const group of Array.isArray(groups) ? groups : [])
+          for (const entry of Array.isArray(group.hooks) ? group.hooks : []) {
+            const match = typeof entry.url === "string" ? DAEMON_URL.exec(entry.url) : null;
+            const headers = entry.headers as Record<string, unknown> | undefined;
+            if (entry.type !== "http" || match === null || typeof headers?.["X-Reins-Root"] !== "string")
+              continue;
+            if (Number(match[1]) === port) continue;
+            moved = Number(match[1]);
+            entry.url = `http://127.0.0.1:${port}${match[2]}`;
+            changed = true;
+          }
+      if (!changed) continue;
+      const mode = statSync(file).mode & 0o777;
+      writeFileSync(`${file}.reins-tmp`, `${JSON.stringify(settings, null, 2)}\n`, { mode });
+      renameSync(`${file}.reins-tmp`, file);
+    } catch {
+      continue;
+    }
+  }
+  return moved === null
+    ? null
+    : `reins: port ${moved} of reins' http hooks was taken by another program; they now post to ${port}. This session still posts to ${moved}, so its tool calls are not guarded: start it again.`;
+}
