@@ -14,18 +14,17 @@ import {
 import type { Decision } from "../core/decision.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/reins-event.js";
-import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
-import { rebuild, snapshotDue, trimmable } from "../core/snapshot.js";
+import { rebuild, trimmable } from "../core/snapshot.js";
 import { cloneState, type State } from "../core/state.js";
 import type { Store, StoredRun, StoreUsage } from "../core/store.js";
 import { byRecency, checkRunId, decodeListedRun, decodeRun, encodeRun } from "../core/stored-run.js";
 import { acknowledged, acknowledgementsOf, alertScope, filterAlerts } from "./alerts.js";
 import { decisionOf } from "../core/decision.js";
+import { LoggedStore, nextSnapshot, rebuilt, STATE_CACHE, type Batch, type Cached } from "./logged-store.js";
 import { ACKNOWLEDGE, APPEND, DROP, PRUNE, RANGE, READ, SCOPE_KEYS } from "./redis-scripts.js";
 import { parseRedisUrl, safeUrl } from "./redis-url.js";
-import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
-import { StateCache } from "./state-cache.js";
+import { storedPolicy } from "./snapshots.js";
 
 export interface RedisOptions {
   /** Prepended to every key; must not contain `{` or `}` (they would break the hash tags). @default "reins:" */
@@ -89,8 +88,6 @@ export function fenceField(session: string): string {
 
 /** How often an append is retried when concurrent writers keep changing its scopes. */
 const MAX_ATTEMPTS = 200;
-/** States kept in memory by one store, most recently written last. */
-const STATE_CACHE = 1_024;
 
 /** ioredis's messages for a command that failed because there is no connection. */
 const NOT_CONNECTED =
@@ -117,20 +114,30 @@ type ReadReply =
   | [4, number, (string | null)[], number, string[], string];
 
 /** A scope's state as this store last wrote or read it, with the snapshot Redis holds for it. */
-interface Cached {
-  state: State;
-  /** Seq of the stored snapshot (-1: none, the old layout), and the fingerprint of its policy. */
-  snapshotSeq: number;
-  policyId: string | null;
+interface RedisCached extends Cached {
   /** The scope's lifetime (its snapshot hash's `born`), "" when it has none yet. */
   born: string;
 }
 
 /** A scope as an append finds it: its state (null when absent), and what its pool ids recorded. */
 interface Head {
-  cached: Cached | null;
+  cached: RedisCached | null;
   /** For each id field asked about, the record it was applied as, or null. */
   found: (string | null)[];
+}
+
+/** What an append knows of its batch's event ids, over all its attempts. */
+interface KnownIds {
+  /** The batch's event ids, each once. */
+  ids: string[];
+  /** The batch's events by id. */
+  byId: Map<string, ReinsEvent>;
+  /** The fields its pools are read for, to find their charges of `ids` (see #chargeFields). */
+  poolFields: string[];
+  /** The ids the session already holds. */
+  seen: Set<string>;
+  /** Pool charges already recorded (by this append on Cluster, or by an earlier delivery): pool → event → decision. */
+  charged: Map<string, Map<ReinsEvent, Decision>>;
 }
 
 /** One line of an error's message. */
@@ -215,7 +222,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * While Redis is unreachable every call fails at once with `store_unavailable` (no offline queue) and
  * the client keeps reconnecting in the background, so the store comes back by itself.
  */
-export class RedisStore implements Store {
+export class RedisStore extends LoggedStore<RedisCached> implements Store {
   readonly kind = "redis";
   readonly location: string;
   readonly #redis: Redis | Cluster;
@@ -233,11 +240,8 @@ export class RedisStore implements Store {
   readonly #drops = new Set<Promise<unknown>>();
   /** Why the connection last failed, for messages while it is down. */
   #lastError: string | null = null;
-  /** The states of the scopes this store last wrote or read, by scope; see Cached. */
-  readonly #cache = new StateCache<Cached>(STATE_CACHE);
   /** The last append of this process to each scope in flight: appends to one scope run in turn. */
   readonly #chains = new Map<string, Promise<unknown>>();
-  readonly #writes: WriteCounts = { records: 0, snapshots: 0, bytes: 0 };
   /** Scopes whose last append here met another process's write: copied before each decision. */
   readonly #contended = new Set<string>();
 
@@ -250,6 +254,7 @@ export class RedisStore implements Store {
     password: string,
     options: RedisOptions,
   ) {
+    super();
     this.#redis = redis;
     this.#cluster = cluster;
     this.location = location;
@@ -430,26 +435,16 @@ export class RedisStore implements Store {
     return this.#idsWindowMs;
   }
 
-  /** What this store has written since it opened (log records, snapshots and their bytes as sent). */
-  get writes(): Readonly<WriteCounts> {
-    return { ...this.#writes };
-  }
-
-  append(
-    scope: string,
-    events: readonly ReinsEvent[],
-    policy: Policy,
-    guards?: Pipeline,
-  ): Promise<BatchResult> {
+  protected appendBatch(batch: Batch): Promise<BatchResult> {
     let scopes: string[];
     try {
-      scopes = scopesFor(scope, events, policy);
+      scopes = scopesFor(batch.scope, batch.events, batch.policy);
     } catch (error) {
       return Promise.reject(this.#error(error));
     }
     return this.#inTurn(scopes, async () => {
       try {
-        return await this.#append(scope, scopes, events, policy, guards);
+        return await this.#append(batch, scopes);
       } catch (error) {
         throw this.#error(error);
       }
@@ -460,7 +455,12 @@ export class RedisStore implements Store {
    * Reads a scope for an append: absent, or its state rebuilt from the snapshot and the tail after it
    * under the policy stored with the snapshot; and, for each of `fields`, the record its id was applied as.
    */
-  async #read(scope: string, policy: Policy | null, fields: readonly string[], copy?: Cached): Promise<Head> {
+  async #read(
+    scope: string,
+    policy: Policy | null,
+    fields: readonly string[],
+    copy?: RedisCached,
+  ): Promise<Head> {
     const id = policy === null ? "" : storedPolicy(scope, policy).id;
     const known = copy?.state.seq ?? -1;
     const reply = await this.#scripts.reinsRead(
@@ -488,30 +488,15 @@ export class RedisStore implements Store {
     if (reply[0] !== 2) throw new Error(`unexpected answer from the read script: ${reply[0]}`);
     const [, , , json, snapshotSeq, policyId, policyJson, tail] = reply;
     const records = tail.map((row) => JSON.parse(row) as LogRecord);
-    const tailUnder =
-      records.length === 0
-        ? null
-        : policy === null
-          ? (JSON.parse(policyJson ?? "null") as Policy)
-          : tailPolicy(scope, policy, policyId, policyJson);
-    const state = rebuild(scope, JSON.parse(json) as State, records, tailUnder as Policy);
+    const state = rebuilt(scope, JSON.parse(json) as State, records, policy, {
+      id: policyId,
+      json: policyJson,
+    });
     return { cached: { state, snapshotSeq, policyId: policyId === "" ? null : policyId, born }, found };
   }
 
-  async #append(
-    scope: string,
-    scopes: readonly string[],
-    events: readonly ReinsEvent[],
-    policy: Policy,
-    guards: Pipeline | undefined,
-  ): Promise<BatchResult> {
-    const ids = [...new Set(events.flatMap((e) => (e.id === undefined ? [] : [e.id])))];
-    const poolFields = this.#chargeFields(scope, ids);
-    const seen = new Set<string>();
-    // Pool charges already recorded (by this append on Cluster, or by an earlier delivery): pool → event → decision.
-    const charged = new Map<string, Map<ReinsEvent, Decision>>();
-    const byId = new Map(events.flatMap((e) => (e.id === undefined ? [] : [[e.id, e] as const])));
-    // Alerts the batch may acknowledge, read once (alerts never change but for their acknowledgement).
+  /** Alerts the batch may acknowledge, read once (alerts never change but for their acknowledgement): id → JSON. */
+  async #storedAlerts(scope: string, events: readonly ReinsEvent[]): Promise<Map<string, string | null>> {
     const acked = [
       ...new Set(events.flatMap((e) => (e.kind === "human.alert_acknowledged" ? [e.alertId] : []))),
     ];
@@ -520,8 +505,55 @@ export class RedisStore implements Store {
       const values = await this.#redis.hmget(this.#key(scope, "alerts"), ...acked);
       acked.forEach((id, i) => storedAlerts.set(id, values[i] ?? null));
     }
+    return storedAlerts;
+  }
 
-    const copies = new Map<string, Cached>();
+  /**
+   * Reads the `missing` scopes of an append (`copies`: states to bring up to date instead), noting in
+   * `known` the ids the session already holds and the charges its pools recorded. With `confirm` (Cluster,
+   * pools charged before the session) each read is a step (`onStep`).
+   */
+  async #readHeads(
+    { scope, policy }: Batch,
+    missing: readonly string[],
+    known: KnownIds,
+    copies: ReadonlyMap<string, RedisCached>,
+    confirm: boolean,
+  ): Promise<[string, RedisCached | null][]> {
+    const { ids, byId, poolFields, seen, charged } = known;
+    const read = await Promise.all(
+      missing.map(async (s) => {
+        if (confirm) await this.#onStep?.("read", s);
+        return this.#read(s, policy, s === scope ? ids : poolFields, copies.get(s));
+      }),
+    );
+    return read.map((head, i) => {
+      const s = missing[i]!;
+      head.found.forEach((record, j) => {
+        if (record === null) return;
+        if (s === scope) return seen.add(ids[j]!);
+        const event = byId.get(ids[j % ids.length]!);
+        // "": charged, its record trimmed since; its decision, no longer known, adds nothing to the answer.
+        const decision = record === "" ? decisionOf(-1, []) : (JSON.parse(record) as LogRecord).decision;
+        if (event !== undefined) noteCharge(charged, s, event, decision);
+      });
+      return [s, head.cached];
+    });
+  }
+
+  async #append(batch: Batch, scopes: readonly string[]): Promise<BatchResult> {
+    const { scope, events, policy, guards } = batch;
+    const ids = [...new Set(events.flatMap((e) => (e.id === undefined ? [] : [e.id])))];
+    const known: KnownIds = {
+      ids,
+      poolFields: this.#chargeFields(scope, ids),
+      byId: new Map(events.flatMap((e) => (e.id === undefined ? [] : [[e.id, e] as const]))),
+      seen: new Set<string>(),
+      charged: new Map<string, Map<ReinsEvent, Decision>>(),
+    };
+    const { seen, charged } = known;
+    const storedAlerts = await this.#storedAlerts(scope, events);
+    const copies = new Map<string, RedisCached>();
     // On Cluster a pool is charged before the session is written: the session is read on every attempt,
     // so the ids it already holds are known as of the version the pools' charges are decided on (see DROP).
     const confirm = this.#cluster && ids.length > 0 && scopes.length > 1;
@@ -529,34 +561,17 @@ export class RedisStore implements Store {
       const now = this.#now();
       // The states, this store's own copies when it has them: taken out of the cache, since the engine
       // changes them in place; they go back only once Redis holds what they became.
-      const heads = new Map<string, Cached | null>();
+      const heads = new Map<string, RedisCached | null>();
       const missing: string[] = [];
       for (const s of scopes) {
-        const cached = this.#cache.get(s);
-        this.#cache.delete(s);
+        const cached = this.taken(s);
         if (cached !== undefined && confirm && s === scope && !copies.has(s)) copies.set(s, cached);
         if (cached === undefined || (confirm && s === scope)) missing.push(s);
         else heads.set(s, cached);
       }
       if (missing.length > 0) {
-        const read = await Promise.all(
-          missing.map(async (s) => {
-            if (confirm) await this.#onStep?.("read", s);
-            return this.#read(s, policy, s === scope ? ids : poolFields, copies.get(s));
-          }),
-        );
-        missing.forEach((s, i) => {
-          const head = read[i]!;
-          heads.set(s, head.cached);
-          head.found.forEach((record, j) => {
-            if (record === null) return;
-            if (s === scope) return seen.add(ids[j]!);
-            const event = byId.get(ids[j % ids.length]!);
-            // "": charged, its record trimmed since; its decision, no longer known, adds nothing to the answer.
-            const decision = record === "" ? decisionOf(-1, []) : (JSON.parse(record) as LogRecord).decision;
-            if (event !== undefined) noteCharge(charged, s, event, decision);
-          });
-        });
+        const read = await this.#readHeads(batch, missing, known, copies, confirm);
+        for (const [s, head] of read) heads.set(s, head);
       }
       const versions = new Map([...heads].map(([s, head]) => [s, head === null ? -1 : head.state.seq]));
       // A scope another process also writes: a copy as it is now, to be brought up to date after a conflict
@@ -581,7 +596,7 @@ export class RedisStore implements Store {
         (pool, event) => charged.get(pool)?.get(event),
       );
       if (result.records.length === 0) {
-        for (const [s, head] of heads) if (head !== null) this.#remember(s, head);
+        for (const [s, head] of heads) if (head !== null) this.cache.set(s, head);
         return result;
       }
 
@@ -590,7 +605,7 @@ export class RedisStore implements Store {
       const conflict = !(await this.#writeSteps(scope, writes, charged, now, born));
       // Scopes the batch did not change (a pool charged by an earlier step) are still current.
       for (const [s, head] of heads)
-        if (head !== null && !result.states.has(s) && !this.#cache.has(s)) this.#remember(s, head);
+        if (head !== null && !result.states.has(s) && !this.cache.has(s)) this.cache.set(s, head);
       if (!conflict) {
         if (attempt === 1) for (const s of scopes) this.#contended.delete(s);
         return result;
@@ -625,10 +640,8 @@ export class RedisStore implements Store {
       if (step.length === 0) continue;
       if (!(await this.#write(step, now))) return false;
       for (const w of step) {
-        this.#remember(w.scope, w.cached);
-        this.#writes.records += w.records.length;
-        this.#writes.snapshots += w.snapshot === null ? 0 : 1;
-        this.#writes.bytes += w.bytes;
+        this.cache.set(w.scope, w.cached);
+        this.counted(w.records.length, w.snapshot === null ? 0 : 1, w.bytes);
         // On Cluster the session may still conflict: its retry must not charge this pool again.
         for (const [record, source] of w.sources) noteCharge(charged, w.scope, source, record.decision);
       }
@@ -671,16 +684,11 @@ export class RedisStore implements Store {
     return [...ids.map((id) => chargeField(scope, id)), ...ids.map((id) => chargeKey(scope, id))];
   }
 
-  /** Keeps `cached` as the state of `scope`, most recent last, within STATE_CACHE entries. */
-  #remember(scope: string, cached: Cached): void {
-    this.#cache.set(scope, cached);
-  }
-
   /** What an append writes to each scope it changed, encoded once for the script. */
   #writesOf(
     scope: string,
     result: BatchResult,
-    heads: Map<string, Cached | null>,
+    heads: Map<string, RedisCached | null>,
     versions: Map<string, number>,
     policy: Policy,
     storedAlerts: Map<string, string | null>,
@@ -691,11 +699,8 @@ export class RedisStore implements Store {
     const writes = new Map<string, ScopeWrite>();
     for (const [s, state] of result.states) {
       const before = heads.get(s) ?? null;
-      const stored = storedPolicy(s, policy);
-      const samePolicy = before?.policyId === stored.id;
-      const due = before === null || snapshotDue(state.seq, before.snapshotSeq, samePolicy);
-      const snapshot = due ? JSON.stringify(state) : null;
-      const policyJson = due && !samePolicy ? stored.json : "";
+      const { snapshot, cached } = nextSnapshot(s, state, before, policy);
+      const due = snapshot !== null;
       // A scope with a snapshot once written has a lifetime: the one read, or this write's clock.
       const hasSnapshot = due || (before !== null && before.snapshotSeq >= 0);
       const lifetime = before?.born || (hasSnapshot ? String(now) : "");
@@ -706,16 +711,16 @@ export class RedisStore implements Store {
         records: [],
         ids: [],
         alerts: new Map(),
-        snapshot: snapshot === null ? null : [snapshot, String(state.seq), stored.id, policyJson],
+        snapshot: due
+          ? [snapshot.json, String(state.seq), snapshot.policyId, snapshot.policyJson ?? ""]
+          : null,
         // The records before the snapshot replaced go: the scope keeps the period before its snapshot too.
         trimTo: due && this.#trim && trimmable(s) && before !== null ? before.snapshotSeq : -1,
-        cached: due
-          ? { state, snapshotSeq: state.seq, policyId: stored.id, born: lifetime }
-          : { ...before, state, born: lifetime },
+        cached: { ...cached, born: lifetime },
         // A pool charged on Cluster checks the session's fence: its charges were decided on that version.
         fence: s === scope || !this.#cluster ? null : [fenceField(scope), born, versions.get(scope) ?? -1],
         sources: [],
-        bytes: (snapshot?.length ?? 0) + policyJson.length,
+        bytes: snapshot?.bytes ?? 0,
       });
     }
     for (const r of result.records) {
@@ -779,12 +784,12 @@ export class RedisStore implements Store {
 
   async state(scope: string): Promise<State | null> {
     try {
-      const cached = this.#cache.get(scope);
+      const cached = this.cache.get(scope);
       if (cached !== undefined) {
         const known = cached.state.seq;
         const reply = await this.#scripts.reinsRead(SCOPE_KEYS.length, ...this.#keys(scope), known, "");
         // Still current (and not taken by an append meanwhile): a copy of this store's own.
-        if (reply[0] === 1 && this.#cache.get(scope) === cached && cached.state.seq === known)
+        if (reply[0] === 1 && this.cache.get(scope) === cached && cached.state.seq === known)
           return structuredClone(cached.state);
       }
       return (await this.#read(scope, null, [])).cached?.state ?? null;
@@ -954,7 +959,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.#cache.clear();
+    this.cache.clear();
     if (this.#redis.status === "end") return;
     await Promise.all(this.#drops);
     if (this.#redis.status === "ready") {
@@ -988,7 +993,7 @@ interface ScopeWrite {
   /** A pool's on Cluster: the session's fence field, lifetime ("": no check) and version read. */
   fence: [string, string, number] | null;
   /** What to keep in memory once written. */
-  cached: Cached;
+  cached: RedisCached;
   /** Pool records and the session events they charge. */
   sources: [LogRecord, ReinsEvent][];
   bytes: number;

@@ -37,10 +37,3 @@ export function tailPolicy(
   if (storedJson === null || storedId === storedPolicy(scope, policy).id) return own;
   return JSON.parse(storedJson) as Policy;
 }
-
-/** What a store has written since it opened: log records, snapshots, and the bytes of both, as stored. */
-export interface WriteCounts {
-  records: number;
-  snapshots: number;
-  bytes: number;
-}

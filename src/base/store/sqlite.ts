@@ -6,17 +6,22 @@ import type Database from "better-sqlite3";
 import { applyBatch, type BatchResult, type LogRecord, type StoredAlert } from "../core/batch.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/reins-event.js";
-import type { Pipeline } from "../core/pipeline.js";
 import type { Policy } from "../core/policy.js";
-import { rebuild, snapshotDue } from "../core/snapshot.js";
 import type { State } from "../core/state.js";
 import type { Store, StoredRun, StoreUsage } from "../core/store.js";
 import { checkRunId, decodeListedRun, decodeRun, encodeRun, type EncodedRun } from "../core/stored-run.js";
 import { acknowledgementsOf } from "./alerts.js";
 import { backgroundCheckpoints, Checkpointer } from "./sqlite-checkpoint.js";
+import {
+  LoggedStore,
+  nextSnapshot,
+  rebuilt,
+  type Batch,
+  type Cached,
+  type WriteCounts,
+} from "./logged-store.js";
 import { collectSqlite, sqliteUsage, type GcOptions, type GcResult } from "./sqlite-gc.js";
-import { pageCacheKib, StateCache } from "./state-cache.js";
-import { storedPolicy, tailPolicy, type WriteCounts } from "./snapshots.js";
+import { pageCacheKib } from "./state-cache.js";
 
 // better-sqlite3 is CommonJS: require() loads it about 6 ms faster than import (no export scan), which the
 // hook command, one process per tool call, pays on every call.
@@ -151,10 +156,7 @@ export interface SqliteOptions {
 
 /** An append waiting for the next group commit. */
 interface Pending {
-  scope: string;
-  events: readonly ReinsEvent[];
-  policy: Policy;
-  guards: Pipeline | undefined;
+  batch: Batch;
   resolve: (result: BatchResult) => void;
   reject: (error: unknown) => void;
 }
@@ -179,17 +181,6 @@ const PAGE_SIZE = 1_024;
 
 /** WAL bytes written before SQLite checkpoints them into the database file (4,000 pages of 4 KiB). */
 const CHECKPOINT_BYTES = 4_000 * 4_096;
-
-/** States kept in memory by one store, most recently written last. */
-const STATE_CACHE = 1_024;
-
-/** A scope's state as this store last wrote it, with the snapshot its stored row holds. */
-interface Cached {
-  state: State;
-  /** Seq of the scope's stored snapshot, and the fingerprint of the policy stored with it. */
-  snapshotSeq: number;
-  policyId: string | null;
-}
 
 /** A scope's head with its last snapshot. */
 interface ScopeRow {
@@ -254,7 +245,7 @@ function prepareStatements(db: Database.Database) {
  * Appends made while the event loop is busy (a server's concurrent requests) share one commit, each in
  * its own savepoint: a failing append is undone alone, and nobody is answered before the commit.
  */
-export class SqliteStore implements Store {
+export class SqliteStore extends LoggedStore<Cached> implements Store {
   readonly kind = "sqlite";
   readonly location: string;
   readonly #db: Database.Database;
@@ -263,19 +254,13 @@ export class SqliteStore implements Store {
   readonly #group;
   /** Appends waiting for the group commit scheduled on the next turn of the event loop. */
   #queue: Pending[] = [];
-  /**
-   * The states this store last wrote, by scope: an append whose scope's stored seq still matches uses it
-   * instead of reading and parsing the snapshot again (the daemon's hot path). Another process's write
-   * moves the seq on, so a stale entry is never used.
-   */
-  readonly #cache = new StateCache<Cached>(STATE_CACHE);
-  readonly #writes: WriteCounts = { records: 0, snapshots: 0, bytes: 0 };
   /** The inode of the file as opened: another file at the path means this store is no longer what is there. */
   #inode: number | null = null;
   /** The worker that checkpoints this file, or null when SQLite does it inline. */
   #checkpointer: Checkpointer | null = null;
 
   constructor(path: string, options: SqliteOptions = {}) {
+    super();
     this.location = path;
     try {
       const fresh = path !== ":memory:" && !existsSync(path);
@@ -315,16 +300,13 @@ export class SqliteStore implements Store {
     }
     const db = this.#db;
     this.#stmt = prepareStatements(db);
-    this.#append = db.transaction(
-      (scope: string, events: readonly ReinsEvent[], policy: Policy, guards?: Pipeline): PendingWrite =>
-        this.#write(scope, events, policy, guards),
-    );
+    this.#append = db.transaction((batch: Batch): PendingWrite => this.#write(batch));
     // Each append runs as a savepoint inside the group's transaction: its failure undoes it alone, unless
     // SQLite itself rolled the whole transaction back (a full disk, say); then the group fails as one.
     this.#group = db.transaction((queue: readonly Pending[]): Outcome[] =>
       queue.map((p) => {
         try {
-          return this.#append(p.scope, p.events, p.policy, p.guards);
+          return this.#append(p.batch);
         } catch (error) {
           if (!db.inTransaction) throw error;
           return { error };
@@ -337,7 +319,7 @@ export class SqliteStore implements Store {
    * One append inside the write transaction: the batch applied to the scopes' states, its records, alerts
    * and acknowledgements written, a snapshot where one is due, each scope's head moved on.
    */
-  #write(scope: string, events: readonly ReinsEvent[], policy: Policy, guards?: Pipeline): PendingWrite {
+  #write({ scope, events, policy, guards }: Batch): PendingWrite {
     const loaded = new Map<string, Cached | null>();
     const result = applyBatch(
       scope,
@@ -361,19 +343,14 @@ export class SqliteStore implements Store {
     const cached: [string, Cached][] = [];
     let snapshots = 0;
     for (const [s, state] of result.states) {
-      const before = loaded.get(s) ?? null;
-      const stored = storedPolicy(s, policy);
-      const samePolicy = before?.policyId === stored.id;
-      if (before === null || snapshotDue(state.seq, before.snapshotSeq, samePolicy)) {
-        const json = JSON.stringify(state);
-        const policyJson = samePolicy ? null : stored.json;
-        bytes += json.length + (policyJson?.length ?? 0);
+      const next = nextSnapshot(s, state, loaded.get(s) ?? null, policy);
+      const snapshot = next.snapshot;
+      if (snapshot !== null) {
+        bytes += snapshot.bytes;
         snapshots += 1;
-        this.#stmt.saveSnapshot.run(s, state.seq, json, stored.id, policyJson);
-        cached.push([s, { state, snapshotSeq: state.seq, policyId: stored.id }]);
-      } else {
-        cached.push([s, { ...before, state }]);
+        this.#stmt.saveSnapshot.run(s, state.seq, snapshot.json, snapshot.policyId, snapshot.policyJson);
       }
+      cached.push([s, next.cached]);
       this.#stmt.saveHead.run(s, state.seq, state.lastAt ?? 0);
     }
     for (const a of result.alerts)
@@ -389,8 +366,7 @@ export class SqliteStore implements Store {
    * a scope the file does not have. The caller changes the state: until the commit it is nobody's cache.
    */
   #load(scope: string, policy: Policy): Cached | null {
-    const cached = this.#cache.get(scope);
-    this.#cache.delete(scope);
+    const cached = this.taken(scope);
     if (cached !== undefined && this.#stmt.seq.get(scope)?.seq === cached.state.seq) return cached;
     const row = this.#stmt.head.get(scope);
     return row === undefined ? null : this.#rebuild(scope, row, policy);
@@ -401,23 +377,12 @@ export class SqliteStore implements Store {
     const snapshot = JSON.parse(row.state) as State;
     const snapshotSeq = snapshot.seq;
     const records = row.seq > snapshotSeq ? this.#stmt.tail.all(scope, snapshotSeq) : [];
-    const state = rebuild(
-      scope,
-      snapshot,
-      records.map((r) => ({
-        event: JSON.parse(r.event) as ReinsEvent,
-        decision: JSON.parse(r.decision) as LogRecord["decision"],
-      })),
-      policy === null
-        ? (JSON.parse(row.policy ?? "null") as Policy)
-        : tailPolicy(scope, policy, row.policy_id, row.policy),
-    );
+    const tail = records.map((r) => ({
+      event: JSON.parse(r.event) as ReinsEvent,
+      decision: JSON.parse(r.decision) as LogRecord["decision"],
+    }));
+    const state = rebuilt(scope, snapshot, tail, policy, { id: row.policy_id, json: row.policy });
     return { state, snapshotSeq, policyId: row.policy_id };
-  }
-
-  /** What this store has written since it opened (log records, snapshots and their bytes as stored). */
-  get writes(): Readonly<WriteCounts> {
-    return { ...this.#writes };
   }
 
   /** Brings the schema up to date in one `BEGIN IMMEDIATE` transaction, so processes opening a new file at once do not race. */
@@ -454,15 +419,9 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  append(
-    scope: string,
-    events: readonly ReinsEvent[],
-    policy: Policy,
-    guards?: Pipeline,
-  ): Promise<BatchResult> {
+  protected appendBatch(batch: Batch): Promise<BatchResult> {
     return new Promise((resolve, reject) => {
-      if (this.#queue.push({ scope, events, policy, guards, resolve, reject }) === 1)
-        setImmediate(this.#flush);
+      if (this.#queue.push({ batch, resolve, reject }) === 1) setImmediate(this.#flush);
     });
   }
 
@@ -476,10 +435,7 @@ export class SqliteStore implements Store {
       if (!this.#db.open) throw new ReinsError("store_unavailable", `${this.location} is closed`);
       // One append alone is its own transaction: no savepoint needed to undo it alone.
       const only = queue.length === 1 ? queue[0] : undefined;
-      outcomes =
-        only !== undefined
-          ? [this.#append.immediate(only.scope, only.events, only.policy, only.guards)]
-          : this.#group.immediate(queue);
+      outcomes = only !== undefined ? [this.#append.immediate(only.batch)] : this.#group.immediate(queue);
     } catch (error) {
       const failure = storeError(this.location, error);
       for (const p of queue) p.reject(failure);
@@ -489,13 +445,9 @@ export class SqliteStore implements Store {
     outcomes.forEach((outcome, i) => {
       const pending = queue[i]!;
       if ("error" in outcome) return pending.reject(storeError(this.location, outcome.error));
-      for (const [s, cached] of outcome.cached) {
-        this.#cache.delete(s);
-        this.#cache.set(s, cached);
-      }
-      this.#writes.records += outcome.counts.records;
-      this.#writes.snapshots += outcome.counts.snapshots;
-      this.#writes.bytes += outcome.counts.bytes;
+      for (const [s, cached] of outcome.cached) this.cache.set(s, cached);
+      const { records, snapshots, bytes } = outcome.counts;
+      this.counted(records, snapshots, bytes);
       pending.resolve(outcome.result);
     });
     this.#checkpointer?.committed(this.location);
@@ -515,7 +467,7 @@ export class SqliteStore implements Store {
 
   state(scope: string): Promise<State | null> {
     return this.#read(() => {
-      const cached = this.#cache.get(scope);
+      const cached = this.cache.get(scope);
       const row = this.#stmt.head.get(scope);
       if (row === undefined) return null;
       if (cached !== undefined && cached.state.seq === row.seq) return structuredClone(cached.state);
@@ -596,14 +548,14 @@ export class SqliteStore implements Store {
   collect(options: GcOptions): Promise<GcResult> {
     this.#flush();
     // States kept in memory may be of scopes gc removes.
-    this.#cache.clear();
+    this.cache.clear();
     return this.#read(() => collectSqlite(this.#db, options));
   }
 
   close(): Promise<void> {
     // Appends already made are written before the file is closed.
     this.#flush();
-    this.#cache.clear();
+    this.cache.clear();
     this.#checkpointer?.closed(this.location);
     if (this.#db.open) this.#db.close();
     return Promise.resolve();
