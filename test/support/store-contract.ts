@@ -1,8 +1,8 @@
 /** The contract every store passes, as a suite each store's tests run. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
-  block,
   defaultGuards,
+  deny,
   pass,
   pipeline,
   resolvePolicy,
@@ -124,7 +124,7 @@ export function storeContract(
         grades: ["deny"],
         evaluate: (_state, event) =>
           event.kind === "tool.requested" && /\brm\s+-rf\b/.test(event.command ?? "")
-            ? block("no-rm-rf", "rm -rf is not allowed here.")
+            ? deny("no-rm-rf", "rm -rf is not allowed here.")
             : pass("no-rm-rf"),
       };
       const guards = pipeline([...defaultGuards, noRmRf]);

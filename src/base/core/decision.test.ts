@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { advance, decide, replay } from "./engine.js";
 import type { ReinsEvent } from "./reins-event.js";
-import { pass, warn, type Guard } from "./guard.js";
+import { advise, pass, type Guard } from "./guard.js";
 import { pipeline } from "./pipeline.js";
 import { defaultPolicy } from "./policy.js";
 import { initialState } from "./state.js";
@@ -45,10 +45,10 @@ describe("decisions' lists", () => {
       evaluate: (_state, event) => {
         // Re-entrant: the engine runs a whole pipeline while this guard is being asked.
         const nested = advance(initialState(event.scope), event, defaultPolicy);
-        return nested.verdict === "allow" ? warn("inner", "nested ran") : pass("inner");
+        return nested.verdict === "allow" ? advise("inner", "nested ran") : pass("inner");
       },
     };
-    const after: Guard = { ...inner, name: "after", order: 1, evaluate: () => warn("after", "after ran") };
+    const after: Guard = { ...inner, name: "after", order: 1, evaluate: () => advise("after", "after ran") };
     const { decision } = decide(initialState("session:d"), call(1), defaultPolicy, pipeline([inner, after]));
     expect(decision.results.map((r) => [r.guard, r.message])).toEqual([
       ["inner", "nested ran"],

@@ -1,6 +1,21 @@
 /** A decision: what reins answers for one event, and how the guards' results combine into it. */
 import { EMPTY } from "./empty.js";
-import type { AlertKind, GuardResult, Verdict } from "./guard.js";
+import type { AlertKind, Effect, Verdict } from "./guard.js";
+
+/**
+ * One guard's result as a decision records it (stored, traced, served by the API): the guard's grade in
+ * the decision's words (engine.ts maps them: advise is `warn`; deny is `block`, or `warn` with `needsHuman`
+ * when it asks a person; stop is `block` with `needsHuman`).
+ */
+export interface GuardVerdict {
+  guard: string;
+  verdict: Verdict;
+  /** A person must confirm before work goes on. */
+  needsHuman?: boolean;
+  message?: string;
+  alert?: AlertKind;
+  effects?: Effect[];
+}
 
 /** An alert raised by a decision, for the humans watching. */
 export interface DecisionAlert {
@@ -19,7 +34,7 @@ export interface Decision {
    * Every evaluated guard's result, in evaluation order. Decisions may share these lists (most events
    * pass every guard the same way): read them, never change them.
    */
-  results: readonly GuardResult[];
+  results: readonly GuardVerdict[];
   /** Corrective instructions for the agent, most severe first. */
   instructions: readonly string[];
   alerts: readonly DecisionAlert[];
@@ -29,7 +44,7 @@ export interface Decision {
  * The decision the results of one event's guards add up to: the most severe verdict, a person's
  * confirmation if any guard asks for it, the blocks' instructions before the warnings', and every alert.
  */
-export function decisionOf(seq: number, results: readonly GuardResult[]): Decision {
+export function decisionOf(seq: number, results: readonly GuardVerdict[]): Decision {
   return decisionWith(seq, summed(results));
 }
 
@@ -48,7 +63,7 @@ export function decisionWith(seq: number, sum: Sum): Decision {
 /** What a list of results adds up to, apart from the event's place in the log. */
 export interface Sum {
   /** The list added up. */
-  results: readonly GuardResult[];
+  results: readonly GuardVerdict[];
   verdict: Verdict;
   needsHuman: boolean;
   instructions: readonly string[];
@@ -58,14 +73,14 @@ export interface Sum {
 }
 
 /** The sum of `results`: added up once per frozen list (the lists decisions share), each time otherwise. */
-export function summed(results: readonly GuardResult[]): Sum {
+export function summed(results: readonly GuardVerdict[]): Sum {
   return sums.get(results) ?? sumOf(results);
 }
 
 /** The sums of the frozen lists decisions share (see the engine's evaluate): added up once per list. */
-const sums = new WeakMap<readonly GuardResult[], Sum>();
+const sums = new WeakMap<readonly GuardVerdict[], Sum>();
 
-function sumOf(results: readonly GuardResult[]): Sum {
+function sumOf(results: readonly GuardVerdict[]): Sum {
   let verdict: Verdict = "allow";
   let needsHuman = false;
   let messages = 0;
@@ -101,7 +116,7 @@ function sumOf(results: readonly GuardResult[]): Sum {
 }
 
 /** Whether any of `results` asks for a change to the state. */
-export function hasEffects(results: readonly GuardResult[]): boolean {
+export function hasEffects(results: readonly GuardVerdict[]): boolean {
   const sum = sums.get(results);
   if (sum !== undefined) return sum.effects;
   for (let i = 0; i < results.length; i++) if (results[i]!.effects !== undefined) return true;
@@ -109,14 +124,14 @@ export function hasEffects(results: readonly GuardResult[]): boolean {
 }
 
 /** The results' messages, the blocks' before the others'. */
-function instructionsOf(results: readonly GuardResult[]): string[] {
+function instructionsOf(results: readonly GuardVerdict[]): string[] {
   const instructions: string[] = [];
   for (const r of results) if (r.message !== undefined && r.verdict === "block") instructions.push(r.message);
   for (const r of results) if (r.message !== undefined && r.verdict !== "block") instructions.push(r.message);
   return instructions;
 }
 
-function alertsOf(results: readonly GuardResult[]): DecisionAlert[] {
+function alertsOf(results: readonly GuardVerdict[]): DecisionAlert[] {
   const alerts: DecisionAlert[] = [];
   for (const r of results)
     if (r.alert !== undefined) alerts.push({ kind: r.alert, guard: r.guard, message: r.message ?? r.guard });

@@ -11,16 +11,17 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Decision } from "./decision.js";
+import type { Decision, GuardVerdict } from "./decision.js";
 import { advance, decide, replay } from "./engine.js";
 import type { BudgetResource, CompletionLevel, Outcome, ReinsEvent, ToolTouch } from "./reins-event.js";
 import { gradeOf } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "./policy.js";
 import { initialState, type State } from "./state.js";
-import { block, pass, warn, type Guard, type GuardResult } from "./guard.js";
+import { advise, deny, pass, stop, type Guard } from "./guard.js";
 import { applyEvent } from "./reduce.js";
 import { pipeline } from "./pipeline.js";
+import { recorded } from "./recorded.js";
 import { rebuild } from "./snapshot.js";
 
 /** The seed of every property in this file; REINS_SEED overrides it for exploring. */
@@ -339,8 +340,7 @@ describe("engine properties (seeded fast-check)", () => {
       grades: ["stop"],
       evaluate: (_state, event) =>
         event.kind === "tool.requested" && event.command === "npm run lint"
-          ? block("no-lint", "no lint", {
-              needsHuman: true,
+          ? stop("no-lint", "no lint", {
               effects: [{ kind: "circuit.opened", reason: "repeated_error", detail: "lint" }],
             })
           : pass("no-lint"),
@@ -406,7 +406,7 @@ describe("engine properties (seeded fast-check)", () => {
   it("1e. gives every decision the results a plain walk of the pipeline gives, whatever the lists it shares", () => {
     // A guard that cuts the pipeline short with one constant answer, and one asked about every event that
     // answers with the same object or a new one: the engine's shared lists must never stand in for them.
-    const cut = Object.freeze(block("cut", "cut short"));
+    const cut = Object.freeze(deny("cut", "cut short"));
     const cutter: Guard = {
       name: "cut",
       order: 150,
@@ -423,7 +423,7 @@ describe("engine properties (seeded fast-check)", () => {
       category: "tool-discipline",
       shortCircuit: false,
       grades: ["advise"],
-      evaluate: (state) => (state.seq % 3 === 0 ? warn("odd", `seq ${state.seq}`) : pass("odd")),
+      evaluate: (state) => (state.seq % 3 === 0 ? advise("odd", `seq ${state.seq}`) : pass("odd")),
     };
     const guards = pipeline([...defaultGuards, cutter, odd]);
     const policy = resolvePolicy({ budget: { session: { tokens: 40_000, toolCalls: 60 } } });
@@ -436,10 +436,10 @@ describe("engine properties (seeded fast-check)", () => {
           // What the guards see: the state after the event's facts, before the decision's effects.
           const seen = jsonCopy(state);
           applyEvent(seen, event, policy);
-          const plain: GuardResult[] = [];
+          const plain: GuardVerdict[] = [];
           if (!event.kind.startsWith("human."))
             for (const guard of guards) {
-              const result = guard.evaluate(seen, event, policy);
+              const result = recorded(guard, guard.evaluate(seen, event, policy));
               plain.push(result);
               if (result.verdict === "block" && guard.shortCircuit) break;
             }

@@ -2,15 +2,15 @@
 import { sendProbe, tripBreaker } from "./breaker.js";
 import { draftOf, inPlace, writable, type Draft } from "./cow.js";
 import { EMPTY } from "./empty.js";
-import { decisionWith, hasEffects, summed, type Decision, type Sum } from "./decision.js";
+import { decisionWith, hasEffects, summed, type Decision, type GuardVerdict, type Sum } from "./decision.js";
 import { pass, type Effect, type Guard, type GuardResult } from "./guard.js";
 import { isHumanEvent, type ReinsEvent } from "./reins-event.js";
 import { pushCapped } from "./capped.js";
 import { ReinsError, assertNever } from "./errors.js";
-import { gradeOf, heldGrade } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
 import { pipeline, type Pipeline } from "./pipeline.js";
 import type { Policy } from "./policy.js";
+import { recorded, recordedPass } from "./recorded.js";
 import { applyEvent, noteDenial, writableMeter } from "./reduce.js";
 import { tally } from "./tally.js";
 import { CAPS, LEVEL, initialState, type State } from "./state.js";
@@ -148,14 +148,20 @@ export function replay(
 
 /** How a pipeline answers one kind of event: which guards it asks, and the last results list it kept. */
 interface KindPlan {
-  /** Per guard in order: null to ask it, or its pass result, taken without asking (see Guard.answers). */
-  answered: readonly (GuardResult | null)[];
+  /** Per guard in order: null to ask it, or its pass as recorded, taken without asking (see Guard.answers). */
+  answered: readonly (GuardVerdict | null)[];
   /** The positions of the guards asked, in order. */
   asked: readonly number[];
   /**
+   * Per guard in order: its `pass(name)`, and that pass as a decision records it. A guard's pass is one
+   * object, so telling it by identity and taking its shared record allocates nothing per allowed event.
+   */
+  passes: readonly GuardResult[];
+  passed: readonly GuardVerdict[];
+  /**
    * The last list of results a decision of this kind kept, with its sum. Most events are answered the same
-   * way by every guard (each guard's pass result is one object), so their decisions share one frozen list
-   * instead of each keeping a copy (a long replay keeps a decision per event), and it is added up once.
+   * way by every guard (each guard's pass is recorded as one object), so their decisions share one frozen
+   * list instead of each keeping a copy (a long replay keeps a decision per event), and it is added up once.
    */
   last: Sum | undefined;
 }
@@ -174,11 +180,13 @@ function planFor(guards: Pipeline, kind: string): KindPlan {
   lastPlans = byKind;
   let plan = byKind.get(kind);
   if (plan === undefined) {
-    const answered = guards.map((g) =>
-      g.answers === undefined || (g.answers as readonly string[]).includes(kind) ? null : pass(g.name),
+    const passed = guards.map((g) => recordedPass(g.name));
+    const answered = guards.map((g, i) =>
+      g.answers === undefined || (g.answers as readonly string[]).includes(kind) ? null : passed[i]!,
     );
     const asked = answered.flatMap((answer, i) => (answer === null ? [i] : []));
-    plan = { answered, asked, last: undefined };
+    const passes = guards.map((g) => pass(g.name));
+    plan = { answered, asked, passes, passed, last: undefined };
     byKind.set(kind, plan);
   }
   return plan;
@@ -192,11 +200,11 @@ function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Pol
   // The common case: every guard asked answers as it did to the last event of this kind (a whole list, so
   // no guard cut it short), and the decision shares that list.
   let same = 0;
-  let next: GuardResult | undefined;
+  let next: GuardVerdict | undefined;
   if (last !== undefined && last.length === guards.length) {
     while (same < asked.length) {
       const i = asked[same]!;
-      next = resultOf(guards[i]!, state, event, policy);
+      next = resultOf(guards[i]!, plan, i, state, event, policy);
       if (next !== last[i]) break;
       same += 1;
     }
@@ -204,7 +212,7 @@ function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Pol
   }
   // Otherwise the list is made in order with the answers already had: the first `same` guards asked
   // answered as last time, and the next one answered `next`.
-  const results: GuardResult[] = [];
+  const results: GuardVerdict[] = [];
   let k = 0;
   for (let i = 0; i < guards.length; i++) {
     const guard = guards[i]!;
@@ -215,7 +223,7 @@ function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Pol
           ? last![i]!
           : k === same && next !== undefined
             ? next
-            : resultOf(guard, state, event, policy);
+            : resultOf(guard, plan, i, state, event, policy);
       k += 1;
     }
     results.push(result);
@@ -224,10 +232,21 @@ function evaluate(guards: Pipeline, state: State, event: ReinsEvent, policy: Pol
   return (plan.last = summed(Object.freeze(results)));
 }
 
-/** One guard's result, held to its grades; a guard that throws is skipped with a warning (fail open). */
-function resultOf(guard: Guard, state: State, event: ReinsEvent, policy: Policy): GuardResult {
+/**
+ * The result of the guard at `i`, held to its grades and recorded (recorded.ts); a guard that throws is
+ * skipped with advice (fail open).
+ */
+function resultOf(
+  guard: Guard,
+  plan: KindPlan,
+  i: number,
+  state: State,
+  event: ReinsEvent,
+  policy: Policy,
+): GuardVerdict {
   try {
-    return withinGrades(guard, guard.evaluate(state, event, policy));
+    const result = guard.evaluate(state, event, policy);
+    return result === plan.passes[i] ? plan.passed[i]! : recorded(guard, result);
   } catch (error) {
     // Fail open: a broken guard must never stop an agent or crash the caller.
     const reason = error instanceof Error ? error.message : String(error);
@@ -237,35 +256,6 @@ function resultOf(guard: Guard, state: State, event: ReinsEvent, policy: Policy)
       message: `The ${guard.name} guard failed (${reason}); it was skipped for this event.`,
       alert: "guard_failed",
     };
-  }
-}
-
-/**
- * A guard's result held to the grades it declares (`Guard.grades`): a grade it did not declare becomes the
- * strongest declared one below it, so a guard that may only deny cannot stop. Only the verdict changes; an
- * answer held down to allow says nothing.
- */
-function withinGrades(guard: Guard, result: GuardResult): GuardResult {
-  if (result.verdict === "allow") return result;
-  const grade = gradeOf({ verdict: result.verdict, needsHuman: result.needsHuman ?? false });
-  const held = heldGrade(grade, guard.grades);
-  if (held === grade) return result;
-  const { needsHuman: _needsHuman, ...rest } = result;
-  switch (held) {
-    case "deny":
-      return { ...rest, verdict: "block" };
-    case "advise":
-      return { ...rest, verdict: "warn" };
-    case "allow":
-      return {
-        guard: result.guard,
-        verdict: "allow",
-        ...(result.effects !== undefined ? { effects: result.effects } : {}),
-      };
-    case "stop":
-      return result; // never reached: a grade is only held down
-    default:
-      return assertNever(held);
   }
 }
 

@@ -1,11 +1,14 @@
-/** What a guard is: its verdicts, alerts and effects, the Guard interface, and builders of its results. */
+/** What a guard is: its grades, alerts and effects, the Guard interface, and builders of its results. */
 import type { BudgetResource, EventKind, ReinsEvent } from "./reins-event.js";
 import type { Grade } from "./grade.js";
 import type { Policy } from "./policy.js";
 import type { TripReason } from "./breaker.js";
 import type { State } from "./state.js";
 
-/** What a guard says of an event. */
+/**
+ * What a decision records of an event (the stored and API word; a guard speaks in grades, grade.ts):
+ * `warn` for advice, `block` for a deny or a stop.
+ */
 export type Verdict = "allow" | "warn" | "block";
 
 /** The back-pressure categories of the seeds, in evaluation order. */
@@ -38,22 +41,31 @@ export type Effect =
   | { kind: "pricing.noted"; model: string }
   | { kind: "protection.used" };
 
-/** One guard's result for one event. */
+/** One guard's result for one event, in the grades it declares (see grade.ts). */
 export interface GuardResult {
   guard: string;
-  verdict: Verdict;
-  /** A person must confirm before work goes on. */
-  needsHuman?: boolean;
-  /** For a warn or block: a plain sentence for the agent saying what happened and what to do instead. */
+  grade: Grade;
+  /**
+   * With a deny: the call waits for a person's confirmation instead of being refused outright (an agent
+   * running without a person is refused it). Only a deny asks; on any other grade it is ignored.
+   */
+  ask?: boolean;
+  /** For an advise, deny or stop: a plain sentence for the agent saying what happened and what to do instead. */
   message?: string;
+  alert?: AlertKind;
+  effects?: Effect[];
+}
+
+/** What may go with an answer besides its message. */
+export interface Extra {
   alert?: AlertKind;
   effects?: Effect[];
 }
 
 /**
  * A pure check of one event against the state after it (see docs/architecture.md, "Guards"). Guards run in
- * `order`; a block from a guard with `shortCircuit` stops the pipeline. A guard that throws becomes a
- * warning.
+ * `order`; a deny or stop from a guard with `shortCircuit` ends the pipeline. A guard that throws
+ * becomes advice.
  */
 export interface Guard {
   name: string;
@@ -76,24 +88,32 @@ export interface Guard {
 
 const passes = new Map<string, GuardResult>();
 
-/** The shared "nothing to say" result of a guard. */
+/** The shared "nothing to say" result of a guard: one frozen object per name. */
 export function pass(guard: string): GuardResult {
   let result = passes.get(guard);
   if (result === undefined) {
-    result = Object.freeze({ guard, verdict: "allow" });
+    result = Object.freeze({ guard, grade: "allow" });
     passes.set(guard, result);
   }
   return result;
 }
 
-/** A warning with its message for the agent. */
-export function warn(guard: string, message: string, extra: Partial<GuardResult> = {}): GuardResult {
-  return { guard, verdict: "warn", message, ...extra };
+/** Advice with its message for the agent: the call goes ahead. */
+export function advise(guard: string, message: string, extra: Extra = {}): GuardResult {
+  return { guard, grade: "advise", message, ...extra };
 }
 
-/** A block with its corrective instruction for the agent. */
-export function block(guard: string, message: string, extra: Partial<GuardResult> = {}): GuardResult {
-  return { guard, verdict: "block", message, ...extra };
+/**
+ * A deny with its corrective instruction for the agent: this call does not run, the agent goes on. With
+ * `ask`, the call waits for a person's confirmation instead.
+ */
+export function deny(guard: string, message: string, extra: Extra & { ask?: boolean } = {}): GuardResult {
+  return { guard, grade: "deny", message, ...extra };
+}
+
+/** A stop with its instruction for the agent: nothing goes on until a person acts. */
+export function stop(guard: string, message: string, extra: Extra = {}): GuardResult {
+  return { guard, grade: "stop", message, ...extra };
 }
 
 /** Says "N times" in words a person reads easily. */

@@ -1,6 +1,6 @@
 /** The budget guard: warns, asks and pauses as a session's or task's spend nears and reaches its limits. */
 import type { BudgetResource } from "../reins-event.js";
-import { block, pass, warn, type Effect, type Guard, type GuardResult } from "../guard.js";
+import { advise, pass, stop, type Effect, type Guard, type GuardResult } from "../guard.js";
 import { formatCount, formatDuration, formatPercent, formatUsd } from "../format.js";
 import {
   RESOURCES,
@@ -83,9 +83,9 @@ function extendHint(ref: MeterRef, scope: string, resource: BudgetResource): str
 }
 
 /**
- * Tokens, USD, premium requests, wall time and tool calls per session and per task: warns at 80%, asks a
- * human once at 90%, pauses at 100% until a human extends the budget (`soft` mode only warns). Each
- * threshold fires once per meter and resource.
+ * Tokens, USD, premium requests, wall time and tool calls per session and per task: advises at 80%, asks a
+ * person to confirm once at 90% (a deny that asks), stops at 100% until a person extends the budget (`soft`
+ * mode never stops: a spent budget asks again). Each threshold fires once per meter and resource.
  */
 export const budget: Guard = {
   name,
@@ -100,7 +100,8 @@ export const budget: Guard = {
     // Made only when a threshold is met: most events meet none.
     let effects: Effect[] | undefined;
     let messages: string[] | undefined;
-    let needsHuman = false;
+    // A threshold at which a person is asked to confirm: it turns this answer's advice into a deny that asks.
+    let asks = false;
     const limited = limitedOf(policy);
     for (const ref of activeMeters(state)) {
       const meter = ref.meter === "session" ? state.budget.session : state.budget.tasks[ref.task];
@@ -110,9 +111,8 @@ export const budget: Guard = {
         (messages ??= []).push(
           `The ${meterLabel(ref, state.scope)} budget is paused: ${amount(meter.paused, usedOf(meter, meter.paused, event.at))} used of ${amount(meter.paused, limit)}. Stop and wait until a person extends it with ${extendHint(ref, state.scope, meter.paused)}.`,
         );
-        needsHuman = true;
         // Go on to the other meter: its thresholds must fire now, not be lost until this one is extended.
-        if (worst.verdict !== "block") worst = block(name, "");
+        if (worst.grade !== "stop") worst = stop(name, "");
         continue;
       }
       for (const resource of ref.meter === "session" ? limited.session : limited.task) {
@@ -129,11 +129,10 @@ export const budget: Guard = {
           (messages ??= []).push(
             `${where}. Work is paused until a person extends it with ${extendHint(ref, state.scope, resource)}.`,
           );
-          needsHuman = true;
-          worst = block(name, "", { alert: "budget_paused" });
+          worst = stop(name, "", { alert: "budget_paused" });
         } else {
           (effects ??= []).push({ kind: "budget.fired", ...target, level });
-          if (level >= LEVEL.ask) needsHuman = true;
+          if (level >= LEVEL.ask) asks = true;
           const advice =
             level === LEVEL.warn
               ? "Finish the current step with as few tokens as possible."
@@ -141,19 +140,21 @@ export const budget: Guard = {
                 ? "A person must confirm before work goes on."
                 : "The budget is spent; soft mode lets work go on.";
           (messages ??= []).push(`${where}. ${advice}`);
-          if (worst.verdict === "allow") {
-            worst = warn(name, "", { alert: level === LEVEL.ask ? "budget_confirmation" : "budget_warning" });
-          } else if (worst.verdict === "warn" && level === LEVEL.ask)
+          if (worst.grade === "allow") {
+            worst = advise(name, "", {
+              alert: level === LEVEL.ask ? "budget_confirmation" : "budget_warning",
+            });
+          } else if (worst.grade === "advise" && level === LEVEL.ask)
             worst = { ...worst, alert: "budget_confirmation" };
         }
       }
     }
-    if (worst.verdict === "allow") return worst;
+    if (worst.grade === "allow") return worst;
     return {
       ...worst,
       message: (messages ?? []).join(" "),
       ...(effects !== undefined ? { effects } : {}),
-      ...(needsHuman ? { needsHuman } : {}),
+      ...(asks && worst.grade === "advise" ? { grade: "deny", ask: true } : {}),
     };
   },
 };

@@ -1,5 +1,5 @@
 /** The churn guard: escalates a task that keeps failing, up to halting it until a person confirms. */
-import { block, pass, warn, type Guard } from "../guard.js";
+import { advise, pass, stop, type Guard } from "../guard.js";
 import { churnLevel } from "../churn-level.js";
 
 const name = "churn";
@@ -37,21 +37,20 @@ export const churn: Guard = {
     const task = state.task === "" ? "The session's work" : `Task "${state.task}"`;
     const what = `${task} has failed ${memo.failures} times in a row (escalation: ${names[level]})`;
     if (level === 1) {
-      return failing ? warn(name, `${what}. Consider a different approach before the next attempt.`) : passed;
+      return failing
+        ? advise(name, `${what}. Consider a different approach before the next attempt.`)
+        : passed;
     }
     if (memo.confirmed >= level) {
-      return failing ? warn(name, `${what}. A person let work go on; change strategy now.`) : passed;
+      return failing ? advise(name, `${what}. A person let work go on; change strategy now.`) : passed;
     }
     const halted = level === 3;
-    return block(
+    return stop(
       name,
       halted
         ? `${what}. Work on it is halted until a person confirms going on (\`reins confirm ${state.scope}\`).`
         : `${what}. You must change strategy; a person must confirm before work on it goes on.`,
-      {
-        needsHuman: true,
-        ...(failing ? { alert: halted ? ("churn_halted" as const) : ("churn_intervention" as const) } : {}),
-      },
+      failing ? { alert: halted ? "churn_halted" : "churn_intervention" } : {},
     );
   },
 };

@@ -1,7 +1,7 @@
 /** The circuit-breaker guard: opens the breaker when the agent is stuck, holds calls while it is open. */
 import { own } from "../capped.js";
 import type { ReinsEvent, ToolRequested } from "../reins-event.js";
-import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
+import { advise, deny, pass, quote, stop, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";
 import type { TripReason } from "../breaker.js";
 import type { State } from "../state.js";
@@ -49,7 +49,7 @@ function repeated(state: State, event: ToolRequested, policy: Policy): GuardResu
       `The same ${callLabel(event)} was made ${streak} times in a row, failing the same way each time`,
     );
   if (!reached(streak, duplicates, duplicates)) return null;
-  return warn(
+  return advise(
     name,
     `The same ${callLabel(event)} has been made ${streak} times in a row with the same result. If you are waiting for something, wait longer between calls; otherwise use the result you have.`,
   );
@@ -98,7 +98,7 @@ function ruleOfThumb(state: State, event: ToolRequested, policy: Policy): GuardR
     oldest !== undefined &&
     event.at - oldest < rules.rapidFireWindowMs
   ) {
-    return block(
+    return deny(
       name,
       `${times.length} tool calls came within ${Math.ceil((event.at - oldest) / 1000)} s (limit ${rules.rapidFireThreshold} per ${rules.rapidFireWindowMs / 1000} s). Slow down: wait for the results you have and read them before the next call.`,
     );
@@ -107,7 +107,7 @@ function ruleOfThumb(state: State, event: ToolRequested, policy: Policy): GuardR
   const max = rules.maxCallsPerTask;
   if (reached(calls, max + 1, max)) {
     const task = state.calls.task === "" ? "This session" : `Task "${state.calls.task}"`;
-    return warn(
+    return advise(
       name,
       `${task} has made ${calls} tool calls, more than ${max}. If you are going round in circles, stop and rethink the approach; if the work is simply large, carry on.`,
     );
@@ -116,10 +116,10 @@ function ruleOfThumb(state: State, event: ToolRequested, policy: Policy): GuardR
 }
 
 function trip(reason: TripReason, detail: string): GuardResult {
-  return block(
+  return stop(
     name,
     `${detail}. The circuit breaker is now open: stop, explain what you were trying and why it is not working. A person must acknowledge before work goes on.`,
-    { needsHuman: true, alert: "circuit_tripped", effects: [{ kind: "circuit.opened", reason, detail }] },
+    { alert: "circuit_tripped", effects: [{ kind: "circuit.opened", reason, detail }] },
   );
 }
 
@@ -157,10 +157,9 @@ export const circuitBreaker: Guard = {
     switch (breaker.status) {
       case "open":
         if (event.kind !== "tool.requested" && event.kind !== "task.started") return passed;
-        return block(
+        return stop(
           name,
           `The circuit breaker is open (${lowerFirst(breaker.detail)}). Do not retry; a person must acknowledge it (\`reins circuit ack ${state.scope}\`).`,
-          { needsHuman: true },
         );
       case "half_open": {
         if (event.kind === "tool.completed" && event.outcome !== "success" && breaker.probe === "in_flight") {
@@ -173,11 +172,11 @@ export const circuitBreaker: Guard = {
         if (failed !== null) return failed;
         if (event.kind !== "tool.requested") return passed;
         const found = repeated(state, event, policy);
-        if (found?.verdict === "block") return found;
+        if (found?.grade === "stop") return found;
         if (breaker.probe === "none")
-          return { guard: name, verdict: "allow", effects: [{ kind: "circuit.probe" }] };
+          return { guard: name, grade: "allow", effects: [{ kind: "circuit.probe" }] };
         if (breaker.probe === "in_flight") {
-          return block(
+          return deny(
             name,
             "The circuit breaker is half-open and its one probe call has not finished yet. Wait for its result.",
           );
@@ -191,7 +190,7 @@ export const circuitBreaker: Guard = {
         const ignored = ignoredDenials(state, event, policy);
         if (ignored !== null) return ignored;
         const found = repeated(state, event, policy);
-        if (found?.verdict === "block") return found;
+        if (found?.grade === "stop") return found;
         return ruleOfThumb(state, event, policy) ?? found ?? passed;
       }
     }

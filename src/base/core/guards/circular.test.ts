@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { replay } from "../engine.js";
 import { pipeline } from "../pipeline.js";
 import type { EventKind } from "../reins-event.js";
-import type { GuardResult } from "../guard.js";
+import type { GuardVerdict } from "../decision.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { fnv1a, timeline, type Timeline } from "../timeline.js";
 import { circular } from "./circular.js";
@@ -10,7 +10,7 @@ import { circular } from "./circular.js";
 const only = pipeline([circular]);
 
 /** The circular guard's result for every event of `kind`, in order, with no other guard in the way. */
-function resultsOf(t: Timeline, kind: EventKind, policy: Policy = defaultPolicy): GuardResult[] {
+function resultsOf(t: Timeline, kind: EventKind, policy: Policy = defaultPolicy): GuardVerdict[] {
   const decisions = replay(policy, t.events, only);
   return decisions.flatMap((d, i) => {
     if (t.events[i]?.kind !== kind) return [];
@@ -22,7 +22,7 @@ function resultsOf(t: Timeline, kind: EventKind, policy: Policy = defaultPolicy)
 
 const requests = (t: Timeline, policy?: Policy) => resultsOf(t, "tool.requested", policy);
 const completions = (t: Timeline, policy?: Policy) => resultsOf(t, "tool.completed", policy);
-const verdicts = (results: GuardResult[]) => results.map((r) => r.verdict);
+const verdicts = (results: GuardVerdict[]) => results.map((r) => r.verdict);
 
 const failing = { ok: false, output: "1 failed: expected 2, got 3" };
 

@@ -1,6 +1,6 @@
 /** The circular guard: the same action on the same resource, again and again, with nothing changing. */
 import { own } from "../capped.js";
-import { block, pass, quote, warn, times, type Guard } from "../guard.js";
+import { advise, deny, pass, quote, times, type Guard } from "../guard.js";
 import { runKey, writeKey } from "../keys.js";
 import { NO_ITEMS } from "../empty.js";
 
@@ -30,7 +30,7 @@ export const circular: Guard = {
       for (const path of event.writes ?? NO_ITEMS) {
         const memo = state.resources[writeKey(path)];
         if (memo !== undefined && memo.same >= threshold) {
-          return block(
+          return deny(
             name,
             `You have written the same change to ${quote(path)} ${times(memo.same)}; it is not taking effect. Read the file to see what is really there, then change approach.`,
           );
@@ -39,7 +39,7 @@ export const circular: Guard = {
       if (event.command === undefined) return passed;
       const memo = state.resources[runKey(event.command)];
       if (memo !== undefined && memo.quiet >= threshold - 1 && memo.edits === state.edits.total) {
-        return warn(
+        return advise(
           name,
           `${quote(event.command)} gave the same result ${times(memo.quiet)} with nothing changed in between; running it again will not help. Change something first.`,
         );
@@ -49,7 +49,7 @@ export const circular: Guard = {
     if (event.command === undefined || event.outcome === "success") return passed;
     const memo = state.resources[runKey(event.command)];
     if (memo !== undefined && memo.same >= threshold && memo.quiet < memo.same) {
-      return warn(
+      return advise(
         name,
         `${quote(event.command)} gave the same result ${times(memo.same)} although files were edited in between: the edits are not reaching the problem. Re-read the output and rethink the fix.`,
       );

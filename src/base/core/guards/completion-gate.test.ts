@@ -1,28 +1,27 @@
 import { describe, expect, it } from "vitest";
-import type { Decision } from "../decision.js";
+import type { Decision, GuardVerdict } from "../decision.js";
 import { replay } from "../engine.js";
 import { pipeline } from "../pipeline.js";
 import type { CompletionLevel } from "../reins-event.js";
-import type { GuardResult } from "../guard.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { timeline, type Timeline } from "../timeline.js";
 import { completionGate } from "./completion-gate.js";
 
 const only = pipeline([completionGate]);
 
-function gateResult(decision: Decision | undefined): GuardResult {
+function gateResult(decision: Decision | undefined): GuardVerdict {
   const result = decision?.results.find((r) => r.guard === "completion-gate");
   if (result === undefined) throw new Error("no completion-gate result");
   return result;
 }
 
 /** The gate's result for the timeline's last event (the claim), with no other guard in the way. */
-function claimResult(t: Timeline, policy: Policy = defaultPolicy): GuardResult {
+function claimResult(t: Timeline, policy: Policy = defaultPolicy): GuardVerdict {
   return gateResult(replay(policy, t.events, only).at(-1));
 }
 
 /** The same, through every guard of the engine, so their effects (a paused budget, an open breaker) apply. */
-function claimInEngine(t: Timeline, policy: Policy = defaultPolicy): GuardResult {
+function claimInEngine(t: Timeline, policy: Policy = defaultPolicy): GuardVerdict {
   return gateResult(replay(policy, t.events).at(-1));
 }
 

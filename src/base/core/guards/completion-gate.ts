@@ -1,7 +1,7 @@
 /** The completion gate: "done" is refused until the checks its level requires pass after the last edit. */
 import { clip } from "../capped.js";
 import { checkCommand } from "../check-command.js";
-import { block, pass, warn, type Guard, type GuardResult } from "../guard.js";
+import { advise, deny, pass, type Guard, type GuardResult } from "../guard.js";
 
 const name = "completion-gate";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
@@ -14,7 +14,7 @@ const passed = pass(name);
  */
 const accepted: GuardResult = Object.freeze({
   guard: name,
-  verdict: "allow",
+  grade: "allow",
   effects: [{ kind: "completion.accepted" }],
 }) as GuardResult;
 
@@ -54,11 +54,11 @@ export const completionGate: Guard = {
           : null;
     // Bounded: an agent that cannot go on, or keeps failing to prove it is done, is let stop with the reason.
     if (why !== null) {
-      return warn(name, `Stopping without evidence because ${why}: ${missing.join("; ")}.`, {
+      return advise(name, `Stopping without evidence because ${why}: ${missing.join("; ")}.`, {
         effects: [{ kind: "completion.accepted" }],
       });
     }
-    return block(
+    return deny(
       name,
       `Not done yet: ${missing.join("; ")}. Claim completion again once ${missing.length === 1 ? "it passes" : "they pass"}.`,
       { effects: [{ kind: "completion.refused" }] },

@@ -1,6 +1,6 @@
 /** The loop-patterns guard: alternating calls, near-identical calls and a repeating error. */
 import { own } from "../capped.js";
-import { block, pass, quote, warn, type Guard, type GuardResult } from "../guard.js";
+import { advise, deny, pass, quote, type Guard, type GuardResult } from "../guard.js";
 import type { Policy } from "../policy.js";
 import type { RecentCall, State } from "../state.js";
 
@@ -37,7 +37,7 @@ function alternating(state: State, policy: Policy): GuardResult | null {
   if (changed(tail.filter((c) => c.sig === a.sig)) || changed(tail.filter((c) => c.sig === b.sig)))
     return null;
   const text = `You are alternating between the same two calls (${b.tool} ${quote(b.label)} and ${a.tool} ${quote(a.label)}), ${cycles} rounds so far, with the same results each time. Neither fix works: stop, compare the two outcomes and find the real cause.`;
-  return cycles >= rules.alternatingBlockCycles ? block(name, text) : warn(name, text);
+  return cycles >= rules.alternatingBlockCycles ? deny(name, text) : advise(name, text);
 }
 
 /** "6th", "21st": the position of a call in a streak. */
@@ -62,7 +62,7 @@ function nearIdentical(state: State, policy: Policy, tool: string): GuardResult 
     length += 1;
   }
   if (length < threshold || !differs || changed(recent.slice(recent.length - length, -1))) return null;
-  return block(
+  return deny(
     name,
     `This is the ${ordinal(length)} ${tool} call in a row that differs from the last only in details (ids, counters, comments, timestamps, temporary paths), and each gave the same result. It was not run: change the approach, not the details.`,
   );
@@ -89,7 +89,7 @@ export const loopPatterns: Guard = {
       if (event.outcome === "success" || streak < rules.errorRepeatWarn) return passed;
       // At errorRepeatBlock the circuit breaker opens: the same failure again and again is a stuck agent.
       if (streak >= rules.errorRepeatBlock) return passed;
-      return warn(
+      return advise(
         name,
         `The same error came back ${streak} times in a row (last from ${event.tool}). Retrying will not change it: read the error, find its cause, and fix that.`,
       );

@@ -1,5 +1,5 @@
 /** The max-iterations guard: stops a loop past its iteration limit. */
-import { block, pass, type Guard } from "../guard.js";
+import { pass, stop, type Guard } from "../guard.js";
 
 const name = "max-iterations";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
@@ -24,10 +24,10 @@ export const maxIterations: Guard = {
     const max = policy.iterations.max;
     if (state.iterations <= max) return passed;
     const crossing = event.kind === "iteration.ended" && state.iterations === max + 1;
-    return block(
+    return stop(
       name,
       `Iteration ${state.iterations} exceeds the maximum of ${max}. Stop here and report what is done and what is left.`,
-      crossing ? { alert: "max_iterations", needsHuman: true } : { needsHuman: true },
+      crossing ? { alert: "max_iterations" } : {},
     );
   },
 };

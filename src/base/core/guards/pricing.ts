@@ -1,6 +1,6 @@
 /** The pricing guard: says once per session and model that an unlisted model's cost was estimated. */
 import { clip } from "../capped.js";
-import { pass, quote, warn, type Guard } from "../guard.js";
+import { advise, pass, quote, type Guard } from "../guard.js";
 
 const name = "pricing";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
@@ -28,7 +28,7 @@ export const pricing: Guard = {
       event.pricing === "unknown"
         ? "at the highest price the table lists"
         : `as ${quote(event.pricing.slice("family:".length))}`;
-    return warn(
+    return advise(
       name,
       `USD spend of ${quote(event.model)} is estimated ${as}: the price table has no entry for it. Add it to \`prices\` in reins.config.json for exact figures.`,
       { effects: [{ kind: "pricing.noted", model }] },

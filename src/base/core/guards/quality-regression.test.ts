@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { replay } from "../engine.js";
 import { pipeline } from "../pipeline.js";
-import type { GuardResult } from "../guard.js";
+import type { GuardVerdict } from "../decision.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { timeline, type Timeline } from "../timeline.js";
 import { qualityRegression } from "./quality-regression.js";
@@ -9,7 +9,7 @@ import { qualityRegression } from "./quality-regression.js";
 const only = pipeline([qualityRegression]);
 
 /** The guard's result for every verification of the timeline, in order, with no other guard in the way. */
-function checkResults(t: Timeline, policy: Policy = defaultPolicy): GuardResult[] {
+function checkResults(t: Timeline, policy: Policy = defaultPolicy): GuardVerdict[] {
   const decisions = replay(policy, t.events, only);
   return decisions.flatMap((d, i) => {
     if (t.events[i]?.kind !== "verification.ran") return [];
@@ -26,7 +26,7 @@ function scores(...values: number[]): Timeline {
   return t;
 }
 
-const verdicts = (results: GuardResult[]) => results.map((r) => r.verdict);
+const verdicts = (results: GuardVerdict[]) => results.map((r) => r.verdict);
 
 describe("quality-regression", () => {
   it("lets a score decline twice in a row and warns at the third decline", () => {

@@ -1,5 +1,5 @@
 /** The self-protection guard: denies calls on reins' own files or acting as a person, unless allowed. */
-import { block, pass, quote, type Guard } from "../guard.js";
+import { deny, pass, quote, type Guard } from "../guard.js";
 import { memoize } from "../memo.js";
 import { NO_ITEMS } from "../empty.js";
 
@@ -107,14 +107,14 @@ export const selfProtection: Guard = {
     const acting = path === undefined && (token || risk === 1);
     if (path === undefined && !acting) return passed;
     if (state.protectionGrants > 0)
-      return { guard: name, verdict: "allow", effects: [{ kind: "protection.used" }] };
+      return { guard: name, grade: "allow", effects: [{ kind: "protection.used" }] };
     const what =
       path !== undefined
         ? `${quote(path)} belongs to reins (its state, its policy, or the hooks that run it): an agent may not change, move or remove it`
         : token
           ? "reins' secrets (.reins/api-token, agent-token, hook-secret) let whoever holds them act as a person or speak as reins' hooks: an agent may not read them"
           : `${quote(command)} acts as a person (extending a budget, resetting or acknowledging a breaker, confirming): an agent may not`;
-    return block(
+    return deny(
       name,
       `${what}. Leave it; if a person wants this done, they allow one such call with \`reins confirm ${state.scope} --reason "..."\`.`,
     );

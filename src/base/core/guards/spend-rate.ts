@@ -1,5 +1,5 @@
 /** The spend-rate guard: catches a runaway burst of spending within a rate window. */
-import { pass, warn, type Guard } from "../guard.js";
+import { advise, deny, pass, type Guard } from "../guard.js";
 import { formatCount, formatDuration, formatUsd } from "../format.js";
 
 const name = "spend-rate";
@@ -28,17 +28,17 @@ export const spendRate: Guard = {
     const effects = [{ kind: "rate.fired" as const, window }];
 
     if (rule.maxTokensPerWindow !== null && tokens > rule.maxTokensPerWindow) {
-      return warn(
+      return deny(
         name,
         `The session spent ${formatCount(tokens)} tokens in the last ${per}, over the ceiling of ${formatCount(rule.maxTokensPerWindow)}. Slow down: a person must confirm before work goes on.`,
-        { needsHuman: true, alert: "spend_rate", effects },
+        { ask: true, alert: "spend_rate", effects },
       );
     }
     if (rule.maxUsdPerWindow !== null && usd > rule.maxUsdPerWindow) {
-      return warn(
+      return deny(
         name,
         `The session spent ${formatUsd(usd)} in the last ${per}, over the ceiling of ${formatUsd(rule.maxUsdPerWindow)}. Slow down: a person must confirm before work goes on.`,
-        { needsHuman: true, alert: "spend_rate", effects },
+        { ask: true, alert: "spend_rate", effects },
       );
     }
 
@@ -51,7 +51,7 @@ export const spendRate: Guard = {
     const baseline = earlier / rule.baselineWindows;
     if (tokens <= rule.burstFactor * Math.max(baseline, 1)) return passed;
     const factor = baseline > 0 ? `${Math.round(tokens / baseline)}x` : "far above";
-    return warn(
+    return advise(
       name,
       `Token spend jumped to ${formatCount(tokens)} in the last ${per}, ${factor} the session's recent rate of ${formatCount(baseline)}. Check for a runaway loop or an oversized context before going on.`,
       { alert: "spend_rate", effects },

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { replay } from "../engine.js";
 import { pipeline } from "../pipeline.js";
 import type { EventKind } from "../reins-event.js";
-import type { GuardResult } from "../guard.js";
+import type { GuardVerdict } from "../decision.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { timeline, type Timeline } from "../timeline.js";
 import { thrashing } from "./thrashing.js";
@@ -10,7 +10,7 @@ import { thrashing } from "./thrashing.js";
 const only = pipeline([thrashing]);
 
 /** The thrashing guard's result for every event of `kind`, in order, with no other guard in the way. */
-function resultsOf(t: Timeline, kind: EventKind, policy: Policy = defaultPolicy): GuardResult[] {
+function resultsOf(t: Timeline, kind: EventKind, policy: Policy = defaultPolicy): GuardVerdict[] {
   const decisions = replay(policy, t.events, only);
   return decisions.flatMap((d, i) => {
     if (t.events[i]?.kind !== kind) return [];
@@ -22,7 +22,7 @@ function resultsOf(t: Timeline, kind: EventKind, policy: Policy = defaultPolicy)
 
 const edits = (t: Timeline, policy?: Policy) => resultsOf(t, "tool.requested", policy);
 const checks = (t: Timeline, policy?: Policy) => resultsOf(t, "verification.ran", policy);
-const verdicts = (results: GuardResult[]) => results.map((r) => r.verdict);
+const verdicts = (results: GuardVerdict[]) => results.map((r) => r.verdict);
 
 /** `rounds` edit-check rounds that each change `path` and end with the tests failing at the same score. */
 function redRounds(rounds: number, path = "src/parser.ts", t = timeline("session:t"), score = 0.2): Timeline {

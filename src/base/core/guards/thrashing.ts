@@ -1,6 +1,6 @@
 /** The thrashing guard: the same file edited again and again while the checks stay red. */
 import { clip } from "../capped.js";
-import { pass, quote, warn, type Guard } from "../guard.js";
+import { advise, pass, quote, type Guard } from "../guard.js";
 import { NO_ITEMS } from "../empty.js";
 import type { State } from "../state.js";
 
@@ -41,7 +41,7 @@ export const thrashing: Guard = {
     const hot = paths.filter((path) => isHot(state, path, limit));
     const first = hot[0] ?? "";
     const n = state.files[clip(first)]?.iterations ?? limit;
-    return warn(
+    return advise(
       name,
       `${hot.map(quote).join(", ")} ${hot.length === 1 ? "has" : "have"} been changed or flagged in ${n} iterations without the checks getting greener. Stop editing ${hot.length === 1 ? "it" : "them"}: re-read the failing check and the surrounding design, then make one deliberate change.`,
     );

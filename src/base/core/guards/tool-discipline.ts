@@ -1,6 +1,6 @@
 /** The tool-discipline guard: advice on wasteful habits (rereading, retrying, editing untested). */
 import { clip } from "../capped.js";
-import { pass, quote, warn, type Guard } from "../guard.js";
+import { advise, pass, quote, type Guard } from "../guard.js";
 import { checkCommand } from "../check-command.js";
 import { failureClass } from "../keys.js";
 import { NO_ITEMS } from "../empty.js";
@@ -28,7 +28,7 @@ export const toolDiscipline: Guard = {
       if (failures < rules.repeatedCommandFailures) return passed;
       // The same error again: loop-patterns already says so, and one word to the model is enough.
       if (state.calls.errorStreak >= policy.loops.errorRepeatWarn) return passed;
-      return warn(
+      return advise(
         name,
         `${quote(event.command)} failed ${failures} times in a row. Stop retrying; read the error and change approach.`,
       );
@@ -48,6 +48,6 @@ export const toolDiscipline: Guard = {
         `This is edit ${state.edits.sinceTests} without running the tests. Run ${checkCommand(state, "tests", policy)} before editing more.`,
       );
     }
-    return messages === undefined ? passed : warn(name, messages.join(" "));
+    return messages === undefined ? passed : advise(name, messages.join(" "));
   },
 };

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { replay } from "../engine.js";
 import { pipeline } from "../pipeline.js";
 import type { EventKind } from "../reins-event.js";
-import type { GuardResult } from "../guard.js";
+import type { GuardVerdict } from "../decision.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { timeline, type Timeline } from "../timeline.js";
 import { verificationGate } from "./verification-gate.js";
@@ -13,7 +13,7 @@ const only = pipeline([verificationGate]);
 const ten = resolvePolicy({ verification: { maxEditsWithoutVerification: 10 } });
 
 /** The verification gate's result for every event of `kind`, in order, with no other guard in the way. */
-function resultsOf(t: Timeline, kind: EventKind, policy: Policy = ten): GuardResult[] {
+function resultsOf(t: Timeline, kind: EventKind, policy: Policy = ten): GuardVerdict[] {
   const decisions = replay(policy, t.events, only);
   return decisions.flatMap((d, i) => {
     if (t.events[i]?.kind !== kind) return [];
@@ -25,7 +25,7 @@ function resultsOf(t: Timeline, kind: EventKind, policy: Policy = ten): GuardRes
 
 const requests = (t: Timeline, policy?: Policy) => resultsOf(t, "tool.requested", policy);
 const taskStarts = (t: Timeline, policy?: Policy) => resultsOf(t, "task.started", policy);
-const verdicts = (results: GuardResult[]) => results.map((r) => r.verdict);
+const verdicts = (results: GuardVerdict[]) => results.map((r) => r.verdict);
 
 /** `n` edits, each a different change to one of a few files. */
 function edits(t: Timeline, n: number, from = 0): Timeline {

@@ -1,6 +1,6 @@
 /** The verification gate: edits wait for a check after many unchecked ones; red checks hold new tasks. */
 import { checkCommand } from "../check-command.js";
-import { block, pass, type Guard } from "../guard.js";
+import { deny, pass, type Guard } from "../guard.js";
 
 const name = "verification-gate";
 /** This guard's "nothing to say", made once: it is the answer to most events. */
@@ -22,7 +22,7 @@ export const verificationGate: Guard = {
     if (event.kind === "tool.requested" && (event.writes?.length ?? 0) > 0) {
       const edits = state.edits.sinceVerification;
       if (edits <= rules.maxEditsWithoutVerification) return passed;
-      return block(
+      return deny(
         name,
         `You have made ${edits - 1} edits since the last check ran. Run a check (for example ${checkCommand(state, "tests", policy)}) before editing more.`,
       );
@@ -30,7 +30,7 @@ export const verificationGate: Guard = {
     if (event.kind !== "task.started" || !rules.fixOnlyWhileRed) return passed;
     const red = Object.keys(state.checks).filter((check) => state.checks[check]?.passed === false);
     if (red.length === 0) return passed;
-    return block(
+    return deny(
       name,
       `${red.join(", ")} ${red.length === 1 ? "is" : "are"} failing. Fix ${red.length === 1 ? "it" : "them"} (run ${checkCommand(state, red[0] ?? "tests", policy)} to see why) before starting task "${event.task}".`,
     );

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { replay } from "../engine.js";
 import { pipeline } from "../pipeline.js";
 import type { EventKind } from "../reins-event.js";
-import type { GuardResult } from "../guard.js";
+import type { GuardVerdict } from "../decision.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { timeline, type Timeline } from "../timeline.js";
 import { wipLimits } from "./wip-limits.js";
@@ -10,7 +10,7 @@ import { wipLimits } from "./wip-limits.js";
 const only = pipeline([wipLimits]);
 
 /** The WIP guard's result for every event of `kind`, in order, with no other guard in the way. */
-function resultsOf(t: Timeline, kind: EventKind, policy: Policy = defaultPolicy): GuardResult[] {
+function resultsOf(t: Timeline, kind: EventKind, policy: Policy = defaultPolicy): GuardVerdict[] {
   const decisions = replay(policy, t.events, only);
   return decisions.flatMap((d, i) => {
     if (t.events[i]?.kind !== kind) return [];
@@ -22,7 +22,7 @@ function resultsOf(t: Timeline, kind: EventKind, policy: Policy = defaultPolicy)
 
 const requests = (t: Timeline, policy?: Policy) => resultsOf(t, "tool.requested", policy);
 const taskStarts = (t: Timeline, policy?: Policy) => resultsOf(t, "task.started", policy);
-const verdicts = (results: GuardResult[]) => results.map((r) => r.verdict);
+const verdicts = (results: GuardVerdict[]) => results.map((r) => r.verdict);
 
 /** Starts each task in turn without ending any. */
 function start(...tasks: string[]): Timeline {
