@@ -1,9 +1,13 @@
 /**
- * Copy-on-write for the pure engine: `decide` changes a shallow copy of the state whose unchanged parts
- * stay shared with its input, and copies a part (an object, a list, a capped map) only when the event
- * writes it. `advance` runs the same code on a state its caller owns and copies nothing.
+ * Copy-on-write for the pure engine, safe by construction: the reducer sees the parts of a state it has not
+ * opened as read-only (`Shared`, own.ts), so writing one without opening it first is a compile error.
+ * `decide` changes a shallow copy of the state whose unchanged parts stay shared with its input, and opens
+ * (copies) a part only when the event writes it; `advance` runs the same code on a state its caller owns,
+ * where opening copies nothing. This file is the only one that turns a shared part into a writable one.
  */
 import { copyMap } from "./capped.js";
+import { ReinsError } from "./errors.js";
+import type { Mine, Opened, Own } from "./own.js";
 
 /**
  * What of a state being changed may be written: all of it (`inPlace`), or only the copies this draft has
@@ -17,8 +21,8 @@ export interface Draft {
 export const inPlace: Draft = { copies: null };
 
 /**
- * A draft of `state`: a shallow copy that may be written at the top, and the draft that says which of its
- * parts are its own. `state` itself is never written through them.
+ * A draft of `state`: a shallow copy, and the draft that says which of its parts are its own (the copy's
+ * top, so far). `state` itself is never written through them. `mine` opens the copy's top.
  */
 export function draftOf<T extends object>(state: T): { next: T; draft: Draft } {
   const next = { ...state };
@@ -26,25 +30,28 @@ export function draftOf<T extends object>(state: T): { next: T; draft: Draft } {
 }
 
 /**
- * `parent[key]`, made safe to write: under a copy-on-write draft it is replaced by a shallow copy (a list
- * sliced, a map copied with its drop order) the first time, and that copy returned from then on. `parent`
- * must itself be writable. A missing or primitive value is returned as it is.
+ * `value`, whose top this draft may write: any part under `inPlace` (its caller owns the state), else only a
+ * copy the draft made (`draftOf`'s, `writable`'s). Anything else throws: a shared part is never written.
  */
-export function writable<T extends object, K extends keyof T>(draft: Draft, parent: T, key: K): T[K] {
-  const copies = draft.copies;
-  // In place (`advance`, a replay): nothing to copy, the common case on the hot path.
-  if (copies === null) return parent[key];
-  const value = parent[key];
-  if (typeof value !== "object" || value === null || copies.has(value)) return value;
-  const copy = (Array.isArray(value) ? value.slice() : copyMap(value as Record<string, unknown>)) as T[K] &
-    object;
-  copies.add(copy);
-  parent[key] = copy;
-  return copy;
+export function mine<T extends object>(draft: Draft, value: T): Own<T> {
+  if (draft.copies !== null && !draft.copies.has(value))
+    throw new ReinsError("usage", "a part of a state shared with its draft's input was about to be written");
+  return value as unknown as Own<T>;
 }
 
-/** Marks an object the draft has just built as its own, so later writes do not copy it again. */
-export function owned<T extends object>(draft: Draft, value: T): T {
-  draft.copies?.add(value);
-  return value;
+/**
+ * `parent[key]`, opened for writing: under a copy-on-write draft it is replaced by a shallow copy (a list
+ * sliced, a map copied with its drop order, see capped.ts) the first time, and that copy returned from then
+ * on. `parent` must itself be open (the type says so). A missing or primitive value is returned as it is.
+ */
+export function writable<T extends Mine, K extends keyof T>(draft: Draft, parent: T, key: K): Opened<T[K]> {
+  const copies = draft.copies;
+  const value = parent[key];
+  // In place (`advance`, a replay): nothing to copy, the common case on the hot path.
+  if (copies === null || typeof value !== "object" || value === null || copies.has(value))
+    return value as Opened<T[K]>;
+  const copy = Array.isArray(value) ? value.slice() : copyMap(value as Record<string, unknown>);
+  copies.add(copy);
+  parent[key] = copy as T[K];
+  return copy as Opened<T[K]>;
 }

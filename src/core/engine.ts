@@ -1,6 +1,6 @@
 /** The engine: applies an event to a scope's state, asks the guards, returns their decision. */
 import { sendProbe, tripBreaker } from "./breaker.js";
-import { draftOf, inPlace, writable, type Draft } from "./cow.js";
+import { draftOf, inPlace, mine, writable, type Draft } from "./cow.js";
 import { EMPTY } from "./empty.js";
 import { decisionWith, hasEffects, summed, type Decision, type Sum } from "./decision.js";
 import { pass, type Effect, type Guard, type GuardResult } from "./guard.js";
@@ -11,7 +11,8 @@ import { gradeOf, heldGrade } from "./grade.js";
 import { defaultGuards } from "./guards/index.js";
 import { pipeline, type Pipeline } from "./pipeline.js";
 import type { Policy } from "./policy.js";
-import { applyEvent, noteDenial, writableMeter } from "./reduce.js";
+import { applyEvent, fold, noteDenial, writableMeter } from "./reduce.js";
+import type { Own } from "./own.js";
 import { tally } from "./tally.js";
 import { CAPS, LEVEL, initialState, type State } from "./state.js";
 
@@ -33,17 +34,21 @@ export function advance(
   return step(state, event, policy, guards, inPlace);
 }
 
-/** `advance`, writing below the top level of `state` only through `draft` (see cow.ts). */
+/**
+ * `advance`, writing below the top level of `state` only through `draft` (see cow.ts): the reducer and the
+ * effects write `own`, the guards read `state` (the same object).
+ */
 function step(state: State, event: ReinsEvent, policy: Policy, guards: Pipeline, draft: Draft): Decision {
   if (event.scope !== state.scope) {
     throw new ReinsError("scope_mismatch", `event for ${event.scope} applied to the state of ${state.scope}`);
   }
-  const seq = state.seq;
-  const tripsBefore = state.breaker.trips;
-  applyEvent(state, event, policy, draft);
+  const own = mine(draft, state);
+  const seq = own.seq;
+  const tripsBefore = own.breaker.trips;
+  fold(own, event, policy, draft);
   const sum = isHumanEvent(event) ? UNASKED : evaluate(guards, state, event, policy);
   const decision = decisionWith(seq, sum);
-  settle(state, event, decision, sum.effects, tripsBefore, draft);
+  settle(own, event, decision, sum.effects, tripsBefore, draft);
   return decision;
 }
 
@@ -62,7 +67,7 @@ export function reapply(state: State, event: ReinsEvent, decision: Decision, pol
   }
   const tripsBefore = state.breaker.trips;
   applyEvent(state, event, policy);
-  settle(state, event, decision, hasEffects(decision.results), tripsBefore, inPlace);
+  settle(mine(inPlace, state), event, decision, hasEffects(decision.results), tripsBefore, inPlace);
 }
 
 /**
@@ -85,7 +90,7 @@ function loopDenied(decision: Decision): boolean {
  * the part of `advance` after the guards.
  */
 function settle(
-  state: State,
+  state: Own<State>,
   event: ReinsEvent,
   decision: Decision,
   effects: boolean,
@@ -269,7 +274,7 @@ function withinGrades(guard: Guard, result: GuardResult): GuardResult {
   }
 }
 
-function applyEffect(draft: Draft, state: State, effect: Effect, at: number): void {
+function applyEffect(draft: Draft, state: Own<State>, effect: Effect, at: number): void {
   switch (effect.kind) {
     case "budget.fired": {
       const meter = writableMeter(draft, state, effect);
@@ -302,9 +307,12 @@ function applyEffect(draft: Draft, state: State, effect: Effect, at: number): vo
     case "protection.used":
       state.protectionGrants = Math.max(0, state.protectionGrants - 1);
       break;
-    case "pricing.noted":
-      pushCapped(writable(draft, state, "priced") ?? (state.priced = []), effect.model, CAPS.priced);
+    case "pricing.noted": {
+      const priced = writable(draft, state, "priced");
+      if (priced === undefined) state.priced = [effect.model];
+      else pushCapped(priced, effect.model, CAPS.priced);
       break;
+    }
     case "circuit.probe":
       state.breaker = sendProbe(state.breaker, at);
       break;
