@@ -1,9 +1,17 @@
 /**
- * Copy-on-write for the pure engine, safe by construction: the reducer sees the parts of a state it has not
- * opened as read-only (`Shared`, own.ts), so writing one without opening it first is a compile error.
- * `decide` changes a shallow copy of the state whose unchanged parts stay shared with its input, and opens
- * (copies) a part only when the event writes it; `advance` runs the same code on a state its caller owns,
- * where opening copies nothing. This file is the only one that turns a shared part into a writable one.
+ * Copy-on-write for the pure engine, safe by construction. `decide` changes a shallow copy of the state whose
+ * unchanged parts stay shared with its input, and copies a part only when the event writes it; `advance`
+ * runs the same reducer on a state its caller owns, where nothing is copied. The reducer is handed the
+ * state as `Own<State>` (own.ts): its top may be written, every part below is `Shared`, read-only all the
+ * way down, so writing one without opening it first (`writable`) is a compile error, and so is handing it
+ * to `capSet` or `pushCapped`, which take opened parts only. All of it is types: at run time `writable` is
+ * the same lookup as before, and no proxy or freeze is involved.
+ *
+ * The rules that keep it so: this file is the only one that turns a shared part into a writable one (its
+ * casts are the only ones); a helper that writes a part takes it as `Own<...>` or `... & Mine`, one that
+ * only reads takes `Shared<...>` (a plain mutable parameter type would let a shared part in, since
+ * TypeScript lets a read-only object pass for a mutable one); `inPlace` is its caller's word that it owns
+ * the whole state. The guards are given the state as `State` and only read it.
  */
 import { copyMap } from "./capped.js";
 import { ReinsError } from "./errors.js";

@@ -100,7 +100,8 @@ export function tally(
   tripped: string | null,
   draft: Draft,
 ): void {
-  tallyOf(state); // a state from an older snapshot has none yet
+  // A state from an older snapshot has none yet (not `tallyOf`: it would hand back the shared tally writable).
+  if (state.tally === undefined) state.tally = emptyTally();
   const t = writable(draft, state, "tally")!;
   switch (event.kind) {
     case "session.started":
