@@ -54,10 +54,10 @@ export function mine<T extends object>(draft: Draft, value: T): Own<T> {
  */
 export function writable<T extends Mine, K extends keyof T>(draft: Draft, parent: T, key: K): Opened<T[K]> {
   const copies = draft.copies;
-  const value = parent[key];
   // In place (`advance`, a replay): nothing to copy, the common case on the hot path.
-  if (copies === null || typeof value !== "object" || value === null || copies.has(value))
-    return value as Opened<T[K]>;
+  if (copies === null) return parent[key] as Opened<T[K]>;
+  const value = parent[key];
+  if (typeof value !== "object" || value === null || copies.has(value)) return value as Opened<T[K]>;
   const copy = Array.isArray(value) ? value.slice() : copyMap(value as Record<string, unknown>);
   copies.add(copy);
   parent[key] = copy as T[K];
