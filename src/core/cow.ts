@@ -29,12 +29,13 @@ export interface Draft {
 export const inPlace: Draft = { copies: null };
 
 /**
- * A draft of `state`: a shallow copy, and the draft that says which of its parts are its own (the copy's
- * top, so far). `state` itself is never written through them. `mine` opens the copy's top.
+ * A draft of `state`: a shallow copy (`next`, and `own`: the same object, its top open for writing), and the
+ * draft that says which of its parts are its own (the copy's top, so far). `state` itself is never written
+ * through them.
  */
-export function draftOf<T extends object>(state: T): { next: T; draft: Draft } {
+export function draftOf<T extends object>(state: T): { next: T; own: Own<T>; draft: Draft } {
   const next = { ...state };
-  return { next, draft: { copies: new Set<object>([next]) } };
+  return { next, own: next as unknown as Own<T>, draft: { copies: new Set<object>([next]) } };
 }
 
 /**

@@ -31,18 +31,24 @@ export function advance(
   policy: Policy,
   guards: Pipeline = standard,
 ): Decision {
-  return step(state, event, policy, guards, inPlace);
+  return step(state, mine(inPlace, state), event, policy, guards, inPlace);
 }
 
 /**
  * `advance`, writing below the top level of `state` only through `draft` (see cow.ts): the reducer and the
  * effects write `own`, the guards read `state` (the same object).
  */
-function step(state: State, event: ReinsEvent, policy: Policy, guards: Pipeline, draft: Draft): Decision {
+function step(
+  state: State,
+  own: Own<State>,
+  event: ReinsEvent,
+  policy: Policy,
+  guards: Pipeline,
+  draft: Draft,
+): Decision {
   if (event.scope !== state.scope) {
     throw new ReinsError("scope_mismatch", `event for ${event.scope} applied to the state of ${state.scope}`);
   }
-  const own = mine(draft, state);
   const seq = own.seq;
   const tripsBefore = own.breaker.trips;
   fold(own, event, policy, draft);
@@ -121,8 +127,8 @@ export function decide(
   policy: Policy,
   guards: Pipeline = standard,
 ): { state: State; decision: Decision } {
-  const { next, draft } = draftOf(state);
-  const decision = step(next, event, policy, guards, draft);
+  const { next, own, draft } = draftOf(state);
+  const decision = step(next, own, event, policy, guards, draft);
   return { state: next, decision };
 }
 

@@ -126,8 +126,8 @@ export function fold(state: Own<State>, event: ReinsEvent, policy: Policy, d: Dr
  * change are shared with it).
  */
 export function reduce(state: State, event: ReinsEvent, policy: Policy = defaultPolicy): State {
-  const { next, draft } = draftOf(state);
-  fold(mine(draft, next), event, policy, draft);
+  const { next, own, draft } = draftOf(state);
+  fold(own, event, policy, draft);
   return next;
 }
 
