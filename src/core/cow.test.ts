@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { capSet, pushCapped } from "./capped.js";
 import { draftOf, inPlace, mine, writable } from "./cow.js";
@@ -60,5 +63,47 @@ describe("copy-on-write (cow.ts)", () => {
     writable(inPlace, own, "calls").streak += 1;
     expect(state.calls.streak).toBe(2);
     expect(state.calls.times).toEqual([1]);
+  });
+});
+
+describe("the reducer's helpers (reduce.ts, engine.ts, tally.ts)", () => {
+  // TypeScript lets a read-only object pass for a mutable one, so a helper declared to take a plain `Calls`
+  // would accept a shared part and write it: a helper takes parts as `Own`, `Opened`, `& Mine` or `Shared`.
+  const STATE_TYPES =
+    /\b(State|Meter|Spend|Calls|Breaker|Tally|RecentCall|Check|Edits|ResourceMemo|ChurnMemo|FileMemo|LastFailure|Record)\b/;
+  const WRAPPED = /\b(Own|Opened|Shared)<|& Mine\b/;
+  // The entry points take the caller's state and open its top (`mine`, `draftOf`) or only hand it to guards.
+  const ENTRIES = new Set([
+    "applyEvent",
+    "reduce",
+    "advance",
+    "step",
+    "reapply",
+    "decide",
+    "replay",
+    "evaluate",
+    "resultOf",
+    "tallyOf",
+  ]);
+
+  it("take no part of a state as a plain mutable type", () => {
+    const found: string[] = [];
+    for (const file of ["reduce.ts", "engine.ts", "tally.ts"]) {
+      const path = fileURLToPath(new URL(file, import.meta.url));
+      const source = ts.createSourceFile(file, readFileSync(path, "utf8"), ts.ScriptTarget.ES2022, true);
+      const visit = (node: ts.Node, name: string): void => {
+        let within = name;
+        if (ts.isFunctionDeclaration(node) && node.name !== undefined) within = node.name.text;
+        else if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name)) within = node.name.text;
+        if (ts.isParameter(node) && node.type !== undefined && !ENTRIES.has(within)) {
+          const type = node.type.getText(source);
+          if (STATE_TYPES.test(type) && !WRAPPED.test(type))
+            found.push(`${file} ${within}(${node.name.getText(source)}: ${type})`);
+        }
+        ts.forEachChild(node, (child) => visit(child, within));
+      };
+      visit(source, "");
+    }
+    expect(found).toEqual([]);
   });
 });

@@ -10,8 +10,9 @@
  * The rules that keep it so: this file is the only one that turns a shared part into a writable one (its
  * casts are the only ones); a helper that writes a part takes it as `Own<...>` or `... & Mine`, one that
  * only reads takes `Shared<...>` (a plain mutable parameter type would let a shared part in, since
- * TypeScript lets a read-only object pass for a mutable one); `inPlace` is its caller's word that it owns
- * the whole state. The guards are given the state as `State` and only read it.
+ * TypeScript lets a read-only object pass for a mutable one; cow.test.ts checks the reducer's files for
+ * it); `inPlace` is its caller's word that it owns the whole state. The guards are given the state as
+ * `State` and only read it.
  */
 import { copyMap } from "./capped.js";
 import { ReinsError } from "./errors.js";
