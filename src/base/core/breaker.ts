@@ -1,6 +1,7 @@
 /** A scope's circuit breaker: a type per status (closed, open, half-open) and every move between them. */
 import { clip } from "./capped.js";
 import type { Policy } from "./policy.js";
+import type { Shared } from "./own.js";
 
 /** Why the circuit opened. */
 export type TripReason =
@@ -79,7 +80,12 @@ export function closedBreaker(): ClosedBreaker {
 }
 
 /** Any status → open at `at`, for `reason`: one trip more. */
-export function tripBreaker(breaker: Breaker, reason: TripReason, detail: string, at: number): OpenBreaker {
+export function tripBreaker(
+  breaker: Shared<Breaker>,
+  reason: TripReason,
+  detail: string,
+  at: number,
+): OpenBreaker {
   return {
     status: "open",
     reason,
@@ -92,14 +98,14 @@ export function tripBreaker(breaker: Breaker, reason: TripReason, detail: string
 }
 
 /** Open → half-open with no probe sent yet; any other status stays as it is. */
-export function halfOpenBreaker(breaker: Breaker): Breaker {
+export function halfOpenBreaker(breaker: Shared<Breaker>): Breaker {
   if (breaker.status !== "open") return breaker;
   const { reason, detail, openedAt, trips } = breaker;
   return { status: "half_open", reason, detail, openedAt, probe: "none", probeAt: null, trips };
 }
 
 /** Any status → closed, keeping when it last opened and how often it tripped. */
-export function resetBreaker(breaker: Breaker): ClosedBreaker {
+export function resetBreaker(breaker: Shared<Breaker>): ClosedBreaker {
   const { openedAt, trips } = breaker;
   return { status: "closed", reason: null, detail: null, openedAt, probe: "none", probeAt: null, trips };
 }
@@ -109,7 +115,7 @@ export function resetBreaker(breaker: Breaker): ClosedBreaker {
  * null), half-open → closed once `cooldownMs` has passed since its probe came back good.
  */
 export function settleBreaker(
-  breaker: Breaker,
+  breaker: Shared<Breaker>,
   at: number,
   timing: Pick<Policy["circuit"], "autoHalfOpenMs" | "cooldownMs">,
 ): Breaker {
@@ -128,13 +134,13 @@ export function settleBreaker(
 }
 
 /** Half-open: the probe call goes out at `at`. Any other status has no probe to send. */
-export function sendProbe(breaker: Breaker, at: number): Breaker {
+export function sendProbe(breaker: Shared<Breaker>, at: number): Breaker {
   if (breaker.status !== "half_open") return breaker;
   return { ...breaker, probe: "in_flight", probeAt: at };
 }
 
 /** Half-open with the probe out: it came back good at `at`. Otherwise nothing changes. */
-export function passProbe(breaker: Breaker, at: number): Breaker {
+export function passProbe(breaker: Shared<Breaker>, at: number): Breaker {
   if (breaker.status !== "half_open" || breaker.probe !== "in_flight") return breaker;
   return { ...breaker, probe: "passed", probeAt: at };
 }

@@ -2,6 +2,7 @@
  * Bounded maps for the state: plain objects (so they round-trip through JSON) that keep at most `cap`
  * keys, dropping the oldest one. Keys are truncated so a hostile string cannot grow state.
  */
+import type { Mine } from "./own.js";
 
 /** Longest key or stored text kept in state, in bytes of JSON (UTF-8, escapes included); longer ones are cut. */
 export const MAX_TEXT = 256;
@@ -157,10 +158,10 @@ function dropFirst(order: KeyOrder): string | undefined {
 }
 
 /**
- * Writes `key`; a new key past `cap` evicts the oldest keys. Updating a key keeps its place, so the common
+ * Writes `key` of a map opened by a draft (see cow.ts); a new key past `cap` evicts the oldest keys. Updating a key keeps its place, so the common
  * case (a key already there) costs one property write.
  */
-export function capSet<V>(map: Record<string, V>, key: string, value: V, cap: number): void {
+export function capSet<V>(map: Record<string, V> & Mine, key: string, value: V, cap: number): void {
   if (key in map) {
     map[key] = value;
     return;
@@ -196,8 +197,8 @@ export function copyMap<V>(map: Record<string, V>): Record<string, V> {
   return copy;
 }
 
-/** Appends to a list, dropping the oldest items past `cap`. */
-export function pushCapped<T>(list: T[], item: T, cap: number): void {
+/** Appends to a list (opened by a draft, see cow.ts), dropping the oldest items past `cap`. */
+export function pushCapped<T>(list: T[] & Mine, item: T, cap: number): void {
   list.push(item);
   // One over (the common case) is a shift, which makes no list of what it removes.
   if (list.length === cap + 1) list.shift();

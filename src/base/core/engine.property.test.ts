@@ -553,6 +553,37 @@ describe("engine properties (seeded fast-check)", () => {
     );
   });
 
+  it("2c. decide never changes its input over a long mixed session: each state deep-equals its clone after", () => {
+    // Long sessions of every kind of event, under the tight policy too (budget effects, breaker moves), so
+    // every path of the reducer writes; a write through a part shared with the input would show here.
+    const tight = resolvePolicy({
+      budget: { session: { tokens: 60_000, toolCalls: 400 }, task: { tokens: 16_000 } },
+      circuit: { autoHalfOpenMs: 30_000, cooldownMs: 5_000 },
+    });
+    fc.assert(
+      fc.property(fc.boolean(), eventsArb(1, 1_000), (strict, events) => {
+        const policy = strict ? tight : defaultPolicy;
+        let state = initialState(scopeName(0));
+        const kept: [State, State][] = [];
+        for (const [i, event] of events.entries()) {
+          // Every input against its JSON text (fast, and it sees key order); every 20th against a deep clone.
+          const text = JSON.stringify(state);
+          const before = i % 20 === 0 ? structuredClone(state) : undefined;
+          const next = decide(state, event, policy).state;
+          expect(JSON.stringify(state)).toBe(text);
+          if (before !== undefined) {
+            expect(state).toStrictEqual(before);
+            // Later decisions share parts with earlier states too: these are checked again at the end.
+            kept.push([state, before]);
+          }
+          state = next;
+        }
+        for (const [earlier, clone] of kept) expect(earlier).toStrictEqual(clone);
+      }),
+      run(4),
+    );
+  });
+
   describe("3. budget", () => {
     /** Tokens a usage event charges under a policy that does not count cache reads. */
     const charged = (e: ReinsEvent) =>

@@ -1,6 +1,6 @@
 /** The engine: applies an event to a scope's state, asks the guards, returns their decision. */
 import { sendProbe, tripBreaker } from "./breaker.js";
-import { draftOf, inPlace, writable, type Draft } from "./cow.js";
+import { draftOf, inPlace, mine, writable, type Draft } from "./cow.js";
 import { EMPTY } from "./empty.js";
 import { decisionWith, hasEffects, summed, type Decision, type GuardVerdict, type Sum } from "./decision.js";
 import { pass, type Effect, type Guard, type GuardResult } from "./guard.js";
@@ -11,7 +11,8 @@ import { defaultGuards } from "./guards/index.js";
 import { pipeline, type Pipeline } from "./pipeline.js";
 import type { Policy } from "./policy.js";
 import { recorded, recordedPass } from "./recorded.js";
-import { applyEvent, noteDenial, writableMeter } from "./reduce.js";
+import { applyEvent, fold, noteDenial, writableMeter } from "./reduce.js";
+import type { Own } from "./own.js";
 import { tally } from "./tally.js";
 import { CAPS, LEVEL, initialState, type State } from "./state.js";
 
@@ -30,20 +31,30 @@ export function advance(
   policy: Policy,
   guards: Pipeline = standard,
 ): Decision {
-  return step(state, event, policy, guards, inPlace);
+  return step(state, mine(inPlace, state), event, policy, guards, inPlace);
 }
 
-/** `advance`, writing below the top level of `state` only through `draft` (see cow.ts). */
-function step(state: State, event: ReinsEvent, policy: Policy, guards: Pipeline, draft: Draft): Decision {
+/**
+ * `advance`, writing below the top level of `state` only through `draft` (see cow.ts): the reducer and the
+ * effects write `own`, the guards read `state` (the same object).
+ */
+function step(
+  state: State,
+  own: Own<State>,
+  event: ReinsEvent,
+  policy: Policy,
+  guards: Pipeline,
+  draft: Draft,
+): Decision {
   if (event.scope !== state.scope) {
     throw new ReinsError("scope_mismatch", `event for ${event.scope} applied to the state of ${state.scope}`);
   }
-  const seq = state.seq;
-  const tripsBefore = state.breaker.trips;
-  applyEvent(state, event, policy, draft);
+  const seq = own.seq;
+  const tripsBefore = own.breaker.trips;
+  fold(own, event, policy, draft);
   const sum = isHumanEvent(event) ? UNASKED : evaluate(guards, state, event, policy);
   const decision = decisionWith(seq, sum);
-  settle(state, event, decision, sum.effects, tripsBefore, draft);
+  settle(own, event, decision, sum.effects, tripsBefore, draft);
   return decision;
 }
 
@@ -62,7 +73,7 @@ export function reapply(state: State, event: ReinsEvent, decision: Decision, pol
   }
   const tripsBefore = state.breaker.trips;
   applyEvent(state, event, policy);
-  settle(state, event, decision, hasEffects(decision.results), tripsBefore, inPlace);
+  settle(mine(inPlace, state), event, decision, hasEffects(decision.results), tripsBefore, inPlace);
 }
 
 /**
@@ -85,7 +96,7 @@ function loopDenied(decision: Decision): boolean {
  * the part of `advance` after the guards.
  */
 function settle(
-  state: State,
+  state: Own<State>,
   event: ReinsEvent,
   decision: Decision,
   effects: boolean,
@@ -116,8 +127,8 @@ export function decide(
   policy: Policy,
   guards: Pipeline = standard,
 ): { state: State; decision: Decision } {
-  const { next, draft } = draftOf(state);
-  const decision = step(next, event, policy, guards, draft);
+  const { next, own, draft } = draftOf(state);
+  const decision = step(next, own, event, policy, guards, draft);
   return { state: next, decision };
 }
 
@@ -259,7 +270,7 @@ function resultOf(
   }
 }
 
-function applyEffect(draft: Draft, state: State, effect: Effect, at: number): void {
+function applyEffect(draft: Draft, state: Own<State>, effect: Effect, at: number): void {
   switch (effect.kind) {
     case "budget.fired": {
       const meter = writableMeter(draft, state, effect);
@@ -292,9 +303,12 @@ function applyEffect(draft: Draft, state: State, effect: Effect, at: number): vo
     case "protection.used":
       state.protectionGrants = Math.max(0, state.protectionGrants - 1);
       break;
-    case "pricing.noted":
-      pushCapped(writable(draft, state, "priced") ?? (state.priced = []), effect.model, CAPS.priced);
+    case "pricing.noted": {
+      const priced = writable(draft, state, "priced");
+      if (priced === undefined) state.priced = [effect.model];
+      else pushCapped(priced, effect.model, CAPS.priced);
       break;
+    }
     case "circuit.probe":
       state.breaker = sendProbe(state.breaker, at);
       break;

@@ -2,6 +2,7 @@
 import type { BudgetResource } from "./reins-event.js";
 import type { Policy } from "./policy.js";
 import { LEVEL, type Meter, type State } from "./state.js";
+import type { Shared } from "./own.js";
 
 /** Every resource a budget can limit, in the order they are checked. */
 export const RESOURCES: readonly BudgetResource[] = [
@@ -20,7 +21,7 @@ export interface MeterRef {
 
 /** The limit of `resource` on a meter, including human extensions; null when unlimited. */
 export function limitOf(
-  meter: Meter,
+  meter: Shared<Meter>,
   ref: MeterRef,
   resource: BudgetResource,
   policy: Policy,
@@ -40,7 +41,7 @@ export function limitOf(
 }
 
 /** What a meter has used of `resource` at time `at`. */
-export function usedOf(meter: Meter, resource: BudgetResource, at: number): number {
+export function usedOf(meter: Shared<Meter>, resource: BudgetResource, at: number): number {
   return resource === "wallTimeMs" ? Math.max(0, at - meter.startedAt) : meter.spent[resource];
 }
 

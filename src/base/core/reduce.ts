@@ -1,9 +1,10 @@
 /** The reducer: how each event changes the facts in a scope's state, apart from any guard's verdict. */
-import { CAPS, LEVEL, emptyMeter, type Meter, type State } from "./state.js";
+import { CAPS, LEVEL, emptyMeter, type Meter, type Spend, type State } from "./state.js";
 import { halfOpenBreaker, passProbe, resetBreaker, settleBreaker } from "./breaker.js";
 import { amount, capSet, clip, pushCapped } from "./capped.js";
 import { churnLevel } from "./churn-level.js";
-import { draftOf, inPlace, owned, writable, type Draft } from "./cow.js";
+import { draftOf, inPlace, mine, writable, type Draft } from "./cow.js";
+import type { Opened, Own, Shared } from "./own.js";
 import { assertNever } from "./errors.js";
 import type {
   BudgetExtended,
@@ -24,7 +25,11 @@ import { NO_ITEMS } from "./empty.js";
  * Below the top level, `state` is written only through `draft` (see cow.ts); in place by default.
  */
 export function applyEvent(state: State, event: ReinsEvent, policy: Policy, draft: Draft = inPlace): void {
-  const d = draft;
+  fold(mine(draft, state), event, policy, draft);
+}
+
+/** `applyEvent` on a state whose top is open (see cow.ts): its parts below are opened through `d`. */
+export function fold(state: Own<State>, event: ReinsEvent, policy: Policy, d: Draft): void {
   const at = event.at;
   if (state.startedAt === null) {
     state.startedAt = at;
@@ -49,10 +54,7 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy, draf
       break;
     }
     case "task.ended": {
-      state.inFlight = owned(
-        d,
-        state.inFlight.filter((t) => t !== state.task),
-      );
+      state.inFlight = state.inFlight.filter((t) => t !== state.task);
       if (event.status === "failed") recordTaskFailure(d, state, state.task);
       if (event.status === "done")
         capSet(writable(d, state, "churn"), state.task, { failures: 0, confirmed: 0 }, CAPS.churn);
@@ -84,8 +86,9 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy, draf
       break;
     case "human.budget_reset": {
       const taskType = state.budget.tasks[state.task]?.taskType ?? null;
-      state.budget = { session: emptyMeter(at), tasks: {} };
-      if (state.task !== "") state.budget.tasks[state.task] = emptyMeter(at, taskType);
+      const tasks: Record<string, Meter> = {};
+      if (state.task !== "") tasks[state.task] = emptyMeter(at, taskType);
+      state.budget = { session: emptyMeter(at), tasks };
       state.rate = { buckets: [], firedWindow: -1 };
       break;
     }
@@ -123,43 +126,43 @@ export function applyEvent(state: State, event: ReinsEvent, policy: Policy, draf
  * change are shared with it).
  */
 export function reduce(state: State, event: ReinsEvent, policy: Policy = defaultPolicy): State {
-  const { next, draft } = draftOf(state);
-  applyEvent(next, event, policy, draft);
+  const { next, own, draft } = draftOf(state);
+  fold(own, event, policy, draft);
   return next;
 }
 
 /** The meter `ref` points at, made writable (see cow.ts), if it exists. */
-export function writableMeter(d: Draft, state: State, ref: MeterRef): Meter | undefined {
+export function writableMeter(d: Draft, state: Own<State>, ref: MeterRef): Own<Meter> | undefined {
   return meterOf(d, state, ref.meter === "session" ? null : ref.task);
 }
 
 /** The session's meter (`task` null) or the task's, made writable, if it exists. */
-function meterOf(d: Draft, state: State, task: string | null): Meter | undefined {
+function meterOf(d: Draft, state: Own<State>, task: string | null): Own<Meter> | undefined {
   if (task !== null && state.budget.tasks[task] === undefined) return undefined;
   const budget = writable(d, state, "budget");
   return task === null ? writable(d, budget, "session") : writable(d, writable(d, budget, "tasks"), task);
 }
 
 /** The spend of the session's meter (`task` null) or the task's, made writable, if the meter exists. */
-function writableSpend(d: Draft, state: State, task: string | null): Meter["spent"] | undefined {
+function writableSpend(d: Draft, state: Own<State>, task: string | null): Own<Spend> | undefined {
   const meter = meterOf(d, state, task);
   return meter === undefined ? undefined : writable(d, meter, "spent");
 }
 
-function enterTask(d: Draft, state: State, task: string, at: number): void {
+function enterTask(d: Draft, state: Own<State>, task: string, at: number): void {
   state.task = task;
   if (state.budget.tasks[task] === undefined)
     capSet(writable(d, writable(d, state, "budget"), "tasks"), task, emptyMeter(at), CAPS.tasks);
 }
 
-function recordTaskFailure(d: Draft, state: State, task: string): void {
+function recordTaskFailure(d: Draft, state: Own<State>, task: string): void {
   const memo = state.churn[task] ?? { failures: 0, confirmed: 0 };
   const churn = writable(d, state, "churn");
   capSet(churn, task, { failures: memo.failures + 1, confirmed: memo.confirmed }, CAPS.churn);
 }
 
 /** The breaker's moves with time (see settleBreaker). */
-function settle(d: Draft, state: State, at: number, policy: Policy): void {
+function settle(d: Draft, state: Own<State>, at: number, policy: Policy): void {
   const next = settleBreaker(state.breaker, at, policy.circuit);
   // Half-opened by the timeout, as after an acknowledgement: the counters that tripped it would trip the
   // probe at once.
@@ -167,20 +170,20 @@ function settle(d: Draft, state: State, at: number, policy: Policy): void {
   state.breaker = next;
 }
 
-function clearAnomalies(d: Draft, state: State): void {
+function clearAnomalies(d: Draft, state: Own<State>): void {
   const calls = writable(d, state, "calls");
   calls.sig = "";
   calls.streak = 0;
   calls.sigOut = null;
   calls.taskCalls = 0;
-  calls.times = owned(d, []);
+  calls.times = [];
   calls.errorHash = "";
   calls.errorStreak = 0;
   state.failedVerifications = 0;
   state.lastFailure = null;
 }
 
-function applyRequest(d: Draft, state: State, event: ToolRequested, policy: Policy): void {
+function applyRequest(d: Draft, state: Own<State>, event: ToolRequested, policy: Policy): void {
   const calls = writable(d, state, "calls");
   const sig = callSignature(event);
   if (sig === calls.sig) {
@@ -261,7 +264,7 @@ function applyRequest(d: Draft, state: State, event: ToolRequested, policy: Poli
  * What reins answered a tool call, for the breaker: a call denied on evidence of a loop is counted per call
  * (the latest few calls), until a write is let through: then a change was made, and the count starts again.
  */
-export function noteDenial(d: Draft, state: State, event: ToolRequested, denied: boolean): void {
+export function noteDenial(d: Draft, state: Own<State>, event: ToolRequested, denied: boolean): void {
   const list = state.calls.denied;
   if (denied) {
     const sig = callSignature(event);
@@ -273,7 +276,7 @@ export function noteDenial(d: Draft, state: State, event: ToolRequested, denied:
   }
 }
 
-function applyCompletion(d: Draft, state: State, event: ToolCompleted): void {
+function applyCompletion(d: Draft, state: Own<State>, event: ToolCompleted): void {
   const sig = callSignature(event);
   const out = event.outputHash === undefined ? null : clip(event.outputHash);
   const failed = event.outcome !== "success";
@@ -281,9 +284,9 @@ function applyCompletion(d: Draft, state: State, event: ToolCompleted): void {
   for (let i = calls.recent.length - 1; i >= 0; i--) {
     const call = calls.recent[i];
     if (call !== undefined && call.sig === sig && call.out === null) {
-      const mine = writable(d, writable(d, calls, "recent"), i);
-      mine.out = out ?? "";
-      mine.failed = failed;
+      const own = writable(d, writable(d, calls, "recent"), i);
+      own.out = out ?? "";
+      own.failed = failed;
       break;
     }
   }
@@ -348,7 +351,7 @@ function applyCompletion(d: Draft, state: State, event: ToolCompleted): void {
  * Whether a failed call of a tool without a command (an edit the editor refused) differs from the tool's
  * failed call before it: a new edit refused is not a retry of the last one.
  */
-function otherThanLastFailure(recent: State["calls"]["recent"], tool: string, sig: string): boolean {
+function otherThanLastFailure(recent: Shared<State["calls"]["recent"]>, tool: string, sig: string): boolean {
   let skipped = false;
   for (let i = recent.length - 1; i >= 0; i--) {
     const call = recent[i];
@@ -367,7 +370,7 @@ function otherThanLastFailure(recent: State["calls"]["recent"], tool: string, si
  * An edit the editor refused (a failed edit tool call: SWE-agent's str_replace_editor, a Claude Code Edit
  * whose text was not found) wrote nothing, so it is no edit: the counts its request raised go back.
  */
-function refusedEdit(d: Draft, state: State): void {
+function refusedEdit(d: Draft, state: Own<State>): void {
   const edits = state.edits;
   if (edits.total === 0 && edits.sinceVerification === 0 && edits.sinceTests === 0) return;
   const w = writable(d, state, "edits");
@@ -385,7 +388,7 @@ function isOwnCheck(event: ToolCompleted): boolean {
   return (event.writes?.length ?? 0) === 0 && RUNS_PROGRAM.test(`${event.command ?? ""} `);
 }
 
-function applyUsage(d: Draft, state: State, event: UsageRecorded, policy: Policy): void {
+function applyUsage(d: Draft, state: Own<State>, event: UsageRecorded, policy: Policy): void {
   const tokens =
     amount(event.inputTokens) +
     amount(event.outputTokens) +
@@ -409,7 +412,12 @@ function applyUsage(d: Draft, state: State, event: UsageRecorded, policy: Policy
 }
 
 /** Adds one usage event's amounts to a meter's spend, if the meter exists. */
-function charge(spent: Meter["spent"] | undefined, tokens: number, usd: number, premium: number): void {
+function charge(
+  spent: Opened<Shared<Spend>> | undefined,
+  tokens: number,
+  usd: number,
+  premium: number,
+): void {
   if (spent === undefined) return;
   spent.tokens += tokens;
   // Rounded to nano-dollars so that $0.10 + $0.70 is $0.80, not 0.7999999999999999.
@@ -417,7 +425,7 @@ function charge(spent: Meter["spent"] | undefined, tokens: number, usd: number, 
   spent.premiumRequests += premium;
 }
 
-function applyVerification(d: Draft, state: State, event: VerificationRan): void {
+function applyVerification(d: Draft, state: Own<State>, event: VerificationRan): void {
   const name = clip(event.name);
   const raw = event.score ?? (event.passed ? 1 : 0);
   const score = Number.isFinite(raw) ? Math.min(1, Math.max(0, raw)) : event.passed ? 1 : 0;
@@ -457,7 +465,7 @@ function applyVerification(d: Draft, state: State, event: VerificationRan): void
   }
   countFailure(state, name, event);
 
-  if (greener) state.files = owned(d, {});
+  if (greener) state.files = {};
   for (const path of event.flagged ?? NO_ITEMS) {
     const key = clip(path);
     const file = state.files[key];
@@ -478,7 +486,7 @@ function applyVerification(d: Draft, state: State, event: VerificationRan): void
  * between. Anything else (a new failure, fewer failures, a fix attempted) starts the count again: a test
  * written to fail before its fix, then fixed step by step, is progress.
  */
-function countFailure(state: State, name: string, event: VerificationRan): void {
+function countFailure(state: Own<State>, name: string, event: VerificationRan): void {
   if (event.passed) {
     state.failedVerifications = 0;
     state.lastFailure = null;
@@ -498,7 +506,7 @@ function countFailure(state: State, name: string, event: VerificationRan): void 
   state.lastFailure = { check: name, fingerprint, failing, edits: state.edits.total };
 }
 
-function applyExtension(d: Draft, state: State, event: BudgetExtended, policy: Policy): void {
+function applyExtension(d: Draft, state: Own<State>, event: BudgetExtended, policy: Policy): void {
   const added = amount(event.amount);
   const ref =
     event.meter === "task" && state.task !== "" ? ({ meter: "task", task: state.task } as const) : null;

@@ -1,12 +1,13 @@
 /** The tally: a scope's running totals for metrics, kept in its state, and what each decided event adds. */
 import { amount, clip } from "./capped.js";
-import { inPlace, writable, type Draft } from "./cow.js";
+import { writable, type Draft } from "./cow.js";
+import type { Mine, Own } from "./own.js";
 import type { ReinsEvent } from "./reins-event.js";
 
 /** At most this many tool names are counted by name in one scope; the rest count as `other`. */
 export const TALLY_TOOLS = 32;
 
-const bump = (map: Record<string, number>, key: string, by = 1) => {
+const bump = (map: Record<string, number> & Mine, key: string, by = 1) => {
   map[key] = (map[key] ?? 0) + by;
 };
 
@@ -93,14 +94,15 @@ function decidingGuard(decision: Counted): string {
  * the breaker tripped on it, if it did. Writes through `draft` (see cow.ts).
  */
 export function tally(
-  state: { tally?: Tally },
+  state: Own<{ tally?: Tally }>,
   event: ReinsEvent,
   decision: Counted,
   tripped: string | null,
-  draft: Draft = inPlace,
+  draft: Draft,
 ): void {
-  tallyOf(state);
-  const t = writable(draft, state as { tally: Tally }, "tally");
+  // A state from an older snapshot has none yet (not `tallyOf`: it would hand back the shared tally writable).
+  if (state.tally === undefined) state.tally = emptyTally();
+  const t = writable(draft, state, "tally")!;
   switch (event.kind) {
     case "session.started":
       if (event.agent !== undefined && t.agent === "") t.agent = clip(event.agent);
