@@ -66,8 +66,8 @@ afterEach(async () => {
   }
 });
 
-/** This project's daemon, in this process, on a free port. */
-async function daemon(dir: string): Promise<number> {
+/** This project's server, in this process, on a free port. */
+async function projectServer(dir: string): Promise<number> {
   const services = await openServices(dir, {});
   const app = await createServer({
     services,
@@ -233,7 +233,7 @@ describe("reins doctor", () => {
       message: `nothing answers on 127.0.0.1:${port}; the agents' session-start hook starts it, until then tool calls are not guarded`,
       fix: `reins serve --ensure --port ${port}`,
     });
-    const ours = await daemon(dir);
+    const ours = await projectServer(dir);
     expect((await doctor(dir, {}, "--port", String(ours))).line("server", "running")).toMatchObject({
       status: "ok",
       message: `this project's server answers on 127.0.0.1:${ours}`,
