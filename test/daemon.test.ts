@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openServices, type HookServices } from "../src/guard/hooks/run-hook.js";
+import { openServices, type HookServices } from "../src/guard/hooks/hook-call.js";
 import { apiToken, hookSecret } from "../src/base/config/hook-secret.js";
 import { serverAt, serveStartLock } from "../src/server/server-process.js";
 import { createServer } from "../src/server/server.js";

@@ -9,7 +9,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { DoctorReport } from "../src/cli/doctor.js";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { openServices, type HookServices } from "../src/guard/hooks/run-hook.js";
+import { openServices, type HookServices } from "../src/guard/hooks/hook-call.js";
 import { apiToken, hookSecret } from "../src/base/config/hook-secret.js";
 import { createServer } from "../src/server/server.js";
 import { REINS_BIN } from "../src/base/config/package-info.js";

@@ -11,7 +11,7 @@ import {
   readHookInput,
   withWarning,
   type HookServices,
-} from "../guard/hooks/run-hook.js";
+} from "../guard/hooks/hook-call.js";
 import { proofOf } from "./server-process.js";
 import { registerApi } from "./api.js";
 import { createMetrics } from "./metrics.js";

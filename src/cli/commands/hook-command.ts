@@ -4,7 +4,7 @@ import { awaitDaemon, recordUnproven, startDaemonFor } from "../../guard/daemon/
 import type { Command } from "commander";
 import { ENSURE_DAEMON } from "../../install/agent-hooks.js";
 import { AGENTS } from "../../guard/hooks/hook-agents.js";
-import { runHook } from "../../guard/hooks/run-hook.js";
+import { runHook } from "../../guard/hooks/hook-call.js";
 import { DEFAULT_HOST, DEFAULT_PORT, ensureServer } from "../../server/server-process.js";
 import { findRoot } from "../../base/config/load-policy.js";
 import type { AgentContext } from "../context.js";

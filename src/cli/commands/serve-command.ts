@@ -3,7 +3,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ReinsError } from "../../base/core/errors.js";
-import { openServices } from "../../guard/hooks/run-hook.js";
+import { openServices } from "../../guard/hooks/hook-call.js";
 import {
   DEFAULT_HOST,
   DEFAULT_PORT,
