@@ -24,7 +24,7 @@ export type RunStarted = Extract<RunEvent, { kind: "run.started" }>;
  * for a plan that cannot run (duplicate ids, unknown deps or checks, a cycle named `a → b → a`) and
  * ReinsError("invalid_policy") for settings out of range.
  */
-export function startRun(event: RunStarted): RunState {
+export function initialRunState(event: RunStarted): RunState {
   const plan = validatePlan(event.nodes, event.checks);
   const settings = resolveSettings(event.settings);
   const tasks: Record<string, TaskRun> = {};
@@ -51,9 +51,9 @@ export function startRun(event: RunStarted): RunState {
 
 const result = (d: Draft): StepResult => ({ state: d.state, actions: d.actions, decisions: d.decisions });
 
-/** Starts a run and hands out its first actions: `startRun`, then what `step` does after any event. */
+/** Starts a run and hands out its first actions: `initialRunState`, then what `step` does after any event. */
 export function begin(event: RunStarted): StepResult {
-  const d = draftOf(startRun(event));
+  const d = draftOf(initialRunState(event));
   advance(d);
   return result(d);
 }
