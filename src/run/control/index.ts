@@ -5,7 +5,7 @@
  */
 export type * from "./types.js";
 export { begin, initialRunState, step, type RunStarted, type StepResult } from "./step.js";
-export { RUN_KEY } from "./draft.js";
+export { RUN_KEY } from "./step-draft.js";
 export { DEFAULT_SETTINGS, resolveSettings, type RunSettingsInput } from "./settings.js";
 export { aggregates, statusOfCounts, type StatusCounts } from "./aggregate.js";
 export { doneProof } from "./done-proof.js";
