@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { memoryIo } from "../dist/cli/io.js";
 import { run } from "../dist/cli/run.js";
 import { HOOK_AGENTS } from "../dist/guard/hooks/hook-agents.js";
-import { answerHook, openServices, readHookInput } from "../dist/guard/hooks/run-hook.js";
+import { answerHook, openServices, readHookInput } from "../dist/guard/hooks/hook-call.js";
 import { median } from "./stats.js";
 
 const us = (ns) => `${(ns / 1e3).toFixed(1)} µs`;

@@ -9,7 +9,7 @@ import { REINS_BIN } from "../dist/base/config/package-info.js";
 import { startHookDaemon } from "../dist/guard/daemon/hook-daemon.js";
 import { socketPath } from "../dist/guard/daemon/paths.js";
 import { buildClient } from "../dist/install/native-client.js";
-import { openServices } from "../dist/guard/hooks/run-hook.js";
+import { openServices } from "../dist/guard/hooks/hook-call.js";
 import { apiToken, hookSecret } from "../dist/base/config/hook-secret.js";
 import { createServer as createReins } from "../dist/server/server.js";
 import { median, quantile } from "./stats.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { claudeRunner } from "../src/run/agents/claude.js";
 import { codexRunner } from "../src/run/agents/codex.js";
-import { codexRunArgs, geminiRunEnv } from "../src/install/run-hooks.js";
+import { codexRunArgs, geminiRunEnv } from "../src/install/driven-hooks.js";
 import { geminiRunner } from "../src/run/agents/gemini.js";
 import type { AgentRequest, AgentResult } from "../src/run/agents/runner.js";
 import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";

@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openServices, type HookServices } from "../src/guard/hooks/run-hook.js";
+import { openServices, type HookServices } from "../src/guard/hooks/hook-call.js";
 import { apiToken, hookSecret } from "../src/base/config/hook-secret.js";
-import { daemonAt, serveStartLock } from "../src/server/daemon.js";
+import { serverAt, serveStartLock } from "../src/server/server-process.js";
 import { createServer } from "../src/server/server.js";
 import type { Store } from "../src/base/core/store.js";
 import { killPids, servePids } from "./support/fault-daemon.js";
@@ -70,7 +70,7 @@ async function post(body: unknown, token: string | null = secret, agent = "claud
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
 
-describe("the daemon answering hooks over loopback HTTP", () => {
+describe("the project's server answering hooks over loopback HTTP", () => {
   it("refuses calls without the project's bearer token", async () => {
     expect((await post(failing("auth"), null)).status).toBe(401);
     expect((await post(failing("auth"), "wrong")).status).toBe(401);
@@ -196,7 +196,7 @@ describe("reins hook claude with bad input on stdin", () => {
 });
 
 describe("reins init claude --http", () => {
-  it("puts http hooks with the project's secret in settings.local.json and command hooks that start the daemon", async () => {
+  it("puts http hooks with the project's secret in settings.local.json and command hooks that start the server", async () => {
     const dir = mkdtempSync(join(tmpdir(), "reins-init-http-"));
     writeFileSync(join(dir, "reins.config.json"), "{}");
     await run(process.execPath, [
@@ -265,7 +265,7 @@ describe("reins hook claude --ensure-daemon (the SessionStart and UserPromptSubm
     (JSON.parse(stdout) as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput
       ?.additionalContext ?? "";
 
-  it("restarts a daemon that was down and tells the model that calls went unguarded, once", async () => {
+  it("restarts a server that was down and tells the model that calls went unguarded, once", async () => {
     const dir = mkdtempSync(join(tmpdir(), "reins-ensure-"));
     writeFileSync(join(dir, "reins.config.json"), "{}");
     const port = await freePort();
@@ -284,13 +284,13 @@ describe("reins hook claude --ensure-daemon (the SessionStart and UserPromptSubm
       expect(contextOf(second.stdout)).not.toContain("daemon");
       expect(second.stderr).toBe("");
     } finally {
-      // Only when the daemon started: a failure above stays the one reported.
+      // Only when the server started: a failure above stays the one reported.
       const pidFile = join(dir, ".reins", "serve.pid");
       if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, "utf8")), "SIGTERM");
     }
   }, 60_000);
 
-  it("starts one daemon when many sessions find it down at once, and the others wait for it", async () => {
+  it("starts one server when many sessions find it down at once, and the others wait for it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "reins-ensure-"));
     writeFileSync(join(dir, "reins.config.json"), "{}");
     const port = await freePort();
@@ -299,10 +299,10 @@ describe("reins hook claude --ensure-daemon (the SessionStart and UserPromptSubm
     try {
       const results = await Promise.all(Array.from({ length: 6 }, () => ensure(dir, port)));
       expect(results.map((r) => r.status)).toEqual([0, 0, 0, 0, 0, 0]);
-      expect(await daemonAt("127.0.0.1", port, dir)).toBe("ours");
+      expect(await serverAt("127.0.0.1", port, dir)).toBe("ours");
       // Before the start lock, each of the six spawned a `reins serve`, five of them only to lose the port.
       expect(most).toBe(1);
-      expect(existsSync(serveStartLock(dir)), "the start lock is released once the daemon listens").toBe(
+      expect(existsSync(serveStartLock(dir)), "the start lock is released once the server listens").toBe(
         false,
       );
     } finally {
@@ -311,7 +311,7 @@ describe("reins hook claude --ensure-daemon (the SessionStart and UserPromptSubm
     }
   }, 60_000);
 
-  it("says tool calls are not guarded when another program holds the daemon's port", async () => {
+  it("says tool calls are not guarded when another program holds the server's port", async () => {
     const dir = mkdtempSync(join(tmpdir(), "reins-ensure-"));
     writeFileSync(join(dir, "reins.config.json"), "{}");
     const other = createHttpServer((_req, res) => res.end("not reins"));
@@ -329,35 +329,35 @@ describe("reins hook claude --ensure-daemon (the SessionStart and UserPromptSubm
   });
 });
 
-describe("telling this project's daemon from an impostor", () => {
-  it("trusts a daemon only when it proves it holds the project's hook secret", async () => {
+describe("telling this project's server from an impostor", () => {
+  it("trusts a server only when it proves it holds the project's hook secret", async () => {
     const port = Number(new URL(url).port);
-    expect(await daemonAt("127.0.0.1", port, project)).toBe("ours");
-    // Something else on a port, claiming to be this project's daemon.
+    expect(await serverAt("127.0.0.1", port, project)).toBe("ours");
+    // Something else on a port, claiming to be this project's server.
     const impostor = createHttpServer((_req, res) =>
       res.end(JSON.stringify({ ok: true, store: "sqlite", root: project })),
     );
     await new Promise<void>((resolve) => impostor.listen(0, "127.0.0.1", resolve));
     try {
-      expect(await daemonAt("127.0.0.1", (impostor.address() as AddressInfo).port, project)).toBe("other");
+      expect(await serverAt("127.0.0.1", (impostor.address() as AddressInfo).port, project)).toBe("other");
     } finally {
       impostor.close();
     }
   });
 
-  it("tells a port nobody holds from a daemon too busy to answer, so no second daemon is started beside it", async () => {
-    expect(await daemonAt("127.0.0.1", await freePort(), project)).toBe("none");
+  it("tells a port nobody holds from a server too busy to answer, so no second server is started beside it", async () => {
+    expect(await serverAt("127.0.0.1", await freePort(), project)).toBe("none");
     const slow = createHttpServer(() => undefined); // holds the connection, never answers
     await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
     try {
-      expect(await daemonAt("127.0.0.1", (slow.address() as AddressInfo).port, project, 200)).toBe("busy");
+      expect(await serverAt("127.0.0.1", (slow.address() as AddressInfo).port, project, 200)).toBe("busy");
     } finally {
       slow.closeAllConnections();
       slow.close();
     }
   });
 
-  it("proves who it is without reading the store, so a store that is slow or down does not hide the daemon", async () => {
+  it("proves who it is without reading the store, so a store that is slow or down does not hide the server", async () => {
     // A store whose reads never end, as Redis under load or half gone: only the challenge may be answered.
     const stuck: Store = Object.create(services.store) as Store;
     stuck.scopes = () => new Promise<never>(() => undefined);
@@ -369,7 +369,7 @@ describe("telling this project's daemon from an impostor", () => {
     });
     const at = new URL(await other.listen({ host: "127.0.0.1", port: 0 }));
     try {
-      expect(await daemonAt("127.0.0.1", Number(at.port), project)).toBe("ours");
+      expect(await serverAt("127.0.0.1", Number(at.port), project)).toBe("ours");
       const health = await fetch(`${at.origin}/healthz`, { signal: AbortSignal.timeout(300) }).catch(
         (error: Error) => error.name,
       );

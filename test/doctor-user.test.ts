@@ -72,7 +72,7 @@ describe("reins doctor with the user-level hooks", () => {
       expect(await run(args, io), io.err.join("")).toBe(0);
     }
     const env = { HOME: home };
-    // What the first user-level hook call there does (guard/hooks/run-hook.ts, guard/hooks/user-hook.ts).
+    // What the first user-level hook call there does (guard/hooks/hook-call.ts, guard/hooks/user-hook.ts).
     expect(linkReinsDir(repo, env, true)).toBe(true);
     const before = await checks(repo);
     expect(before.find((c) => c.subject === "claude" && c.check === "guarded")?.message).toMatch(

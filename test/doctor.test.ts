@@ -9,7 +9,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { DoctorReport } from "../src/cli/doctor.js";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { openServices, type HookServices } from "../src/guard/hooks/run-hook.js";
+import { openServices, type HookServices } from "../src/guard/hooks/hook-call.js";
 import { apiToken, hookSecret } from "../src/base/config/hook-secret.js";
 import { createServer } from "../src/server/server.js";
 import { REINS_BIN } from "../src/base/config/package-info.js";
@@ -66,8 +66,8 @@ afterEach(async () => {
   }
 });
 
-/** This project's daemon, in this process, on a free port. */
-async function daemon(dir: string): Promise<number> {
+/** This project's server, in this process, on a free port. */
+async function projectServer(dir: string): Promise<number> {
   const services = await openServices(dir, {});
   const app = await createServer({
     services,
@@ -233,7 +233,7 @@ describe("reins doctor", () => {
       message: `nothing answers on 127.0.0.1:${port}; the agents' session-start hook starts it, until then tool calls are not guarded`,
       fix: `reins serve --ensure --port ${port}`,
     });
-    const ours = await daemon(dir);
+    const ours = await projectServer(dir);
     expect((await doctor(dir, {}, "--port", String(ours))).line("server", "running")).toMatchObject({
       status: "ok",
       message: `this project's server answers on 127.0.0.1:${ours}`,

@@ -9,13 +9,13 @@ import { resolvePolicy } from "../src/base/core/policy.js";
 import type { Store } from "../src/base/core/store.js";
 import { createGovernor } from "../src/guard/governor.js";
 import { hashOf } from "../src/base/vocabulary/hash.js";
-import { daemonAt } from "../src/server/daemon.js";
+import { serverAt } from "../src/server/server-process.js";
 import { hookSecret } from "../src/base/config/hook-secret.js";
 import { MemoryStore } from "../src/base/store/memory.js";
 import { RedisStore } from "../src/base/store/redis.js";
 import { Spool } from "../src/base/store/spool.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { killPids, listeningDaemon, servePids, startDaemon } from "./support/fault-daemon.js";
+import { killPids, listeningServer, servePids, startServer } from "./support/fault-daemon.js";
 import { startFaultRedis, waitFor, type FaultRedis } from "./support/fault-redis.js";
 import {
   COMMAND_HOOK_TIMEOUT_MS,
@@ -35,14 +35,14 @@ import { freePort, redisServerInstalled, redisUnavailableReason } from "./suppor
 
 /**
  * Fault injection end to end (`npm run test:faults`): agent sessions stream hook calls through real reins
- * processes while the store and the daemon are killed under them, and the disk fills. What must hold:
+ * processes while the store and the server are killed under them, and the disk fills. What must hold:
  * every answered call is recorded exactly once, token totals are exact, no answer outlasts the hook's
  * timeout, and with `failClosed` nothing is allowed while the store is down.
  *
- * The daemon and the hooks are `bin/reins.js` on `dist/`, which `npm test` and `npm run test:faults` build first.
+ * The server and the hooks are `bin/reins.js` on `dist/`, which `npm test` and `npm run test:faults` build first.
  */
 
-/** How long the eight sessions stream through the daemon; REINS_FAULTS_DURATION_MS overrides. @default 60 s */
+/** How long the eight sessions stream through the server; REINS_FAULTS_DURATION_MS overrides. @default 60 s */
 const DURATION_MS = Number(process.env.REINS_FAULTS_DURATION_MS ?? 60_000);
 if (!Number.isInteger(DURATION_MS) || DURATION_MS < 10_000)
   throw new Error(`REINS_FAULTS_DURATION_MS must be a whole number of ms, 10000 or more, not ${DURATION_MS}`);
@@ -81,7 +81,7 @@ function countByCallId(log: readonly LogRecord[], kind: string): Map<string, num
 
 /**
  * Checks, for each session, that every answered tool call is in its log exactly once, and that its token
- * total is exactly what its transcript holds, each message counted once: usage read by a call the daemon
+ * total is exactly what its transcript holds, each message counted once: usage read by a call the server
  * died in is read again by the session's next call.
  */
 async function expectRecordedOnce(
@@ -158,19 +158,23 @@ function newProject(prefix: string, config: object): string {
 }
 
 /**
- * Stops the daemon a test started, the ones hooks restarted and any that lost the race for the port, then
+ * Stops the server a test started, the ones hooks restarted and any that lost the race for the port, then
  * the Redis server, and removes the project.
  */
-async function removeProject(project: string, daemon?: ChildProcess, redis?: FaultRedis): Promise<void> {
-  await killPids([...(daemon?.pid !== undefined ? [daemon.pid] : []), ...servePids(project)]);
+async function removeProject(
+  project: string,
+  serveProcess?: ChildProcess,
+  redis?: FaultRedis,
+): Promise<void> {
+  await killPids([...(serveProcess?.pid !== undefined ? [serveProcess.pid] : []), ...servePids(project)]);
   await redis?.stop();
   rmSync(project, { recursive: true, force: true });
 }
 
-describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon killed mid-stream", () => {
+describe.skipIf(redisSkip !== null)("reins under faults: Redis and the server killed mid-stream", () => {
   let redis: FaultRedis | undefined;
   let project = "";
-  let daemon: ChildProcess | undefined;
+  let serveProcess: ChildProcess | undefined;
 
   beforeAll(async () => {
     // Append-only file fsynced on every write: what Redis acknowledged survives its SIGKILL.
@@ -179,7 +183,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
     project = newProject("reins-faults-", { ...STREAMING, store: `${redis.url}?trim=off` });
   });
 
-  afterAll(() => removeProject(project, daemon, redis));
+  afterAll(() => removeProject(project, serveProcess, redis));
 
   it(
     `eight sessions stream for ${DURATION_MS / 1000} s: every answered call is recorded once and every token counted`,
@@ -187,7 +191,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
       const server = redis!;
       const port = await freePort();
       const secret = hookSecret(project);
-      daemon = await startDaemon(project, port);
+      serveProcess = await startServer(project, port);
       const sessions = Array.from(
         { length: SESSIONS },
         (_, i) =>
@@ -205,12 +209,12 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
       const outages: { from: number; to: number }[] = [];
       const daemonDown = { killedAt: 0, backAt: 0, restarts: 0 };
 
-      // Each session: the command hooks at start, then tool calls until the end; a call the daemon did not
-      // answer makes the session run the SessionStart command hook, which restarts the daemon (as a new or
+      // Each session: the command hooks at start, then tool calls until the end; a call the server did not
+      // answer makes the session run the SessionStart command hook, which restarts the server (as a new or
       // resumed Claude Code session would).
-      let halted = false; // set when the chaos fails, so no session goes on restarting daemons
-      // Each session's last call, its Stop, waits for the chaos to end: usage read by a call the daemon died
-      // in is counted by the session's next answered call, so the last one must find the daemon back. (A
+      let halted = false; // set when the chaos fails, so no session goes on restarting servers
+      // Each session's last call, its Stop, waits for the chaos to end: usage read by a call the server died
+      // in is counted by the session's next answered call, so the last one must find the server back. (A
       // restart under CI's load outlasted the stream once: the Stop failed and a line went uncounted.)
       let endChaos = () => {};
       let chaosOver = false;
@@ -253,21 +257,21 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
           outages.push({ from, to: Date.now() });
         }
         await sleep(started + 0.75 * DURATION_MS - Date.now());
-        const pid = listeningDaemon(project);
-        expect(pid, "the daemon listening before the kill").not.toBeNull();
+        const pid = listeningServer(project);
+        expect(pid, "the server listening before the kill").not.toBeNull();
         daemonDown.killedAt = Date.now();
         await killPids([pid!]);
         // The sessions bring it back through their SessionStart hook.
         await waitFor(
-          "a session to restart the daemon",
-          async () => (await daemonAt("127.0.0.1", port, project)) === "ours",
+          "a session to restart the server",
+          async () => (await serverAt("127.0.0.1", port, project)) === "ours",
           30_000,
           50,
         );
         daemonDown.backAt = Date.now();
       };
 
-      // How many `reins serve` processes of the project there are: one daemon, and any that lost the port.
+      // How many `reins serve` processes of the project there are: one server, and any that lost the port.
       const serve = { max: 0, firstExtraAt: -1 };
       const census = setInterval(() => {
         const n = servePids(project).length;
@@ -313,7 +317,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
       expect(outages).toHaveLength(3);
       expect(preAnsweredDuringOutages).toBeGreaterThanOrEqual(outages.length * SESSIONS * 3);
 
-      // Nothing outlasted its timeout; a call went unanswered only while the daemon was dead.
+      // Nothing outlasted its timeout; a call went unanswered only while the server was dead.
       expect(calls.filter((c) => c.kind === "timeout")).toEqual([]);
       for (const c of calls)
         expect(c.ms, `${c.hook} via ${c.via}`).toBeLessThan(
@@ -322,11 +326,11 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
       for (const c of calls.filter(unanswered)) {
         expect(
           c.endedAt,
-          `${c.hook} ${c.callId ?? ""} failed (${c.detail}) while the daemon ran`,
+          `${c.hook} ${c.callId ?? ""} failed (${c.detail}) while the server ran`,
         ).toBeGreaterThanOrEqual(daemonDown.killedAt);
         expect(
           c.startedAt,
-          `${c.hook} ${c.callId ?? ""} failed (${c.detail}) after the daemon was back`,
+          `${c.hook} ${c.callId ?? ""} failed (${c.detail}) after the server was back`,
         ).toBeLessThanOrEqual(daemonDown.backAt);
       }
       // Fail-open with a policy no stream of distinct calls trips: every answer to a tool call is an allow.
@@ -350,7 +354,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: Redis and the daemon ki
 describe.skipIf(redisSkip !== null)("reins under faults: failClosed while Redis is down", () => {
   let redis: FaultRedis | undefined;
   let project = "";
-  let daemon: ChildProcess | undefined;
+  let serveProcess: ChildProcess | undefined;
 
   beforeAll(async () => {
     redis = await startFaultRedis({ durable: true });
@@ -362,13 +366,13 @@ describe.skipIf(redisSkip !== null)("reins under faults: failClosed while Redis 
     });
   });
 
-  afterAll(() => removeProject(project, daemon, redis));
+  afterAll(() => removeProject(project, serveProcess, redis));
 
   it("denies every tool call answered while the store is down, and allows again once it is back", async () => {
     const server = redis!;
     const port = await freePort();
     const secret = hookSecret(project);
-    daemon = await startDaemon(project, port);
+    serveProcess = await startServer(project, port);
     const sessions = Array.from(
       { length: 4 },
       (_, i) =>
@@ -433,7 +437,7 @@ describe.skipIf(redisSkip !== null)("reins under faults: failClosed while Redis 
       expect(JSON.stringify(c.reply)).toMatch(/failClosed is set/);
     }
     // Only the store's denies: before the outage every tool call is allowed, and after it each session is
-    // denied only until the daemon has reconnected (Redis answering again), then allowed from then on.
+    // denied only until the server has reconnected (Redis answering again), then allowed from then on.
     for (const c of calls.filter((c) => c.callId !== undefined && c.endedAt < outage.killing))
       expect(c.kind, `${c.hook} ${c.callId ?? ""} before the outage`).toBe("allow");
     // Answered while the kill was under way: allowed, or refused because the store is gone.
@@ -556,7 +560,7 @@ describe.skipIf(tmpfsSkip !== null)("reins under faults: a full disk under a SQL
 describe.skipIf(redisSkip !== null)("reins under faults: what another process spooled", () => {
   let redis: FaultRedis | undefined;
   let project = "";
-  let daemon: ChildProcess | undefined;
+  let serveProcess: ChildProcess | undefined;
 
   beforeAll(async () => {
     redis = await startFaultRedis({ durable: true });
@@ -564,12 +568,12 @@ describe.skipIf(redisSkip !== null)("reins under faults: what another process sp
     project = newProject("reins-faults-spool-", { ...STREAMING, store: `${redis.url}?trim=off` });
   });
 
-  afterAll(() => removeProject(project, daemon, redis));
+  afterAll(() => removeProject(project, serveProcess, redis));
 
-  it("is delivered by the daemon's next call once the store is back", async () => {
+  it("is delivered by the server's next call once the store is back", async () => {
     const server = redis!;
     const port = await freePort();
-    daemon = await startDaemon(project, port);
+    serveProcess = await startServer(project, port);
     const session = new SimulatedSession({
       id: "p",
       project,
@@ -582,14 +586,14 @@ describe.skipIf(redisSkip !== null)("reins under faults: what another process sp
     for (let i = 0; i < 3; i++) await session.toolCall(http);
     await server.kill();
     // A session resuming runs its SessionStart command hook in its own process: with Redis down, that
-    // process spools beside the daemon.
+    // process spools beside the server.
     const prompt = await session.command("SessionStart", ["--ensure-daemon", "--port", String(port)], {
       source: "resume",
     });
     expect(prompt.detail).toMatch(/kept in/);
     expect(spoolLeft(project).waiting).toHaveLength(1);
     await server.start();
-    await waitFor("the daemon to reach Redis again", async () => {
+    await waitFor("the server to reach Redis again", async () => {
       const health = await fetch(`http://127.0.0.1:${port}/healthz`);
       return health.status === 200;
     });

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runHook } from "../src/guard/hooks/run-hook.js";
+import { runHook } from "../src/guard/hooks/hook-call.js";
 import { Spool } from "../src/base/store/spool.js";
 import { startApi, type ApiServer } from "./support/api-server.js";
 

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { runHook } from "../src/guard/hooks/run-hook.js";
+import { runHook } from "../src/guard/hooks/hook-call.js";
 import { recorded } from "./support/e2e-project.js";
 import { cleanEnv, reinsBin } from "./support/processes.js";
 

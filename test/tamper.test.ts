@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { answerHook, openServices, readHookInput } from "../src/guard/hooks/run-hook.js";
+import { answerHook, openServices, readHookInput } from "../src/guard/hooks/hook-call.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
 import { e2eProject, removeE2eProject, type E2eProject } from "./support/e2e-project.js";
 import { cleanEnv, reinsBin, runReins } from "./support/processes.js";

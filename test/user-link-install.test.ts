@@ -17,7 +17,7 @@ import { run } from "../src/cli/run.js";
 import { containmentOf } from "../src/base/config/boundary.js";
 import { linkReinsDir, linkedReinsDir } from "../src/base/config/reins-link.js";
 import { denyProjectPolicy } from "../src/base/config/user-policy-deny.js";
-import { runHook } from "../src/guard/hooks/run-hook.js";
+import { runHook } from "../src/guard/hooks/hook-call.js";
 import { readTamper } from "../src/guard/hooks/tamper-record.js";
 
 /**

@@ -22,7 +22,7 @@ import {
   realPath,
 } from "../install/trust.js";
 import { readToml } from "../install/toml-lines.js";
-import { DEFAULT_HOST, DEFAULT_PORT, daemonAt } from "../server/daemon.js";
+import { DEFAULT_HOST, DEFAULT_PORT, serverAt } from "../server/server-process.js";
 import { REINS_BIN } from "../base/config/package-info.js";
 import { hookPort, hookUrl } from "../guard/daemon/http-port.js";
 import { daemonName, socketPath } from "../guard/daemon/paths.js";
@@ -77,7 +77,7 @@ export interface DoctorOptions {
   /** The store, as `--store` gives it; else the policy's. */
   storeSpec?: string;
   /**
-   * How long the daemon and the store may take to answer.
+   * How long the user's hook daemon, the project's server and the store may take to answer.
    * @default 3_000
    */
   timeoutMs?: number;
@@ -460,7 +460,7 @@ async function serverCheck(port: number, used: boolean, o: DoctorOptions): Promi
   const host = o.host ?? DEFAULT_HOST;
   const at = `${host}:${port}`;
   const ensure = `reins serve --ensure${port !== DEFAULT_PORT ? ` --port ${port}` : ""}`;
-  const found = await daemonAt(host, port, o.root, o.timeoutMs ?? 3_000);
+  const found = await serverAt(host, port, o.root, o.timeoutMs ?? 3_000);
   const base = { subject: "server", check: "running" };
   if (found === "ours") return { ...base, status: "ok", message: `this project's server answers on ${at}` };
   if (found === "other")

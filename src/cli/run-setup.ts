@@ -6,7 +6,7 @@ import { ReinsError } from "../base/core/errors.js";
 import { outcomeOf, type OutcomeKind } from "../run/control/index.js";
 import { runnerFor } from "../run/agents/index.js";
 import type { AgentRunner } from "../run/agents/runner.js";
-import { claudeRunArgs, codexRunArgs, copilotRunEnv, geminiRunEnv } from "../install/run-hooks.js";
+import { claudeRunArgs, codexRunArgs, copilotRunEnv, geminiRunEnv } from "../install/driven-hooks.js";
 import { codexRunEnv } from "../install/codex-home.js";
 import { opencodeRunEnv } from "../install/opencode-run.js";
 import { codexHome } from "../install/trust.js";

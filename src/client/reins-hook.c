@@ -129,7 +129,7 @@ static void find_root(const char *dir, char *root, size_t size) {
   }
 }
 
-/* The folder the agent was started in, as the agent says it (src/guard/hooks/run-hook.ts, projectOf), else the cwd. */
+/* The folder the agent was started in, as the agent says it (src/guard/hooks/hook-call.ts, projectOf), else the cwd. */
 static const char *project_dir(const char *agent, char *cwd, size_t size) {
   const char *dir = NULL;
   if (strcmp(agent, "claude") == 0) dir = getenv("CLAUDE_PROJECT_DIR");

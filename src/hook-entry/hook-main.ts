@@ -2,7 +2,7 @@
 import { opensTurn } from "../guard/hooks/hook-events.js";
 import "./jitless.js";
 import { readSync } from "node:fs";
-import { runHook } from "../guard/hooks/run-hook.js";
+import { runHook } from "../guard/hooks/hook-call.js";
 
 /** Whether bytes are one complete JSON value (the hook input, whole). */
 function isWholeJson(bytes: Buffer): boolean {

@@ -15,7 +15,7 @@ import { ReinsError } from "../base/core/errors.js";
 import { initAgent, isReinsHook, readSettings } from "./agent-hooks.js";
 import { codexHookSlots, codexTrustChanges, codexTrustedHashes, realPath } from "./trust.js";
 import { readToml, tomlSet } from "./toml-lines.js";
-import { hasReinsHooks, runHookOptions } from "./run-hooks.js";
+import { hasReinsHooks, drivenHookOptions } from "./driven-hooks.js";
 
 /*
  * Codex (0.169.0) reads its hooks from `$CODEX_HOME/hooks.json` (and the project's `.codex/hooks.json`) and
@@ -114,7 +114,7 @@ export function codexRunEnv(root: string, bin: string, userHome: string): Record
   const userHooks = existsSync(userHooksPath) ? readSettings(userHooksPath) : null;
   if (userHooks !== null) writeFileSync(hooksPath, `${JSON.stringify(userHooks, null, 2)}\n`);
   if (!hasReinsHooks(join(root, ".codex", "hooks.json"), "codex"))
-    initAgent("codex", { settingsPath: hooksPath, ...runHookOptions(root, bin) });
+    initAgent("codex", { settingsPath: hooksPath, ...drivenHookOptions(root, bin) });
 
   const configPath = join(userHome, "config.toml");
   const userConfig = existsSync(configPath) ? readFileSync(configPath, "utf8") : "";

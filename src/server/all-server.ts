@@ -11,7 +11,7 @@ import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import Fastify, { type FastifyInstance } from "fastify";
 import { ReinsError } from "../base/core/errors.js";
-import { openServices, type HookServices } from "../guard/hooks/run-hook.js";
+import { openServices, type HookServices } from "../guard/hooks/hook-call.js";
 import { apiToken } from "../base/config/hook-secret.js";
 import { createServer, isLoopback } from "./server.js";
 import { CSP, WEB_ROOT } from "./web.js";

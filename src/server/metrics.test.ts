@@ -10,7 +10,7 @@ import type { Store } from "../base/core/store.js";
 import { HOOK_AGENTS } from "../guard/hooks/hook-agents.js";
 import { AGENT_NAMES } from "../guard/hooks/agent-adapter.js";
 import { eventsAt } from "../base/vocabulary/event-builders.js";
-import { answerHook } from "../guard/hooks/run-hook.js";
+import { answerHook } from "../guard/hooks/hook-call.js";
 import { TranscriptReader } from "../guard/hooks/transcript.js";
 import { usageEvent } from "../base/vocabulary/usage.js";
 import { MemoryStore } from "../base/store/memory.js";

@@ -11,8 +11,8 @@ import {
   readHookInput,
   withWarning,
   type HookServices,
-} from "../guard/hooks/run-hook.js";
-import { proofOf } from "./daemon.js";
+} from "../guard/hooks/hook-call.js";
+import { proofOf } from "./server-process.js";
 import { registerApi } from "./api.js";
 import { createMetrics } from "./metrics.js";
 import { bearerCheck } from "../base/config/hook-secret.js";
@@ -216,7 +216,7 @@ function closeConnectionsOnClose(app: FastifyInstance, hub: EventHub): void {
   });
 }
 
-/** GET /healthz (with the daemon's proof to a hook's challenge), GET /metrics and GET /api/openapi.json. */
+/** GET /healthz (with the server's proof to a hook's challenge), GET /metrics and GET /api/openapi.json. */
 function registerHealth(
   app: FastifyInstance,
   services: HookServices,
@@ -230,15 +230,15 @@ function registerHealth(
     "/healthz",
     { schema: { hide: true } },
     async (request, reply) => {
-      // A hook asking whether this is its project's daemon sends a challenge; only the secret's holder answers it.
+      // A hook asking whether this is its project's server sends a challenge; only the secret's holder answers it.
       const challenge = request.query.challenge;
       const proof =
         typeof challenge === "string" && /^[0-9a-f]{8,128}$/.test(challenge)
           ? { proof: proofOf(secret, challenge) }
           : {};
       const base = { store: services.store.kind, ...(openReads ? { root: services.root } : {}), ...proof };
-      // Who answers is one question, how the store is another: a hook finding its daemon must not wait for
-      // a store that is slow or down (and then start a second daemon beside it).
+      // Who answers is one question, how the store is another: a hook finding its server must not wait for
+      // a store that is slow or down (and then start a second server beside it).
       if ("proof" in proof) return base;
       try {
         const [latest] = await services.store.scopes();

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import type { ReinsEvent } from "../../src/base/core/reins-event.js";
 import { timeline, type Timeline } from "../../src/base/core/timeline.js";
-import { openServices, type HookServices } from "../../src/guard/hooks/run-hook.js";
+import { openServices, type HookServices } from "../../src/guard/hooks/hook-call.js";
 import { agentToken, apiToken, hookSecret } from "../../src/base/config/hook-secret.js";
 import { createServer } from "../../src/server/server.js";
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach } from "vitest";
 import { memoryIo } from "../../src/cli/io.js";
 import { run } from "../../src/cli/run.js";
 import { SqliteStore } from "../../src/base/store/sqlite.js";
-import { stopDaemon, stopHookDaemons } from "./processes.js";
+import { stopServer, stopHookDaemons } from "./processes.js";
 
 /**
  * The throwaway project of an end-to-end test with a real agent CLI: made in `beforeEach`, read back
@@ -71,11 +71,11 @@ export function e2eEach<Fake extends { close(): Promise<void> }>(
 }
 
 /**
- * Stops the daemons the test's hooks started (the project's server, the user's hook daemon of the test's
+ * Stops the processes the test's hooks started (the project's server, the user's hook daemon of the test's
  * HOME), if any, then removes the whole folder.
  */
 export async function removeE2eProject(root: string): Promise<void> {
-  await stopDaemon(join(root, "project"));
+  await stopServer(join(root, "project"));
   await stopHookDaemons({ HOME: join(root, "home") });
   rmSync(root, { recursive: true, force: true });
 }

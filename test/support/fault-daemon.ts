@@ -2,18 +2,18 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { daemonAt } from "../../src/server/daemon.js";
+import { serverAt } from "../../src/server/server-process.js";
 import { waitFor } from "./fault-redis.js";
 import { alive, cleanEnv, reinsBin } from "./processes.js";
 
 /**
- * The reins daemon of a fault test's project as real processes: started with `reins serve`, killed with
- * SIGKILL, and found again (a daemon that a hook's `--ensure-daemon` restarted is not this process's child)
+ * The project's server (`reins serve`) of a fault test's project as real processes: started with `reins serve`, killed with
+ * SIGKILL, and found again (a server that a hook's `--ensure-daemon` restarted is not this process's child)
  * by its command line, which names the project's unique folder.
  */
 
-/** Starts `reins --cwd <project> serve --port <port>` and waits until it answers as the project's daemon. */
-export async function startDaemon(project: string, port: number): Promise<ChildProcess> {
+/** Starts `reins --cwd <project> serve --port <port>` and waits until it answers as the project's server. */
+export async function startServer(project: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [reinsBin, "--cwd", project, "serve", "--port", String(port)], {
     cwd: project,
     // Nothing of this process's environment: a developer's REINS_STORE or REINS_TOKEN would change it.
@@ -22,9 +22,9 @@ export async function startDaemon(project: string, port: number): Promise<ChildP
   });
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4_000)));
-  await waitFor(`the daemon on port ${port}`, async () => {
+  await waitFor(`the server on port ${port}`, async () => {
     if (child.exitCode !== null) throw new Error(`reins serve exited with ${child.exitCode}:\n${stderr}`);
-    return (await daemonAt("127.0.0.1", port, project)) === "ours";
+    return (await serverAt("127.0.0.1", port, project)) === "ours";
   });
   return child;
 }
@@ -48,10 +48,10 @@ export function servePids(project: string): number[] {
 }
 
 /**
- * The pid of the daemon that holds the project's port: the one that wrote `.reins/serve.pid` after it
+ * The pid of the server that holds the project's port: the one that wrote `.reins/serve.pid` after it
  * started listening (a `reins serve` that lost the port to it never writes one), if it is alive.
  */
-export function listeningDaemon(project: string): number | null {
+export function listeningServer(project: string): number | null {
   let pid: number;
   try {
     pid = Number(readFileSync(join(project, ".reins", "serve.pid"), "utf8").trim());

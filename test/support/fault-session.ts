@@ -62,7 +62,7 @@ export interface SessionOptions {
   project: string;
   /** Where the session's transcript is written (outside `.reins/`, like ~/.claude/projects). */
   transcriptDir: string;
-  /** The daemon's port: http hooks go to http://127.0.0.1:<port>/hooks/claude. */
+  /** The project's server's port: http hooks go to http://127.0.0.1:<port>/hooks/claude. */
   port: number;
   secret: string;
   /** Extra environment for command hooks, whose environment is otherwise `cleanEnv`'s (PATH, HOME...). */

@@ -169,10 +169,10 @@ export function runReins(
 }
 
 /**
- * Stops the daemon a hook started for `project` (the pid in `.reins/serve.pid`), if any, and waits up to
+ * Stops the server a hook started for `project` (the pid in `.reins/serve.pid`), if any, and waits up to
  * 5 s for it to exit, so the test's folder can be removed under no writer. For an e2e test's `afterEach`.
  */
-export async function stopDaemon(project: string): Promise<void> {
+export async function stopServer(project: string): Promise<void> {
   let pid: number;
   try {
     pid = Number(readFileSync(join(project, ".reins", "serve.pid"), "utf8").trim());

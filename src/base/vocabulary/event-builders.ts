@@ -2,7 +2,7 @@
 import type { EventInput, ReinsEvent, ToolTouch } from "../core/reins-event.js";
 import type { Policy } from "../core/policy.js";
 import type { State } from "../core/state.js";
-import { checkOf, checkPatterns, checkResult } from "./check-commands.js";
+import { checkOf, checkPatterns, checkResult } from "./check-match.js";
 import { outputShape } from "./shapes.js";
 import { pipelineOfLast } from "./shell.js";
 import { failureFingerprint } from "./test-summary.js";

@@ -15,5 +15,5 @@ export {
 } from "./event-builders.js";
 export { costOf, priceOf, type Pricing } from "./pricing.js";
 export { toolTouch } from "./tool-touch.js";
-export { checkOf, checkPatterns, checkResult, type CheckPatterns } from "./check-commands.js";
+export { checkOf, checkPatterns, checkResult, type CheckPatterns } from "./check-match.js";
 export { usageEvent, type UsageRecord } from "./usage.js";

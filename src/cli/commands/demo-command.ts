@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ReinsError } from "../../base/core/errors.js";
-import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/daemon.js";
+import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/server-process.js";
 import { openStore } from "../../base/store/open.js";
 import { demoPlanRun } from "../../run/demo/plan-run.js";
 import { demo, demoStartBefore } from "../demo.js";

@@ -1,11 +1,11 @@
-/** `reins hook`: answers one agent hook call, and starts the daemon when asked. */
+/** `reins hook`: answers one agent hook call, and starts the user's hook daemon or the project's server when asked. */
 import { opensTurn } from "../../guard/hooks/hook-events.js";
 import { awaitDaemon, recordUnproven, startDaemonFor } from "../../guard/daemon/start.js";
 import type { Command } from "commander";
 import { ENSURE_DAEMON } from "../../install/agent-hooks.js";
 import { AGENTS } from "../../guard/hooks/hook-agents.js";
-import { runHook } from "../../guard/hooks/run-hook.js";
-import { DEFAULT_HOST, DEFAULT_PORT, ensureDaemon } from "../../server/daemon.js";
+import { runHook } from "../../guard/hooks/hook-call.js";
+import { DEFAULT_HOST, DEFAULT_PORT, ensureServer } from "../../server/server-process.js";
 import { findRoot } from "../../base/config/load-policy.js";
 import type { AgentContext } from "../context.js";
 import { binPath } from "./bin-path.js";
@@ -39,6 +39,7 @@ function withContext(reply: object | null, note: string): object {
 
 /** `reins hook <agent>`: the event JSON on stdin, the agent's reply on stdout. */
 interface HookOptions {
+  /** `--ensure-daemon`: the flag's name (kept, hooks written by older installs pass it) for ensuring the project's server. */
   ensureDaemon?: boolean;
   port: string;
   startDaemon?: string;
@@ -79,7 +80,7 @@ export function registerHookCommand(root: Command, ctx: AgentContext): void {
       }
       let reply = result.reply;
       if (opts.ensureDaemon === true) {
-        const state = await ensureDaemon({
+        const state = await ensureServer({
           root: findRoot(hookCwd(raw) ?? cwd),
           bin: binPath(),
           host: DEFAULT_HOST,

@@ -28,7 +28,7 @@ import { containmentOf, notContainedLine } from "../../base/config/boundary.js";
 import { missingDirs, noteWritten, releaseWritten } from "../../base/config/local-files.js";
 import { installMcp, mcpConfigPath } from "../../install/mcp.js";
 import { qwenSettingsTidy } from "../../install/qwen-settings.js";
-import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/daemon.js";
+import { DEFAULT_HOST, DEFAULT_PORT } from "../../server/server-process.js";
 import { hookSecret } from "../../base/config/hook-secret.js";
 import type { AgentContext } from "../context.js";
 import { initPlugin } from "./init-plugin.js";

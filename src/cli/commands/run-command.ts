@@ -23,7 +23,7 @@ import {
   type RunOutcome,
 } from "../../run/drive/run.js";
 import { loadPlan, uncheckedLeaves } from "../../run/plan/index.js";
-import { specFileKey } from "../../run/spec/snapshot.js";
+import { specFileKey } from "../../run/spec/section-hashes.js";
 import { advanceSpec } from "../../run/workflow/run-spec.js";
 import type { LoadedPolicy } from "../../base/config/load-policy.js";
 import { openStore } from "../../base/store/open.js";

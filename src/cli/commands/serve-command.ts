@@ -1,10 +1,16 @@
-/** `reins serve`: runs the daemon, the hooks' and the API's server, until SIGTERM or SIGINT. */
+/** `reins serve`: runs the project's server (the hooks' and the API's), until SIGTERM or SIGINT. */
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ReinsError } from "../../base/core/errors.js";
-import { openServices } from "../../guard/hooks/run-hook.js";
-import { DEFAULT_HOST, DEFAULT_PORT, daemonAt, ensureDaemon, serveStartLock } from "../../server/daemon.js";
+import { openServices } from "../../guard/hooks/hook-call.js";
+import {
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  serverAt,
+  ensureServer,
+  serveStartLock,
+} from "../../server/server-process.js";
 import {
   agentToken,
   agentTokenPath,
@@ -47,7 +53,7 @@ export function registerServeCommand(root: Command, ctx: AgentContext): void {
         }
         const loaded = policyOf();
         if (opts.ensure === true) {
-          const state = await ensureDaemon({ root: loaded.root, bin: binPath(), host: opts.host, port });
+          const state = await ensureServer({ root: loaded.root, bin: binPath(), host: opts.host, port });
           io.stdout(`reins daemon ${state} on http://${opts.host}:${port}\n`);
           if (state === "failed") result.code = 1;
           return;
@@ -65,7 +71,7 @@ export function registerServeCommand(root: Command, ctx: AgentContext): void {
         const agents = agentToken(loaded.root);
         // --store wins over REINS_STORE and the policy's store, as for every other command.
         const flag = root.opts<{ store?: string }>().store;
-        // The daemon comes up while Redis is down: it answers hooks fail-open (or fail-closed) and spools,
+        // The server comes up while Redis is down: it answers hooks fail-open (or fail-closed) and spools,
         // rather than leave every hook without an answer until the store is back.
         const services = await openServices(loaded.root, io.env, {
           requireConnection: false,
@@ -89,7 +95,7 @@ export function registerServeCommand(root: Command, ctx: AgentContext): void {
           await services.store.close();
           const code = (error as NodeJS.ErrnoException).code;
           if (code === "EADDRINUSE") {
-            const holder = await daemonAt(opts.host, port, loaded.root);
+            const holder = await serverAt(opts.host, port, loaded.root);
             throw new ReinsError(
               "conflict",
               holder === "ours"
@@ -99,7 +105,7 @@ export function registerServeCommand(root: Command, ctx: AgentContext): void {
           }
           throw error;
         } finally {
-          // The start is over, one way or the other: a hook may start the daemon again.
+          // The start is over, one way or the other: a hook may start the server again.
           rmSync(serveStartLock(loaded.root), { force: true });
         }
         // Fastify names one local address; on a wildcard host, say the host given, so nobody believes the

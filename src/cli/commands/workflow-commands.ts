@@ -3,7 +3,7 @@ import { join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { ReinsError } from "../../base/core/errors.js";
 import type { LoadedPolicy } from "../../base/config/load-policy.js";
-import { specFileKey } from "../../run/spec/snapshot.js";
+import { specFileKey } from "../../run/spec/section-hashes.js";
 import { approveTask } from "../../run/drive/approvals.js";
 import { openStore } from "../../base/store/open.js";
 import { recordApproval } from "../../run/workflow/approval.js";

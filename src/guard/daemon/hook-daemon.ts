@@ -17,7 +17,7 @@ import {
   readHookInput,
   withWarning,
   type HookResult,
-} from "../hooks/run-hook.js";
+} from "../hooks/hook-call.js";
 import { userHookAnswer, userTurnUpkeep } from "../hooks/user-hook.js";
 import { appendTamper } from "../hooks/tamper-record.js";
 import { checkpointInBackground } from "../../base/store/sqlite-checkpoint.js";

@@ -10,7 +10,7 @@ import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { OpenTurns } from "./open-turns.js";
-import { answerHook, hookFailure, MAX_HOOK_INPUT, readHookInput, withWarning } from "../hooks/run-hook.js";
+import { answerHook, hookFailure, MAX_HOOK_INPUT, readHookInput, withWarning } from "../hooks/hook-call.js";
 import { existingHookSecret } from "../../base/config/hook-secret.js";
 import { hookPort, httpHookToken, recordPort } from "./http-port.js";
 import { isUsableRoot, type ProjectPool } from "./projects.js";

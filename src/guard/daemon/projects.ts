@@ -2,7 +2,7 @@
 import { isAbsolute, normalize } from "node:path";
 import { loadPolicyCached } from "../../base/config/policy-cache.js";
 import { recordServed } from "../../base/config/project-registry.js";
-import { openServices, type HookServices } from "../hooks/run-hook.js";
+import { openServices, type HookServices } from "../hooks/hook-call.js";
 import { existingHookSecret } from "../../base/config/hook-secret.js";
 import { macMatches } from "./key.js";
 

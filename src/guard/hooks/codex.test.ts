@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../base/store/sqlite.js";
 import { codexOutcome } from "./codex.js";
-import { runHook, type HookResult } from "./run-hook.js";
+import { runHook, type HookResult } from "./hook-call.js";
 
 /**
  * The Codex CLI adapter against Codex's documented hook payloads (the published input schemas in

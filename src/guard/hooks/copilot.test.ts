@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../base/store/sqlite.js";
 import { copilotEvent, copilotInput, copilotOutcome } from "./copilot.js";
-import { runHook, type HookResult } from "./run-hook.js";
+import { runHook, type HookResult } from "./hook-call.js";
 
 /**
  * The Copilot CLI adapter against the hook inputs Copilot CLI 1.0.102 was seen to send (every one carries

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../base/store/sqlite.js";
 import { geminiOutcome } from "./gemini.js";
-import { runHook, type HookResult } from "./run-hook.js";
+import { runHook, type HookResult } from "./hook-call.js";
 
 /**
  * The Gemini CLI adapter against Gemini CLI's documented hook payloads (docs/hooks/reference.md and

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../base/store/sqlite.js";
 import { opencodeOutcome, opencodeTool } from "./opencode.js";
-import { runHook } from "./run-hook.js";
+import { runHook } from "./hook-call.js";
 
 /**
  * The opencode / Kilo Code adapter against the calls reins' plugin makes (install/opencode-plugin.ts), each

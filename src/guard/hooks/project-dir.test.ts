@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { HOOK_AGENTS } from "./hook-agents.js";
-import { projectOf, runHook } from "./run-hook.js";
+import { projectOf, runHook } from "./hook-call.js";
 
 /**
  * A hook's project is the one its own agent names: a hook of one agent started inside another agent's

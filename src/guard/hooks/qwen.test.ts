@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../base/store/sqlite.js";
 import { qwenOutcome, qwenInput } from "./qwen.js";
-import { runHook, type HookResult } from "./run-hook.js";
+import { runHook, type HookResult } from "./hook-call.js";
 
 /**
  * The Qwen Code adapter against the hook inputs Qwen Code 0.15.10 sent headless (`qwen -p --yolo`, seen on

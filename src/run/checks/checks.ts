@@ -3,7 +3,7 @@ import { open, rm } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import type { CheckDef, CheckResult } from "../control/types.js";
 import { MAX_REPORT_BYTES, readCheckResult } from "./check-reports.js";
-import { runCommand } from "./command.js";
+import { runCommand } from "./run-command.js";
 
 /** Runs a task's checks in its working tree and reads their evidence. */
 

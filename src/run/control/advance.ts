@@ -1,6 +1,6 @@
 /** After an event: cancel what can never run, start what may, and wait or wind down when nothing moves. */
 import { aggregates } from "./aggregate.js";
-import { type Draft, RUN_KEY, handOut } from "./draft.js";
+import { type StepDraft, RUN_KEY, handOut } from "./step-draft.js";
 import { readiness } from "./graph.js";
 import { blockOf, candidates } from "./schedule.js";
 import { cancel, hold, startFresh, startIteration } from "./work.js";
@@ -9,7 +9,7 @@ import { cancel, hold, startFresh, startIteration } from "./work.js";
  * Cancels every pending leaf a dependency of which failed for good or was canceled, until nothing changes
  * (a cancellation can doom further dependents), so that every task becomes terminal.
  */
-export function cancelDoomed(d: Draft): void {
+export function cancelDoomed(d: StepDraft): void {
   for (let changed = true; changed;) {
     changed = false;
     const aggregate = aggregates(d.state);
@@ -28,7 +28,7 @@ export function cancelDoomed(d: Draft): void {
  * Hands out new work in schedule order while limits allow; the first candidate held back is recorded with
  * why (once a step: the rest wait behind it for the same or a like reason).
  */
-function schedule(d: Draft): void {
+function schedule(d: StepDraft): void {
   let held = false;
   for (const c of candidates(d.state, aggregates(d.state))) {
     const block = blockOf(d.state, { fresh: c.kind === "new", takesSlot: true, agent: true });
@@ -43,7 +43,7 @@ function schedule(d: Draft): void {
 }
 
 /** The earliest time a retry is due, or null when none is pending. */
-function nextRetry(d: Draft): number | null {
+function nextRetry(d: StepDraft): number | null {
   let next: number | null = null;
   for (const task of Object.values(d.state.tasks))
     if (task.status === "failed" && !task.permanent && task.retryAt !== null)
@@ -56,7 +56,7 @@ function nextRetry(d: Draft): number | null {
  * its next retry when one can still start, and otherwise writes its report: every task is terminal, or the
  * run is paused or out of iterations.
  */
-export function advance(d: Draft): void {
+export function advance(d: StepDraft): void {
   const s = d.state;
   if (s.finished !== null) return;
   cancelDoomed(d);

@@ -1,5 +1,5 @@
 /** Whether an event is to be applied, or ignored as answering nothing (stale, repeated, or after the end). */
-import { RUN_KEY } from "./draft.js";
+import { RUN_KEY } from "./step-draft.js";
 import { leavesUnder, own } from "./graph.js";
 import { isTerminal } from "./task-state.js";
 import type { RunAction, RunEvent, RunState } from "./types.js";

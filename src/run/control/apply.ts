@@ -1,7 +1,7 @@
 /** What each event does to the run: the answer to an action moves its task on; the others steer the run. */
 import { assertNever } from "../../base/core/errors.js";
 import { doneProof } from "./done-proof.js";
-import { type Draft, RUN_KEY, handOut, setStatus, settle, taskOf } from "./draft.js";
+import { type StepDraft, RUN_KEY, handOut, setStatus, settle, taskOf } from "./step-draft.js";
 import { isRed } from "./gates.js";
 import { leavesUnder } from "./graph.js";
 import { blockOf } from "./schedule.js";
@@ -30,7 +30,7 @@ export type AppliedEvent = Exclude<RunEvent, { kind: "run.started" }>;
  * in flight (its gates, its commit, a fix iteration, a rollback) are handed out here; new work is the
  * scheduler's (advance.ts).
  */
-export function apply(d: Draft, event: AppliedEvent): void {
+export function apply(d: StepDraft, event: AppliedEvent): void {
   const s = d.state;
   switch (event.kind) {
     case "noop.checked":
@@ -100,7 +100,7 @@ export function apply(d: Draft, event: AppliedEvent): void {
 }
 
 /** A task's checks before any work: green is a no-op done; red as expected starts (or holds) its first iteration. */
-function noopChecked(d: Draft, event: Extract<AppliedEvent, { kind: "noop.checked" }>): void {
+function noopChecked(d: StepDraft, event: Extract<AppliedEvent, { kind: "noop.checked" }>): void {
   const s = d.state;
   settle(d, event.task);
   const task = taskOf(d, event.task);
@@ -122,7 +122,7 @@ function noopChecked(d: Draft, event: Extract<AppliedEvent, { kind: "noop.checke
 }
 
 /** An agent's iteration ended: its spend counted, then verified, retried, or held by its budget's pause. */
-function agentFinished(d: Draft, event: Extract<AppliedEvent, { kind: "agent.finished" }>): void {
+function agentFinished(d: StepDraft, event: Extract<AppliedEvent, { kind: "agent.finished" }>): void {
   const s = d.state;
   settle(d, event.task);
   const task = taskOf(d, event.task);
@@ -154,7 +154,7 @@ function agentFinished(d: Draft, event: Extract<AppliedEvent, { kind: "agent.fin
 }
 
 /** A task's checks ran: red goes back to fixing, green at the completion gate commits, green after an iteration verifies. */
-function checksRan(d: Draft, event: Extract<AppliedEvent, { kind: "checks.ran" }>): void {
+function checksRan(d: StepDraft, event: Extract<AppliedEvent, { kind: "checks.ran" }>): void {
   settle(d, event.task);
   const task = taskOf(d, event.task);
   const gate = task.gate;
@@ -184,7 +184,7 @@ function checksRan(d: Draft, event: Extract<AppliedEvent, { kind: "checks.ran" }
  * commit a task nobody worked on). Rollbacks in flight are handed out again; run-wide actions are derived
  * afresh by the scheduler.
  */
-function resume(d: Draft, commits: Readonly<Record<string, string>>): void {
+function resume(d: StepDraft, commits: Readonly<Record<string, string>>): void {
   const s = d.state;
   const was = { ...s.inFlight };
   for (const key of Object.keys(was)) settle(d, key);
@@ -226,7 +226,7 @@ function resume(d: Draft, commits: Readonly<Record<string, string>>): void {
  * evidence (or, when its checks passed only through the change, on the person's word). An approval of a
  * task with nothing awaiting one changes nothing.
  */
-function approve(d: Draft, approval: { task: string; by: string; reason: string }): void {
+function approve(d: StepDraft, approval: { task: string; by: string; reason: string }): void {
   const task = d.state.tasks[approval.task];
   const edited = task?.judgeChanges;
   if (task === undefined || edited === undefined || edited.approved !== null) {

@@ -3,12 +3,12 @@ import { describe, expect, it } from "vitest";
 import { planNode } from "../../../test/support/plans.js";
 import { doneProof } from "./done-proof.js";
 import { resolveSettings } from "./settings.js";
-import { startRun } from "./step.js";
+import { initialRunState } from "./step.js";
 import type { ProofClause, RunState, TaskRun } from "./types.js";
 
 /** A run of a, b (needs a) and c, every task done and the report written: the proof holds. */
 function finished(): RunState {
-  const s = startRun({
+  const s = initialRunState({
     kind: "run.started",
     at: 0,
     run: "r",

@@ -4,7 +4,7 @@
  * not started reads the spec when it starts.
  */
 import { assertNever } from "../../base/core/errors.js";
-import { type Draft, RUN_KEY, setStatus, settle, taskOf } from "./draft.js";
+import { type StepDraft, RUN_KEY, setStatus, settle, taskOf } from "./step-draft.js";
 import { leavesUnder, own } from "./graph.js";
 import type { RunEvent, TaskRun } from "./types.js";
 
@@ -17,7 +17,7 @@ function tell(task: TaskRun, sections: readonly string[]): void {
 }
 
 /** The units of work `tasks` stand for (a parent for its leaves), each once, in plan order. */
-export function affectedLeaves(d: Draft, tasks: readonly string[]): string[] {
+export function affectedLeaves(d: StepDraft, tasks: readonly string[]): string[] {
   const s = d.state;
   const named = new Set(tasks.flatMap((id) => leavesUnder(s.nodes, id)));
   return s.order.filter((id) => named.has(id) && own(s.tasks, id) !== undefined);
@@ -27,7 +27,7 @@ export function affectedLeaves(d: Draft, tasks: readonly string[]): string[] {
  * Applies spec drift to every unit of work it names. Each reopen is a `transition` (why: the sections);
  * every other affected task gets a `drift` decision saying what the change means for it.
  */
-export function applySpecChanged(d: Draft, event: SpecChanged): void {
+export function applySpecChanged(d: StepDraft, event: SpecChanged): void {
   const { sections } = event;
   const named = `spec ${sections.length === 1 ? "section" : "sections"} ${sections.join(", ")}`;
   const note = (task: string, why: string) => d.decisions.push({ kind: "drift", task, sections, why });

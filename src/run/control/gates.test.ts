@@ -11,7 +11,7 @@ import {
   spendSlow,
 } from "./gates.js";
 import { resolveSettings } from "./settings.js";
-import { startRun } from "./step.js";
+import { initialRunState } from "./step.js";
 import type { CheckDef, CheckTier, RunState } from "./types.js";
 
 const check = (name: string, tier: CheckTier): CheckDef => ({
@@ -40,7 +40,7 @@ function plan(slowCheckRuns = 10): RunState {
     check("perf", "slow"),
     check("smoke", "slow"),
   ];
-  return startRun({
+  return initialRunState({
     kind: "run.started",
     at: 0,
     run: "r",

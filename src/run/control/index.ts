@@ -4,8 +4,8 @@
  * (src/run/drive/) carries the actions out and feeds their results back.
  */
 export type * from "./types.js";
-export { begin, startRun, step, type RunStarted, type StepResult } from "./step.js";
-export { RUN_KEY } from "./draft.js";
+export { begin, initialRunState, step, type RunStarted, type StepResult } from "./step.js";
+export { RUN_KEY } from "./step-draft.js";
 export { DEFAULT_SETTINGS, resolveSettings, type RunSettingsInput } from "./settings.js";
 export { aggregates, statusOfCounts, type StatusCounts } from "./aggregate.js";
 export { doneProof } from "./done-proof.js";

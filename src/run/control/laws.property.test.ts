@@ -21,7 +21,7 @@ import { aggregates } from "./aggregate.js";
 import { doneProof } from "./done-proof.js";
 import { candidates } from "./schedule.js";
 import { resolveSettings, type RunSettingsInput } from "./settings.js";
-import { begin, startRun, step, type StepResult } from "./step.js";
+import { begin, initialRunState, step, type StepResult } from "./step.js";
 import { canTransition, isTerminal } from "./task-state.js";
 import type {
   CheckDef,
@@ -421,7 +421,7 @@ function simulate(sim: Sim, plan: Plan, settingsInput: RunSettingsInput, bound =
   const tally = newTally(start.settings);
   const first = begin(start);
   let state = sim.freeze === true ? deepFreeze(first.state) : first.state;
-  checkStep(tally, startRun(start), start, first);
+  checkStep(tally, initialRunState(start), start, first);
   const trace: Trace = { events: [], steps: [first], start, tally };
   let pending: Pending[] = [];
   let now = 0;
@@ -678,7 +678,7 @@ describe("plans", () => {
         } as const;
         let error: unknown = null;
         try {
-          startRun({ ...start, settings: resolveSettings() });
+          initialRunState({ ...start, settings: resolveSettings() });
         } catch (e) {
           error = e;
         }

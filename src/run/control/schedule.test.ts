@@ -4,11 +4,11 @@ import { linked, planNode } from "../../../test/support/plans.js";
 import { aggregates } from "./aggregate.js";
 import { blockOf, candidates, priorityOf } from "./schedule.js";
 import { resolveSettings, type RunSettingsInput } from "./settings.js";
-import { startRun } from "./step.js";
+import { initialRunState } from "./step.js";
 import type { PlanNode, RunState, TaskRun } from "./types.js";
 
 function runOf(nodes: PlanNode[], settings: RunSettingsInput = {}): RunState {
-  return startRun({
+  return initialRunState({
     kind: "run.started",
     at: 0,
     run: "r",

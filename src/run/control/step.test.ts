@@ -4,7 +4,7 @@ import { linked, planNode } from "../../../test/support/plans.js";
 import { ReinsError } from "../../base/core/errors.js";
 import { resolveSettings, type RunSettingsInput } from "./settings.js";
 import { outcomeOf } from "./outcome.js";
-import { begin, startRun, step, type StepResult } from "./step.js";
+import { begin, initialRunState, step, type StepResult } from "./step.js";
 import type { CheckDef, CheckResult, CheckTier, PlanNode, RunAction, RunEvent, RunState } from "./types.js";
 
 const check = (name: string, tier: CheckTier = "fast"): CheckDef => ({
@@ -822,12 +822,12 @@ describe("begin", () => {
   });
 });
 
-describe("startRun", () => {
+describe("initialRunState", () => {
   it("rejects a plan with a dependency cycle, naming it", () => {
     const e = started([planNode("a", { deps: ["b"] }), planNode("b", { deps: ["a"] })]);
-    expect(() => startRun(e)).toThrow("dependency cycle: a → b → a");
+    expect(() => initialRunState(e)).toThrow("dependency cycle: a → b → a");
     try {
-      startRun(e);
+      initialRunState(e);
     } catch (error) {
       expect(ReinsError.is(error) && error.code).toBe("invalid_plan");
     }
@@ -835,12 +835,12 @@ describe("startRun", () => {
 
   it("rejects settings out of range, naming the field", () => {
     const e = { ...started([planNode("a")]), settings: { ...resolveSettings(), wip: 0 } };
-    expect(() => startRun(e)).toThrow(/wip: got 0/);
+    expect(() => initialRunState(e)).toThrow(/wip: got 0/);
   });
 
   it("starts with every leaf pending and nothing in flight", () => {
     const nodes = linked([planNode("t"), planNode("s1", { parent: "t" }), planNode("s2", { parent: "t" })]);
-    const state = startRun(started(nodes));
+    const state = initialRunState(started(nodes));
     expect(Object.keys(state.tasks)).toEqual(["s1", "s2"]);
     expect(state).toMatchObject({ seq: 1, now: 0, inFlight: {}, iterations: 0, finished: null });
   });

@@ -1,5 +1,5 @@
 /** The run control core's entry points: start a run, then fold each event into state, actions and decisions. */
-import { type Draft, draftOf } from "./draft.js";
+import { type StepDraft, draftStep } from "./step-draft.js";
 import { advance } from "./advance.js";
 import { ignoreReason } from "./answers.js";
 import { apply } from "./apply.js";
@@ -24,7 +24,7 @@ export type RunStarted = Extract<RunEvent, { kind: "run.started" }>;
  * for a plan that cannot run (duplicate ids, unknown deps or checks, a cycle named `a → b → a`) and
  * ReinsError("invalid_policy") for settings out of range.
  */
-export function startRun(event: RunStarted): RunState {
+export function initialRunState(event: RunStarted): RunState {
   const plan = validatePlan(event.nodes, event.checks);
   const settings = resolveSettings(event.settings);
   const tasks: Record<string, TaskRun> = {};
@@ -49,11 +49,11 @@ export function startRun(event: RunStarted): RunState {
   };
 }
 
-const result = (d: Draft): StepResult => ({ state: d.state, actions: d.actions, decisions: d.decisions });
+const result = (d: StepDraft): StepResult => ({ state: d.state, actions: d.actions, decisions: d.decisions });
 
-/** Starts a run and hands out its first actions: `startRun`, then what `step` does after any event. */
+/** Starts a run and hands out its first actions: `initialRunState`, then what `step` does after any event. */
 export function begin(event: RunStarted): StepResult {
-  const d = draftOf(startRun(event));
+  const d = draftStep(initialRunState(event));
   advance(d);
   return result(d);
 }
@@ -67,7 +67,7 @@ export function step(state: RunState, event: RunEvent): StepResult {
   const why = ignoreReason(state, event);
   if (why !== null || event.kind === "run.started")
     return { state, actions: [], decisions: [{ kind: "ignored", event: event.kind, why: why ?? "" }] };
-  const d = draftOf(state);
+  const d = draftStep(state);
   d.state.seq += 1;
   d.state.now = Math.max(d.state.now, event.at);
   apply(d, event);

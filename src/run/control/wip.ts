@@ -1,5 +1,5 @@
 /** Work in progress and its limits: slots in flight, unverified lines, and fix-only while anything is red. */
-import { RUN_KEY } from "./draft.js";
+import { RUN_KEY } from "./step-draft.js";
 import { isTerminal } from "./task-state.js";
 import type { RunState } from "./types.js";
 

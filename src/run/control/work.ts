@@ -1,5 +1,5 @@
 /** The moves of one unit of work: starting it, its gates, its iterations, and how it ends or waits. */
-import { type Draft, handOut, setStatus, settle, taskOf } from "./draft.js";
+import { type StepDraft, handOut, setStatus, settle, taskOf } from "./step-draft.js";
 import {
   completionGate,
   isRed,
@@ -14,12 +14,12 @@ import { blockOf } from "./schedule.js";
 import { NO_BEHAVIOUR_TYPES, type CheckResult, type FailureClass, type RunEvent } from "./types.js";
 
 /** Records that `id` cannot move on now, and why. */
-export function hold(d: Draft, id: string, why: string): void {
+export function hold(d: StepDraft, id: string, why: string): void {
   d.decisions.push({ kind: "held", task: id, why });
 }
 
 /** Keeps skipped slow checks as evidence on the task, and says so. */
-function noteSkipped(d: Draft, id: string, skipped: readonly string[]): void {
+function noteSkipped(d: StepDraft, id: string, skipped: readonly string[]): void {
   const task = taskOf(d, id);
   task.lastChecks = [...task.lastChecks.filter((r) => r.skipped !== true), ...skipped.map(skippedResult)];
   if (skipped.length > 0) hold(d, id, `skipped: slow-check budget spent (${skipped.join(", ")})`);
@@ -35,7 +35,7 @@ export function withSkipped(results: readonly CheckResult[], last: readonly Chec
 }
 
 /** Starts the next agent iteration of `id`: fix mode with its red checks while it is red, else implement. */
-export function startIteration(d: Draft, id: string, why: string): void {
+export function startIteration(d: StepDraft, id: string, why: string): void {
   const task = taskOf(d, id);
   const mode = task.fixOnly ? "fix" : "implement";
   task.attempts += 1;
@@ -58,7 +58,7 @@ export function startIteration(d: Draft, id: string, why: string): void {
 }
 
 /** The checks that passed at `id`'s gates (what its counterfactual runs again), in the plan's order. */
-function passedChecks(d: Draft, id: string): string[] {
+function passedChecks(d: StepDraft, id: string): string[] {
   const passed = new Set(
     taskOf(d, id)
       .lastChecks.filter((r) => r.passed && r.skipped !== true)
@@ -73,7 +73,7 @@ function passedChecks(d: Draft, id: string): string[] {
  * began and no iteration was told yet: then one more iteration comes first (at once, or held while the run
  * may not start one).
  */
-export function commitOrRevisit(d: Draft, id: string): void {
+export function commitOrRevisit(d: StepDraft, id: string): void {
   const task = taskOf(d, id);
   task.gate = null;
   if (task.specChanged !== undefined) {
@@ -104,7 +104,7 @@ export function commitOrRevisit(d: Draft, id: string): void {
  * they pass only through the change; either way the change waits for a person. It is committed (an
  * unproven task's work is kept; the run then ends without proof), unless its spec changed meanwhile.
  */
-export function witnessed(d: Draft, event: Extract<RunEvent, { kind: "witness.ran" }>): void {
+export function witnessed(d: StepDraft, event: Extract<RunEvent, { kind: "witness.ran" }>): void {
   const { task: id, setAside, results, judges, hunks } = event;
   const task = taskOf(d, id);
   const red = results.filter(isRed).map((r) => r.name);
@@ -139,7 +139,7 @@ export function witnessed(d: Draft, event: Extract<RunEvent, { kind: "witness.ra
  * One more iteration of `id`, told of the spec sections that changed since its work began, instead of
  * closing it: `what` says how far it got (green, or committed before the change was known).
  */
-export function revisit(d: Draft, id: string, what: string): void {
+export function revisit(d: StepDraft, id: string, what: string): void {
   const task = taskOf(d, id);
   const block = blockOf(d.state, { fresh: false, takesSlot: false, agent: true });
   if (block !== null) hold(d, id, block);
@@ -156,7 +156,7 @@ export function revisit(d: Draft, id: string, what: string): void {
  * reopened by spec drift goes straight to an iteration: its checks passed before and cannot tell whether
  * the work meets the changed spec.
  */
-export function startFresh(d: Draft, id: string): void {
+export function startFresh(d: StepDraft, id: string): void {
   const reopened = taskOf(d, id).specChanged;
   if (reopened !== undefined) {
     startIteration(d, id, `redo: spec ${reopened.join(", ")} changed`);
@@ -189,7 +189,7 @@ export function startFresh(d: Draft, id: string): void {
  * completion gate; after a green iteration gate: the completion gate. A gate with nothing to run is passed
  * by, and after the completion gate comes the commit.
  */
-export function verify(d: Draft, id: string, after: "iteration" | "iteration_gate"): void {
+export function verify(d: StepDraft, id: string, after: "iteration" | "iteration_gate"): void {
   const task = taskOf(d, id);
   if (after === "iteration") {
     const checks = iterationGate(d.state, id, task.boundaryTouched);
@@ -211,7 +211,7 @@ export function verify(d: Draft, id: string, after: "iteration" | "iteration_gat
 }
 
 /** Ends `id` for good: failed permanently, and its changes rolled back. */
-export function giveUp(d: Draft, id: string, why: string): void {
+export function giveUp(d: StepDraft, id: string, why: string): void {
   const task = taskOf(d, id);
   setStatus(d, id, "failed", why);
   task.permanent = true;
@@ -222,7 +222,7 @@ export function giveUp(d: Draft, id: string, why: string): void {
 }
 
 /** Red checks of `id`: a fix iteration at once, unless the checks budget or the attempts are spent. */
-export function onRed(d: Draft, id: string): void {
+export function onRed(d: StepDraft, id: string): void {
   const task = taskOf(d, id);
   task.failures.checks += 1;
   const red = task.lastChecks.filter(isRed).map((r) => r.name);
@@ -238,7 +238,7 @@ export function onRed(d: Draft, id: string): void {
 }
 
 /** A failed attempt of `id` for another reason than red checks: retry after a backoff, or give up. */
-export function onFailure(d: Draft, id: string, cls: Exclude<FailureClass, "checks">, why: string): void {
+export function onFailure(d: StepDraft, id: string, cls: Exclude<FailureClass, "checks">, why: string): void {
   const task = taskOf(d, id);
   task.failures[cls] += 1;
   const verdict = judgeFailure(task, cls, d.state.settings, d.state.now);
@@ -256,7 +256,7 @@ export function onFailure(d: Draft, id: string, cls: Exclude<FailureClass, "chec
 }
 
 /** Cancels `id`: anything in flight for it is dropped, and work already started on it is rolled back. */
-export function cancel(d: Draft, id: string, why: string): void {
+export function cancel(d: StepDraft, id: string, why: string): void {
   const task = taskOf(d, id);
   settle(d, id);
   setStatus(d, id, "canceled", why);

@@ -22,7 +22,7 @@ import type { RunGuard } from "./run-guard.js";
 import { buildPrompt } from "./prompt.js";
 import type { Recorder } from "./recorder.js";
 import type { ReadTrace, RunMeta, TraceWriter } from "./run-trace.js";
-import type { SpecSnapshot } from "../spec/snapshot.js";
+import type { SectionHashes } from "../spec/section-hashes.js";
 import { readSpecSections } from "./spec.js";
 import { HunkCache, hunkTier } from "./hunks.js";
 import { type JudgeReview, judgesAsTheyWere, reviewJudges } from "./judge-files.js";
@@ -51,7 +51,7 @@ export interface DriveContext {
    * The recorded hashes of the spec sections the plan names: read at start, kept in the checkpoint, and
    * replaced whenever a look finds drift. Null while nothing is recorded (a plan naming no section).
    */
-  spec: SpecSnapshot | null;
+  spec: SectionHashes | null;
   /** The run branch's commit reins last made or started from: what a resume trusts (kept in the checkpoint). */
   tip: string;
   /** On resume: the commits found that the run may take (see trustedTip); null: an older run's trailer search. */

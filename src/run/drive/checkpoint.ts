@@ -2,7 +2,7 @@
 import type { RunState } from "../control/types.js";
 import type { StoredRun } from "../../base/core/store.js";
 import { ReinsError } from "../../base/core/errors.js";
-import type { SpecSnapshot } from "../spec/snapshot.js";
+import type { SectionHashes } from "../spec/section-hashes.js";
 import type { RunMeta } from "./run-trace.js";
 import { outcomeOf } from "../control/index.js";
 
@@ -17,7 +17,7 @@ export interface Checkpoint {
   /** Worktrees of tasks in flight (WIP above 1): task → path and the commit it started from. */
   worktrees: Record<string, { path: string; base: string }>;
   /** The recorded hashes of the spec sections the plan names, as of this step (absent: the plan names none). */
-  spec?: SpecSnapshot;
+  spec?: SectionHashes;
   /** The run branch's commit reins last made or started from (absent in runs of older versions). */
   tip?: string;
 }

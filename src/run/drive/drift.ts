@@ -5,8 +5,8 @@
  */
 import { leavesUnder } from "../control/graph.js";
 import type { PlanNode, RunEvent, RunState } from "../control/types.js";
-import { readSnapshot } from "../spec/read.js";
-import { specChange, specFiles, type SpecSnapshot } from "../spec/snapshot.js";
+import { readSectionHashes } from "../spec/read.js";
+import { specChange, specFiles, type SectionHashes } from "../spec/section-hashes.js";
 import type { Recorder } from "./recorder.js";
 
 /** The plan's nodes in plan order. */
@@ -28,9 +28,9 @@ export async function specHashes(
   key: string,
   root: string,
   nodes: readonly PlanNode[],
-): Promise<SpecSnapshot | null> {
+): Promise<SectionHashes | null> {
   if (!namesSpec(nodes)) return null;
-  return recorder.io(key, "spec.hashes", () => readSnapshot(root, nodes));
+  return recorder.io(key, "spec.hashes", () => readSectionHashes(root, nodes));
 }
 
 /** Reads the spec's hashes for a run under way: `specHashes` over the run's plan. */
@@ -39,7 +39,7 @@ export function runSpecHashes(
   key: string,
   root: string,
   state: Pick<RunState, "nodes" | "order">,
-): Promise<SpecSnapshot | null> {
+): Promise<SectionHashes | null> {
   return specHashes(recorder, key, root, planNodes(state));
 }
 
@@ -49,8 +49,8 @@ export function runSpecHashes(
  * when nothing changed, or when there was nothing recorded to compare with.
  */
 export function driftOf(
-  before: SpecSnapshot | null,
-  after: SpecSnapshot,
+  before: SectionHashes | null,
+  after: SectionHashes,
   state: Pick<RunState, "nodes" | "order" | "tasks">,
 ): Omit<Extract<RunEvent, { kind: "spec.changed" }>, "at"> | null {
   if (before === null) return null;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PlanNode } from "../control/types.js";
-import { hashSection, readSnapshot, readSpecFile, SectionCache, specPath } from "./read.js";
+import { hashSection, readSectionHashes, readSpecFile, SectionCache, specPath } from "./read.js";
 
 describe("reading specs", () => {
   it("reads only specs inside the project, symbolic links followed", async () => {
@@ -58,7 +58,7 @@ describe("reading specs", () => {
     expect(again.sections[0]?.own).toContain("two");
   });
 
-  it("names a spec it cannot read, and a snapshot counts its sections as gone", async () => {
+  it("names a spec it cannot read, and its section hashes count its sections as gone", async () => {
     const dir = mkdtempSync(join(tmpdir(), "reins-spec-read-"));
     await expect(readSpecFile(dir, "nope.md")).rejects.toThrow("cannot read the spec nope.md: ENOENT");
     const node: PlanNode = {
@@ -73,6 +73,6 @@ describe("reading specs", () => {
       children: [],
       spec: { file: "nope.md", sections: ["A"] },
     };
-    expect(await readSnapshot(dir, [node])).toEqual({});
+    expect(await readSectionHashes(dir, [node])).toEqual({});
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The shell of spec reading: files from disk, hashes with node:crypto, and the section cache. Everything
- * it computes is pure data (sections.ts, snapshot.ts); a run passes its results through the recorder so a
+ * it computes is pure data (sections.ts, section-hashes.ts); a run passes its results through the recorder so a
  * replay never reads the disk.
  */
 import { createHash } from "node:crypto";
@@ -11,7 +11,7 @@ import type { PlanNode } from "../control/types.js";
 import { ReinsError } from "../../base/core/errors.js";
 import { normalizeSection } from "./normalize.js";
 import { parseSpec, type ParsedSpec } from "./sections.js";
-import { snapshotOf, specFiles, type HashedSection, type SpecSnapshot } from "./snapshot.js";
+import { sectionHashesOf, specFiles, type HashedSection, type SectionHashes } from "./section-hashes.js";
 
 /** The sha256 (hex) of a section's text, normalised first: only a change someone meant changes it. */
 export function hashSection(text: string): string {
@@ -99,15 +99,15 @@ export async function readSpecFile(root: string, file: string, cache = sectionCa
 }
 
 /**
- * The snapshot of every section the plan's nodes name, read now. A spec file that cannot be read names no
+ * The section hashes of every section the plan's nodes name, read now. A spec file that cannot be read names no
  * section (its sections count as gone), so drift is told rather than the run stopped; the task's prompt
  * then names the problem.
  */
-export async function readSnapshot(
+export async function readSectionHashes(
   root: string,
   nodes: Iterable<PlanNode>,
   cache = sectionCache,
-): Promise<SpecSnapshot> {
+): Promise<SectionHashes> {
   const list = [...nodes];
   const files = new Map<string, HashedSection[]>();
   for (const file of specFiles(list)) {
@@ -117,5 +117,5 @@ export async function readSnapshot(
       files.set(file, []);
     }
   }
-  return snapshotOf(list, files);
+  return sectionHashesOf(list, files);
 }

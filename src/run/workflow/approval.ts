@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Policy } from "../../base/core/policy.js";
 import type { Store } from "../../base/core/store.js";
 import { recordAction } from "../../guard/people/actions.js";
-import { specFileKey } from "../spec/snapshot.js";
+import { specFileKey } from "../spec/section-hashes.js";
 import type { ApprovalFact } from "./assess.js";
 
 /** The store scope of a spec's approvals: `spec:<path relative to the project>`. */

@@ -17,7 +17,7 @@ import type { RunGuard } from "../drive/run-guard.js";
 import { loadPlan } from "../plan/index.js";
 import { hashedSpec, hashSection, specPath } from "../spec/read.js";
 import { findSection } from "../spec/sections.js";
-import { specFileKey } from "../spec/snapshot.js";
+import { specFileKey } from "../spec/section-hashes.js";
 import { approvalsOf, markDrafting } from "./approval.js";
 import { assess, planSpecProblems, type Assessment, type PlanFact, type SpecFact } from "./assess.js";
 import { draftPrompt, planPrompt } from "./prompts.js";

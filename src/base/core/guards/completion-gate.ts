@@ -1,6 +1,6 @@
 /** The completion gate: "done" is refused until the checks its level requires pass after the last edit. */
 import { clip } from "../capped.js";
-import { checkCommand } from "../check-command.js";
+import { checkInstruction } from "../check-instruction.js";
 import { advise, deny, pass, type Guard, type GuardResult } from "../guard.js";
 
 const name = "completion-gate";
@@ -31,7 +31,7 @@ export const completionGate: Guard = {
     const missing: string[] = [];
     for (const check of required) {
       const memo = state.checks[clip(check)];
-      const run = checkCommand(state, check, policy);
+      const run = checkInstruction(state, check, policy);
       if (memo === undefined) missing.push(`${check} has not run (run ${run})`);
       else if (!memo.passed) missing.push(`${check} is failing (run ${run} and fix it)`);
       else if (memo.passSeq < state.edits.lastSeq)

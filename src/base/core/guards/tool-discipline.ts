@@ -1,7 +1,7 @@
 /** The tool-discipline guard: advice on wasteful habits (rereading, retrying, editing untested). */
 import { clip } from "../capped.js";
 import { advise, pass, quote, type Guard } from "../guard.js";
-import { checkCommand } from "../check-command.js";
+import { checkInstruction } from "../check-instruction.js";
 import { failureClass } from "../keys.js";
 import { NO_ITEMS } from "../empty.js";
 
@@ -45,7 +45,7 @@ export const toolDiscipline: Guard = {
     }
     if ((event.writes?.length ?? 0) > 0 && state.edits.sinceTests >= rules.editsWithoutTests) {
       (messages ??= []).push(
-        `This is edit ${state.edits.sinceTests} without running the tests. Run ${checkCommand(state, "tests", policy)} before editing more.`,
+        `This is edit ${state.edits.sinceTests} without running the tests. Run ${checkInstruction(state, "tests", policy)} before editing more.`,
       );
     }
     return messages === undefined ? passed : advise(name, messages.join(" "));

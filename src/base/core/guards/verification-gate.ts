@@ -1,5 +1,5 @@
 /** The verification gate: edits wait for a check after many unchecked ones; red checks hold new tasks. */
-import { checkCommand } from "../check-command.js";
+import { checkInstruction } from "../check-instruction.js";
 import { deny, pass, type Guard } from "../guard.js";
 
 const name = "verification-gate";
@@ -24,7 +24,7 @@ export const verificationGate: Guard = {
       if (edits <= rules.maxEditsWithoutVerification) return passed;
       return deny(
         name,
-        `You have made ${edits - 1} edits since the last check ran. Run a check (for example ${checkCommand(state, "tests", policy)}) before editing more.`,
+        `You have made ${edits - 1} edits since the last check ran. Run a check (for example ${checkInstruction(state, "tests", policy)}) before editing more.`,
       );
     }
     if (event.kind !== "task.started" || !rules.fixOnlyWhileRed) return passed;
@@ -32,7 +32,7 @@ export const verificationGate: Guard = {
     if (red.length === 0) return passed;
     return deny(
       name,
-      `${red.join(", ")} ${red.length === 1 ? "is" : "are"} failing. Fix ${red.length === 1 ? "it" : "them"} (run ${checkCommand(state, red[0] ?? "tests", policy)} to see why) before starting task "${event.task}".`,
+      `${red.join(", ")} ${red.length === 1 ? "is" : "are"} failing. Fix ${red.length === 1 ? "it" : "them"} (run ${checkInstruction(state, red[0] ?? "tests", policy)} to see why) before starting task "${event.task}".`,
     );
   },
 };

@@ -31,7 +31,7 @@ export function hasReinsHooks(path: string, agent: string): boolean {
  * compiled, when there is one, to the user's hook daemon (the first call starts it); otherwise the shell
  * client, which answers in-process without curl. Makes sure the project's hook secret exists.
  */
-export function runHookOptions(
+export function drivenHookOptions(
   root: string,
   bin: string,
 ): Omit<Parameters<typeof initAgent>[1], "settingsPath"> {
@@ -60,7 +60,7 @@ export function claudeRunArgs(root: string, bin: string, plan?: string): string[
   const own = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")];
   if (own.some((path) => hasReinsHooks(path, "claude"))) return mcp;
   const settingsPath = join(dir, "claude-settings.json");
-  initAgent("claude", { settingsPath, ...runHookOptions(root, bin) });
+  initAgent("claude", { settingsPath, ...drivenHookOptions(root, bin) });
   return ["--settings", settingsPath, ...mcp];
 }
 
@@ -106,7 +106,7 @@ export function geminiRunEnv(
   const settingsPath = join(dir, "settings.json");
   writeFileSync(settingsPath, `${JSON.stringify(merged, null, 2)}\n`);
   if (!hasReinsHooks(join(root, ".gemini", "settings.json"), "gemini"))
-    initAgent("gemini", { settingsPath, ...runHookOptions(root, bin) });
+    initAgent("gemini", { settingsPath, ...drivenHookOptions(root, bin) });
   return { GEMINI_CLI_HOME: home };
 }
 
@@ -130,7 +130,10 @@ export function copilotRunEnv(root: string, bin: string, userHome: string): Reco
   for (const name of existsSync(hooks) ? readdirSync(hooks) : [])
     if (name !== "reins.json") symlinkSync(join(hooks, name), join(home, "hooks", name));
   if (!hasReinsHooks(join(root, ".github", "hooks", "reins.json"), "copilot"))
-    initAgent("copilot", { settingsPath: join(home, "hooks", "reins.json"), ...runHookOptions(root, bin) });
+    initAgent("copilot", {
+      settingsPath: join(home, "hooks", "reins.json"),
+      ...drivenHookOptions(root, bin),
+    });
   return { COPILOT_HOME: home };
 }
 

@@ -1,4 +1,7 @@
-/** Finding this project's daemon: its address, and the proof by the hook secret that it is this project's. */
+/**
+ * Finding this project's server process (`reins serve`, not the user's hook daemon of guard/daemon/): its
+ * address, and the proof by the hook secret that it is this project's.
+ */
 import { spawn } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
@@ -7,27 +10,28 @@ import { reinsDir } from "../base/config/reins-dir.js";
 import { takeStartLock } from "../base/config/start-lock.js";
 import { existingHookSecret } from "../base/config/hook-secret.js";
 
-/** The daemon's default address: loopback only. */
+/** The server's default address: loopback only. */
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 7878;
 
 /** The answer to a challenge that only a holder of the project's hook secret can give. */
 export function proofOf(secret: string, nonce: string): string {
+  // The "reins-daemon:" prefix is the wire format a running server and its hooks share: kept as it was.
   return createHmac("sha256", secret).update(`reins-daemon:${nonce}`).digest("hex");
 }
 
-/** The proof this project's daemon gives for `nonce`, from the hook secret on disk ("" when there is none). */
+/** The proof this project's server gives for `nonce`, from the hook secret on disk ("" when there is none). */
 function challengeProof(root: string, nonce: string): string {
   const secret = existingHookSecret(root);
   return secret === "" ? "" : proofOf(secret, nonce);
 }
 
 /**
- * What answers at host:port: nothing (the connection is refused), this project's daemon (proven by the hook
+ * What answers at host:port: nothing (the connection is refused), this project's server (proven by the hook
  * secret), something else, or something that holds the port but did not answer within `timeoutMs` (busy:
- * starting another daemon beside it would only lose the race for the port).
+ * starting another server beside it would only lose the race for the port).
  */
-export async function daemonAt(
+export async function serverAt(
   host: string,
   port: number,
   root: string,
@@ -43,7 +47,7 @@ export async function daemonAt(
     const code = ((error as { cause?: { code?: unknown } }).cause?.code ?? "") as string;
     return (error as Error).name === "TimeoutError" || code === "UND_ERR_HEADERS_TIMEOUT" ? "busy" : "none";
   }
-  // Whatever answers HTTP holds the port, even when its answer is not a reins daemon's JSON.
+  // Whatever answers HTTP holds the port, even when its answer is not a reins server's JSON.
   try {
     const body = (await response.json()) as { root?: unknown; proof?: unknown } | null;
     // Ours only if it proves it holds the project's hook secret: anything can claim a root. Ours even when
@@ -56,17 +60,17 @@ export async function daemonAt(
   }
 }
 
-/** The lock a start of the project's daemon holds until the daemon listens (or failed to). */
+/** The lock a start of the project's server holds until the server listens (or failed to). */
 export function serveStartLock(root: string): string {
   return join(root, ".reins", "serve.starting");
 }
 
 /**
- * Makes sure the project's daemon runs: starts `reins serve` in the background (logging to
+ * Makes sure the project's server runs: starts `reins serve` in the background (logging to
  * `.reins/serve.log`) when nothing answers, and waits up to `waitMs` for it. Returns whether it was
  * already running, or that the port belongs to something else.
  */
-export async function ensureDaemon(options: {
+export async function ensureServer(options: {
   root: string;
   bin: string;
   host: string;
@@ -75,15 +79,15 @@ export async function ensureDaemon(options: {
 }): Promise<"running" | "started" | "failed" | "port taken"> {
   const { root, bin, host, port } = options;
   const deadline = Date.now() + (options.waitMs ?? 5_000);
-  let found = await daemonAt(host, port, root);
-  // Something holds the port and is slow to answer (a daemon under load): wait for its answer.
-  while (found === "busy" && Date.now() < deadline) found = await daemonAt(host, port, root, 1_000);
+  let found = await serverAt(host, port, root);
+  // Something holds the port and is slow to answer (a server under load): wait for its answer.
+  while (found === "busy" && Date.now() < deadline) found = await serverAt(host, port, root, 1_000);
   if (found === "ours") return "running";
-  // Another project's daemon (or another program) holds the port: answering through it would use the wrong store.
+  // Another project's server (or another program) holds the port: answering through it would use the wrong store.
   if (found === "other") return "port taken";
   if (found === "busy") return "failed";
   reinsDir(root);
-  // Sessions that find the daemon gone at once start one, not one each: the others only wait for it.
+  // Sessions that find the server gone at once start one, not one each: the others only wait for it.
   if (takeStartLock(serveStartLock(root))) {
     const log = openSync(join(root, ".reins", "serve.log"), "a");
     const child = spawn(
@@ -99,7 +103,7 @@ export async function ensureDaemon(options: {
     closeSync(log);
   }
   while (Date.now() < deadline) {
-    if ((await daemonAt(host, port, root)) === "ours") return "started";
+    if ((await serverAt(host, port, root)) === "ours") return "started";
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return "failed";

@@ -9,7 +9,7 @@ import { ReinsError } from "../../base/core/errors.js";
 import { MemoryStore } from "../../base/store/memory.js";
 import { Spool } from "../../base/store/spool.js";
 import { HOOK_AGENTS } from "./hook-agents.js";
-import { answerHook, runHook, type HookServices } from "./run-hook.js";
+import { answerHook, runHook, type HookServices } from "./hook-call.js";
 import { TranscriptReader } from "./transcript.js";
 
 /**
@@ -43,7 +43,7 @@ function assistantLine(n: number, input: number, output: number): string {
 
 /** A project folder (removed after the tests) with a transcript of one message of 1,234 + 56 tokens. */
 function project() {
-  const dir = mkdtempSync(join(tmpdir(), "reins-run-hook-"));
+  const dir = mkdtempSync(join(tmpdir(), "reins-hook-call-"));
   dirs.push(dir);
   const transcript = join(dir, "session.jsonl");
   writeFileSync(transcript, assistantLine(1, 1_234, 56));

@@ -16,7 +16,7 @@ const KNOWN_CHECKS: Record<string, string> = {
  * How to run a check, for an instruction: the command last seen running it, else the project's own command
  * (the policy's `completion.commands`, filled from the project's files), quoted; else the check in words.
  */
-export function checkCommand(state: State, check: string, policy: Policy): string {
+export function checkInstruction(state: State, check: string, policy: Policy): string {
   // `clip` marks inherited names, so a clipped key never reads the prototype.
   const command = state.checks[clip(check)]?.command ?? own(policy.completion.commands, check);
   return command !== undefined ? quote(command) : (KNOWN_CHECKS[check] ?? `the ${check} verification`);

@@ -7,7 +7,7 @@ import type { RunAction, RunDecision, RunState, TaskRun, TaskStatus } from "./ty
 export const RUN_KEY = "";
 
 /** The state being built by one step, and its outputs so far. */
-export interface Draft {
+export interface StepDraft {
   state: RunState;
   actions: RunAction[];
   decisions: RunDecision[];
@@ -22,7 +22,7 @@ export type ActionRequest = WithoutRef<RunAction>;
  * A draft of `state`: the parts a step changes are copied, the plan (nodes, checks, settings) is shared,
  * so the state passed in is never touched.
  */
-export function draftOf(state: RunState): Draft {
+export function draftStep(state: RunState): StepDraft {
   const tasks: Record<string, TaskRun> = {};
   for (const [id, task] of Object.entries(state.tasks))
     tasks[id] = { ...task, failures: { ...task.failures } };
@@ -34,7 +34,7 @@ export function draftOf(state: RunState): Draft {
 }
 
 /** The run of leaf `id`; the core only asks for leaves it knows, so a miss is a bug. */
-export function taskOf(d: Draft, id: string): TaskRun {
+export function taskOf(d: StepDraft, id: string): TaskRun {
   const task = own(d.state.tasks, id);
   if (task === undefined) throw invalidTransition(`no unit of work ${id} in the run`);
   return task;
@@ -42,7 +42,7 @@ export function taskOf(d: Draft, id: string): TaskRun {
 
 /** Moves a leaf to `to`, validated by task-state.ts for `cause`, and records the transition with why. */
 export function setStatus(
-  d: Draft,
+  d: StepDraft,
   id: string,
   to: TaskStatus,
   why: string,
@@ -60,7 +60,7 @@ export function setStatus(
  * Hands an action out under `key` (a task id, or RUN_KEY), marking it in flight with this step's sequence
  * number as its ref. One key holds one action: handing out another while one is in flight is a bug.
  */
-export function handOut(d: Draft, key: string, request: ActionRequest): void {
+export function handOut(d: StepDraft, key: string, request: ActionRequest): void {
   if (Object.hasOwn(d.state.inFlight, key))
     throw invalidTransition(`${key || "the run"} already has ${d.state.inFlight[key]} in flight`);
   const action = { ...request, ref: d.state.seq } as RunAction;
@@ -70,7 +70,7 @@ export function handOut(d: Draft, key: string, request: ActionRequest): void {
 }
 
 /** Marks the action under `key` answered (or dropped): nothing is in flight for it any more. */
-export function settle(d: Draft, key: string): void {
+export function settle(d: StepDraft, key: string): void {
   delete d.state.inFlight[key];
   delete d.state.refs[key];
 }

@@ -1,7 +1,7 @@
 /** Tests of check recognition: which commands are checks, their results, and a project's own checks. */
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CHECK_PATTERNS } from "../core/check-patterns.js";
-import { checkOf, checkResult } from "./check-commands.js";
+import { checkOf, checkResult } from "./check-match.js";
 import { detectProjectChecks, type ProjectFiles } from "../config/project-checks.js";
 import { failureFingerprint, testSummary } from "./test-summary.js";
 

@@ -1,7 +1,7 @@
 /**
- * What a run keeps of its specification: the hash of every section its plan names, and which plan nodes
- * name it, so a later look tells which sections changed and which tasks implement them. Pure: the hashes
- * are computed by the shell (read.ts).
+ * A spec's section hashes, what a run keeps of its specification: the hash of every section its plan
+ * names, and which plan nodes name it, so a later look tells which sections changed and which tasks
+ * implement them. Pure: the hashes are computed by the shell (read.ts).
  */
 import type { PlanNode } from "../control/types.js";
 import { findSection, sectionsUnder, type Section } from "./sections.js";
@@ -16,14 +16,14 @@ export interface HashedSection extends Section {
  * nodes that name it, directly or through an enclosing section (a node naming `Accounts` names its
  * subsections too). Plain JSON, kept in the run's checkpoint and trace.
  */
-export type SpecSnapshot = Record<string, { hash: string; by: string[] }>;
+export type SectionHashes = Record<string, { hash: string; by: string[] }>;
 
 /** A spec file as the plan names it, in one spelling: `./spec.md` and `spec.md` are one file. */
 export function specFileKey(file: string): string {
   return file.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
 }
 
-/** A section's key in a snapshot and in `spec.changed`: its file and id, `spec.md#Accounts > Sign up`. */
+/** A section's key in the section hashes and in `spec.changed`: its file and id, `spec.md#Accounts > Sign up`. */
 export function sectionKey(file: string, id: string): string {
   return `${specFileKey(file)}#${id}`;
 }
@@ -37,15 +37,15 @@ export function specFiles(nodes: Iterable<PlanNode>): string[] {
 }
 
 /**
- * The snapshot of the sections `nodes` name, from each file's hashed sections (`files`, keyed by
+ * The section hashes of the sections `nodes` name, from each file's hashed sections (`files`, keyed by
  * `specFileKey`; a file missing from it could not be read and names nothing). A named section that does
- * not exist is not in the snapshot: its appearing later is a change like any other.
+ * not exist is not among them: its appearing later is a change like any other.
  */
-export function snapshotOf(
+export function sectionHashesOf(
   nodes: Iterable<PlanNode>,
   files: ReadonlyMap<string, readonly HashedSection[]>,
-): SpecSnapshot {
-  const snapshot: SpecSnapshot = {};
+): SectionHashes {
+  const hashes: SectionHashes = {};
   for (const node of nodes) {
     if (node.spec === undefined) continue;
     const file = specFileKey(node.spec.file);
@@ -55,24 +55,24 @@ export function snapshotOf(
       if (top === undefined) continue;
       for (const s of sectionsUnder(sections, top) as HashedSection[]) {
         const key = sectionKey(file, s.id);
-        const entry = (snapshot[key] ??= { hash: s.hash, by: [] });
+        const entry = (hashes[key] ??= { hash: s.hash, by: [] });
         if (!entry.by.includes(node.id)) entry.by.push(node.id);
       }
     }
   }
-  return snapshot;
+  return hashes;
 }
 
-/** The change between two snapshots: sections whose hash differs, appeared or vanished; nodes naming them. */
+/** The change between two section hashes: sections whose hash differs, appeared or vanished; nodes naming them. */
 export interface SpecChange {
   /** Section keys, those of `after` first in its order, then those that vanished. */
   sections: string[];
-  /** Plan nodes naming a changed section in either snapshot, each once, in the order met. */
+  /** Plan nodes naming a changed section in either, each once, in the order met. */
   nodes: string[];
 }
 
 /** The change from `before` to `after`, or null when every section's hash is the same. */
-export function specChange(before: SpecSnapshot, after: SpecSnapshot): SpecChange | null {
+export function specChange(before: SectionHashes, after: SectionHashes): SpecChange | null {
   const sections: string[] = [];
   const nodes = new Set<string>();
   const note = (key: string) => {

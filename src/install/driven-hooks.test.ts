@@ -16,7 +16,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hookEventsOf } from "../guard/hooks/hook-events.js";
 import { initAgent, isReinsHook, readSettings } from "./agent-hooks.js";
 import { MCP_NAME } from "./mcp.js";
-import { claudeRunArgs, geminiRunEnv } from "./run-hooks.js";
+import { claudeRunArgs, geminiRunEnv } from "./driven-hooks.js";
 
 const BIN = "/opt/reins/bin/reins.js";
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { exits } from "../../../test/support/processes.js";
-import { MAX_COMMAND_OUTPUT, runCommand } from "./command.js";
+import { MAX_COMMAND_OUTPUT, runCommand } from "./run-command.js";
 
 const dir = mkdtempSync(join(tmpdir(), "reins-command-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

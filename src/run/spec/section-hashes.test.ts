@@ -1,9 +1,9 @@
-/** Tests of spec snapshots: which sections changed since a run started. */
+/** Tests of a spec's section hashes: which sections changed since a run started. */
 import { describe, expect, it } from "vitest";
 import { planNode } from "../../../test/support/plans.js";
 import type { PlanNode } from "../control/types.js";
 import { hashedSpec } from "./read.js";
-import { snapshotOf, specChange, specFiles } from "./snapshot.js";
+import { sectionHashesOf, specChange, specFiles } from "./section-hashes.js";
 
 const node = (id: string, spec?: PlanNode["spec"]): PlanNode =>
   planNode(id, spec !== undefined ? { spec } : {});
@@ -12,7 +12,7 @@ const SPEC = "# Accounts\n\n## Sign up\n\nPOST /signup.\n\n### Errors\n\n409.\n\
 
 const files = (markdown: string) => new Map([["spec.md", hashedSpec("spec.md", markdown).sections]]);
 
-describe("spec snapshots", () => {
+describe("section hashes", () => {
   const nodes = [
     node("signup", { file: "./spec.md", sections: ["Sign up"] }),
     node("login", { file: "spec.md", sections: ["accounts > log in"] }),
@@ -25,8 +25,8 @@ describe("spec snapshots", () => {
   });
 
   it("holds every named section and its subsections, with the nodes naming each", () => {
-    const snapshot = snapshotOf(nodes, files(SPEC));
-    expect(Object.fromEntries(Object.entries(snapshot).map(([k, v]) => [k, v.by]))).toEqual({
+    const hashes = sectionHashesOf(nodes, files(SPEC));
+    expect(Object.fromEntries(Object.entries(hashes).map(([k, v]) => [k, v.by]))).toEqual({
       "spec.md#Accounts > Sign up": ["signup"],
       "spec.md#Accounts > Sign up > Errors": ["signup", "errors"],
       "spec.md#Accounts > Log in": ["login"],
@@ -34,18 +34,18 @@ describe("spec snapshots", () => {
   });
 
   it("tells a changed subsection with every node naming it or its parent, and nothing else", () => {
-    const before = snapshotOf(nodes, files(SPEC));
-    const after = snapshotOf(nodes, files(SPEC.replace("409.", "409 Conflict.")));
+    const before = sectionHashesOf(nodes, files(SPEC));
+    const after = sectionHashesOf(nodes, files(SPEC.replace("409.", "409 Conflict.")));
     expect(specChange(before, after)).toEqual({
       sections: ["spec.md#Accounts > Sign up > Errors"],
       nodes: ["signup", "errors"],
     });
-    expect(specChange(before, snapshotOf(nodes, files(`${SPEC}\r\n\r\n`)))).toBeNull();
+    expect(specChange(before, sectionHashesOf(nodes, files(`${SPEC}\r\n\r\n`)))).toBeNull();
   });
 
   it("tells a section that appeared or vanished", () => {
-    const before = snapshotOf(nodes, files(SPEC));
-    const renamed = snapshotOf(nodes, files(SPEC.replace("## Log in", "## Sign in")));
+    const before = sectionHashesOf(nodes, files(SPEC));
+    const renamed = sectionHashesOf(nodes, files(SPEC.replace("## Log in", "## Sign in")));
     expect(specChange(before, renamed)).toEqual({
       sections: ["spec.md#Accounts > Log in"],
       nodes: ["login"],
@@ -54,7 +54,7 @@ describe("spec snapshots", () => {
       sections: ["spec.md#Accounts > Log in"],
       nodes: ["login"],
     });
-    const added = snapshotOf(
+    const added = sectionHashesOf(
       nodes,
       files(SPEC.replace("## Log in", "### Limits\n\nTen a day.\n\n## Log in")),
     );
@@ -65,7 +65,11 @@ describe("spec snapshots", () => {
   });
 
   it("counts an unreadable file as naming no section", () => {
-    const before = snapshotOf(nodes, files(SPEC));
-    expect(specChange(before, snapshotOf(nodes, new Map()))?.nodes).toEqual(["signup", "errors", "login"]);
+    const before = sectionHashesOf(nodes, files(SPEC));
+    expect(specChange(before, sectionHashesOf(nodes, new Map()))?.nodes).toEqual([
+      "signup",
+      "errors",
+      "login",
+    ]);
   });
 });
