@@ -21,7 +21,7 @@ export default tseslint.config(
   },
   {
     // HTTP tests read JSON answers as loosely typed values; the code under test stays strict.
-    files: ["test/api*.test.ts", "test/support/api-server.ts"],
+    files: ["test/**/api*.test.ts", "test/support/api-server.ts"],
     rules: {
       "@typescript-eslint/no-explicit-any": "off",
       "@typescript-eslint/no-unsafe-member-access": "off",

@@ -8,7 +8,7 @@
 // A walk in docs/walks.json is a list of steps, one file each, indented two spaces per call depth: a step is
 // called by the nearest step above it with one indent less; what follows the file on its line is a note.
 // A turn back up is a call from a file on a lower floor to a file on a higher one (scripts/floors.json, the
-// table test/house.test.ts checks the imports against). Paths are relative to src/.
+// table test/unit/house.test.ts checks the imports against). Paths are relative to src/.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -6,15 +6,15 @@ import { codexRunner } from "../src/run/agents/codex.js";
 import { codexRunArgs, geminiRunEnv } from "../src/install/driven-hooks.js";
 import { geminiRunner } from "../src/run/agents/gemini.js";
 import type { AgentRequest, AgentResult } from "../src/run/agents/runner.js";
-import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
-import { codexTestEnv, codexBinary, codexConfigArgs, codexUnavailableReason } from "./support/codex-cli.js";
-import { e2eEach } from "./support/e2e-project.js";
-import { startFakeAnthropic, userTexts } from "./support/fake-anthropic.js";
-import { startFakeGemini, shellCommand } from "./support/fake-gemini.js";
-import { execCommand, startFakeOpenAi } from "./support/fake-openai.js";
-import type { FakeModel } from "./support/fake-model.js";
-import { geminiBinary, geminiUnavailableReason, writeSettings } from "./support/gemini-cli.js";
-import { cleanEnv, reinsBin } from "./support/processes.js";
+import { claudeBinary, claudeUnavailableReason } from "#test/claude-code.js";
+import { codexTestEnv, codexBinary, codexConfigArgs, codexUnavailableReason } from "#test/codex-cli.js";
+import { e2eEach } from "#test/e2e-project.js";
+import { startFakeAnthropic, userTexts } from "#test/fake-anthropic.js";
+import { startFakeGemini, shellCommand } from "#test/fake-gemini.js";
+import { execCommand, startFakeOpenAi } from "#test/fake-openai.js";
+import type { FakeModel } from "#test/fake-model.js";
+import { geminiBinary, geminiUnavailableReason, writeSettings } from "#test/gemini-cli.js";
+import { cleanEnv, reinsBin } from "#test/processes.js";
 
 /**
  * The agent runners of `reins run` driving the real CLIs offline, each against its scripted model API on

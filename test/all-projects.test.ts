@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AllStatus } from "../src/guard/daemon/all-status.js";
 import { execFile } from "node:child_process";
-import { reinsBin } from "./support/processes.js";
-import { twoProjects, type TwoProjects } from "./support/two-projects.js";
+import { reinsBin } from "#test/processes.js";
+import { twoProjects, type TwoProjects } from "#test/two-projects.js";
 
 /**
  * `reins status --all`: every project of the user's at once, read by another process from each project's

@@ -6,15 +6,15 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { REINS_BIN } from "../src/base/config/package-info.js";
 import { daemonName } from "../src/guard/daemon/paths.js";
-import { claudeUnavailableReason, runClaude, type ClaudeRun } from "./support/claude-code.js";
-import { e2eEach, failJs, initReins, npmTestPackage, recorded } from "./support/e2e-project.js";
+import { claudeUnavailableReason, runClaude, type ClaudeRun } from "#test/claude-code.js";
+import { e2eEach, failJs, initReins, npmTestPackage, recorded } from "#test/e2e-project.js";
 import {
   lastToolResults,
   startFakeAnthropic,
   type FakeAnthropic,
   type Script,
-} from "./support/fake-anthropic.js";
-import { guardOffBattery } from "./support/guard-off.js";
+} from "#test/fake-anthropic.js";
+import { guardOffBattery } from "#test/guard-off.js";
 
 /**
  * The boundary, tried as a hostile agent would: the real Claude Code CLI against a scripted model, with the

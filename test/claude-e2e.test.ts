@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { claudeUnavailableReason, runClaude, type ClaudeRun } from "./support/claude-code.js";
+import { claudeUnavailableReason, runClaude, type ClaudeRun } from "#test/claude-code.js";
 import {
   e2eProject,
   failJs,
@@ -9,7 +9,7 @@ import {
   npmTestPackage,
   recorded,
   removeE2eProject,
-} from "./support/e2e-project.js";
+} from "#test/e2e-project.js";
 import { listDaemons } from "../src/guard/daemon/list.js";
 import {
   lastToolResults,
@@ -17,7 +17,7 @@ import {
   startFakeAnthropic,
   type FakeAnthropic,
   type Script,
-} from "./support/fake-anthropic.js";
+} from "#test/fake-anthropic.js";
 
 /**
  * The real Claude Code CLI, offline against a scripted Messages API, with reins' hooks installed by

@@ -18,7 +18,7 @@ import {
   readTranscript,
   runClaude,
   type ClaudeRun,
-} from "./support/claude-code.js";
+} from "#test/claude-code.js";
 import {
   lastSystemTexts,
   lastToolResults,
@@ -26,7 +26,7 @@ import {
   startFakeAnthropic,
   type FakeAnthropic,
   type Script,
-} from "./support/fake-anthropic.js";
+} from "#test/fake-anthropic.js";
 
 /**
  * Drives the real Claude Code CLI offline against the scripted fake Messages API, to prove the harness

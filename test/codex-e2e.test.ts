@@ -4,9 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { replayRun } from "../src/guard/evaluate/replay.js";
 import { logFiles, readLog } from "../src/guard/logs/load.js";
 import { loadPolicy } from "../src/base/config/load-policy.js";
-import { codexUnavailableReason, runCodex, type CodexRun } from "./support/codex-cli.js";
-import { e2eProject, failJs, initReins, recorded, removeE2eProject } from "./support/e2e-project.js";
-import { cleanEnv, runReins } from "./support/processes.js";
+import { codexUnavailableReason, runCodex, type CodexRun } from "#test/codex-cli.js";
+import { e2eProject, failJs, initReins, recorded, removeE2eProject } from "#test/e2e-project.js";
+import { cleanEnv, runReins } from "#test/processes.js";
 import {
   developerTexts,
   execCommand,
@@ -14,7 +14,7 @@ import {
   startFakeOpenAi,
   type FakeOpenAi,
   type Script,
-} from "./support/fake-openai.js";
+} from "#test/fake-openai.js";
 
 /**
  * The real Codex CLI (`codex exec`), offline against a scripted Responses API, with reins' hooks

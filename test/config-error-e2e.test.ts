@@ -11,16 +11,16 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REINS_BIN } from "../src/base/config/package-info.js";
 import { startHookDaemon } from "../src/guard/daemon/hook-daemon.js";
-import { daemonCall } from "./support/daemon-call.js";
+import { daemonCall } from "#test/daemon-call.js";
 import { hookSecret } from "../src/base/config/hook-secret.js";
-import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
-import { e2eProject, failJs, initReins, recorded, removeE2eProject } from "./support/e2e-project.js";
+import { claudeUnavailableReason, runClaude } from "#test/claude-code.js";
+import { e2eProject, failJs, initReins, recorded, removeE2eProject } from "#test/e2e-project.js";
 import {
   lastToolResults,
   startFakeAnthropic,
   lastSystemTexts,
   type FakeAnthropic,
-} from "./support/fake-anthropic.js";
+} from "#test/fake-anthropic.js";
 
 const repo = join(import.meta.dirname, "..");
 

@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  copilotSessions,
-  copilotUnavailableReason,
-  runCopilot,
-  type CopilotRun,
-} from "./support/copilot-cli.js";
-import { e2eEach, failJs, initReins, npmTestPackage, recorded } from "./support/e2e-project.js";
+import { copilotSessions, copilotUnavailableReason, runCopilot, type CopilotRun } from "#test/copilot-cli.js";
+import { e2eEach, failJs, initReins, npmTestPackage, recorded } from "#test/e2e-project.js";
 import {
   bashCall,
   startFakeChatStream,
@@ -14,8 +9,8 @@ import {
   type ChatReply,
   type ChatStreamRequest,
   type FakeChatStream,
-} from "./support/fake-chat-stream.js";
-import type { ModelScript } from "./support/fake-model.js";
+} from "#test/fake-chat-stream.js";
+import type { ModelScript } from "#test/fake-model.js";
 
 /**
  * The real GitHub Copilot CLI (`copilot -p`), offline against a scripted streaming Chat Completions API, with

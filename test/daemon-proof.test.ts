@@ -17,7 +17,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { hookClients } from "./support/hook-clients.js";
+import { hookClients } from "#test/hook-clients.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { REINS_BIN } from "../src/base/config/package-info.js";
 import { startHookDaemon, type HookDaemon } from "../src/guard/daemon/hook-daemon.js";
@@ -28,7 +28,7 @@ import { probeDaemon, probeSocket, socketRequest } from "../src/guard/daemon/pro
 import { readTamper } from "../src/guard/hooks/tamper-record.js";
 import { hookSecret } from "../src/base/config/hook-secret.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { failed, failing } from "./support/daemon-inputs.js";
+import { failed, failing } from "#test/daemon-inputs.js";
 
 const temps: string[] = [];
 const temp = (prefix: string) => {

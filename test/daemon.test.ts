@@ -13,8 +13,8 @@ import { apiToken, hookSecret } from "../src/base/config/hook-secret.js";
 import { serverAt, serveStartLock } from "../src/server/server-process.js";
 import { createServer } from "../src/server/server.js";
 import type { Store } from "../src/base/core/store.js";
-import { killPids, servePids } from "./support/fault-daemon.js";
-import { freePort } from "./support/redis-server.js";
+import { killPids, servePids } from "#test/fault-daemon.js";
+import { freePort } from "#test/free-port.js";
 
 const root = join(import.meta.dirname, "..");
 const run = promisify(execFile);

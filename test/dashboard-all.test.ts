@@ -5,9 +5,9 @@ import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { projectId } from "../src/base/config/project-registry.js";
 import { apiToken } from "../src/base/config/hook-secret.js";
-import { describeBrowser, launchChromium, screenshot } from "./support/browser.js";
-import { reinsBin } from "./support/processes.js";
-import { twoProjects, type TwoProjects } from "./support/two-projects.js";
+import { describeBrowser, launchChromium, screenshot } from "#test/browser.js";
+import { reinsBin } from "#test/processes.js";
+import { twoProjects, type TwoProjects } from "#test/two-projects.js";
 
 /**
  * `reins serve --all` in a process of its own, seen in Debian's Chromium: the user-level page with two

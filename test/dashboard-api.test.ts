@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SPEND_POINTS, SPEND_SCOPES } from "../src/server/web.js";
-import { scripted, startApi, type ApiServer } from "./support/api-server.js";
-import { pausedRun } from "./support/runs.js";
+import { scripted, startApi, type ApiServer } from "#test/api-server.js";
+import { pausedRun } from "#test/runs.js";
 
 /**
  * What `reins serve` adds for the dashboard: the built app at `/` (public, even off loopback, while /api

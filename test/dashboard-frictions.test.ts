@@ -1,9 +1,9 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { ScopeView } from "../web/src/types.js";
-import { startApi, type ApiServer } from "./support/api-server.js";
-import { describeBrowser, launchChromium, seedDemo } from "./support/browser.js";
-import { provenRun } from "./support/runs.js";
+import { startApi, type ApiServer } from "#test/api-server.js";
+import { describeBrowser, launchChromium, seedDemo } from "#test/browser.js";
+import { provenRun } from "#test/runs.js";
 
 /**
  * Frictions a person met on the project dashboard, each fixed and held here in Chromium: sessions just

@@ -1,8 +1,8 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { startApi, type ApiServer } from "./support/api-server.js";
-import { describeBrowser, launchChromium, screenshot } from "./support/browser.js";
-import { PAUSED_BECAUSE, driveRun, pausedRun, provenRun, storedRun } from "./support/runs.js";
+import { startApi, type ApiServer } from "#test/api-server.js";
+import { describeBrowser, launchChromium, screenshot } from "#test/browser.js";
+import { PAUSED_BECAUSE, driveRun, pausedRun, provenRun, storedRun } from "#test/runs.js";
 
 /**
  * The dashboard's Runs page in Debian's Chromium against a real `reins serve` server (SQLite), with runs

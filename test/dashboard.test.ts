@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { startApi, type ApiServer } from "./support/api-server.js";
-import { describeBrowser, launchChromium, screenshot, seedDemo } from "./support/browser.js";
+import { startApi, type ApiServer } from "#test/api-server.js";
+import { describeBrowser, launchChromium, screenshot, seedDemo } from "#test/browser.js";
 
 /**
  * The dashboard in Debian's Chromium against a real `reins serve` server (SQLite) seeded by the demo:

@@ -15,7 +15,7 @@ import { createServer } from "../src/server/server.js";
 import { REINS_BIN } from "../src/base/config/package-info.js";
 import { startHookDaemon, type HookDaemon } from "../src/guard/daemon/hook-daemon.js";
 import { daemonName, socketPath } from "../src/guard/daemon/paths.js";
-import { freePort } from "./support/redis-server.js";
+import { freePort } from "#test/free-port.js";
 
 const dirs: string[] = [];
 afterAll(() => {

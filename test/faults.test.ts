@@ -15,23 +15,17 @@ import { MemoryStore } from "../src/base/store/memory.js";
 import { RedisStore } from "../src/base/store/redis.js";
 import { Spool } from "../src/base/store/spool.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { killPids, listeningServer, servePids, startServer } from "./support/fault-daemon.js";
-import { startFaultRedis, waitFor, type FaultRedis } from "./support/fault-redis.js";
+import { killPids, listeningServer, servePids, startServer } from "#test/fault-daemon.js";
+import { startFaultRedis, waitFor, type FaultRedis } from "#test/fault-redis.js";
 import {
   COMMAND_HOOK_TIMEOUT_MS,
   HTTP_HOOK_TIMEOUT_MS,
   percentile,
   SimulatedSession,
   type CallRecord,
-} from "./support/fault-session.js";
-import {
-  fillDisk,
-  isMounted,
-  mountTmpfs,
-  tmpfsUnavailableReason,
-  unmountTmpfs,
-} from "./support/fault-tmpfs.js";
-import { freePort, redisServerInstalled, redisUnavailableReason } from "./support/redis-server.js";
+} from "#test/fault-session.js";
+import { fillDisk, isMounted, mountTmpfs, tmpfsUnavailableReason, unmountTmpfs } from "#test/fault-tmpfs.js";
+import { freePort, redisServerInstalled, redisUnavailableReason } from "#test/redis-server.js";
 
 /**
  * Fault injection end to end (`npm run test:faults`): agent sessions stream hook calls through real reins

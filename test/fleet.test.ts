@@ -6,13 +6,13 @@ import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Decision, ReinsEvent } from "../src/base/core/index.js";
-import { scripted } from "./support/api-server.js";
+import { scripted } from "#test/api-server.js";
 import {
   redisServerInstalled,
   redisUnavailableReason,
   startManagedRedis,
   type RedisServer,
-} from "./support/redis-server.js";
+} from "#test/redis-server.js";
 
 const bin = join(import.meta.dirname, "..", "bin", "reins.js");
 const skipReason = redisUnavailableReason();

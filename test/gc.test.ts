@@ -13,10 +13,10 @@ import { runDir } from "../src/run/drive/run-trace.js";
 import { defaultStorePath } from "../src/base/store/open.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
 import type { Overview } from "../src/server/web.js";
-import { startApi } from "./support/api-server.js";
-import { finished, startFixture } from "./support/processes.js";
-import { pausedRun, provenRun } from "./support/runs.js";
-import { workload } from "./support/workload.js";
+import { startApi } from "#test/api-server.js";
+import { finished, startFixture } from "#test/processes.js";
+import { pausedRun, provenRun } from "#test/runs.js";
+import { workload } from "#test/workload.js";
 
 const DAY = 86_400_000;
 const NOW = Date.now();

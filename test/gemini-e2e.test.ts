@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { e2eProject, npmTestPackage, recorded, removeE2eProject } from "./support/e2e-project.js";
+import { e2eProject, npmTestPackage, recorded, removeE2eProject } from "#test/e2e-project.js";
 import {
   lastFunctionResponses,
   shellCommand,
@@ -9,9 +9,9 @@ import {
   type FakeGemini,
   type Script,
   type ScriptedUsage,
-} from "./support/fake-gemini.js";
-import { geminiUnavailableReason, runGemini, type GeminiRun } from "./support/gemini-cli.js";
-import { cleanEnv, runReins } from "./support/processes.js";
+} from "#test/fake-gemini.js";
+import { geminiUnavailableReason, runGemini, type GeminiRun } from "#test/gemini-cli.js";
+import { cleanEnv, runReins } from "#test/processes.js";
 
 /**
  * The real Gemini CLI, headless and offline against a scripted Gemini API, with reins' hooks installed by

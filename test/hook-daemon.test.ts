@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "no
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { hookClients } from "./support/hook-clients.js";
+import { hookClients } from "#test/hook-clients.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { REINS_BIN } from "../src/base/config/package-info.js";
 import { startHookDaemon, type HookDaemon } from "../src/guard/daemon/hook-daemon.js";
@@ -16,12 +16,12 @@ import { listDaemons } from "../src/guard/daemon/list.js";
 import { daemonName, socketPath } from "../src/guard/daemon/paths.js";
 import { probeDaemon, socketRequest } from "../src/guard/daemon/probe.js";
 import { encodeHeaderValue } from "../src/guard/daemon/protocol.js";
-import { daemonCall } from "./support/daemon-call.js";
+import { daemonCall } from "#test/daemon-call.js";
 import { hookSecret } from "../src/base/config/hook-secret.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { failed, failing } from "./support/daemon-inputs.js";
+import { failed, failing } from "#test/daemon-inputs.js";
 
 const temps: string[] = [];
 const temp = (prefix: string) => {

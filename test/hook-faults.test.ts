@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { cleanEnv, finished, killGroup, reinsBin } from "./support/processes.js";
+import { cleanEnv, finished, killGroup, reinsBin } from "#test/processes.js";
 
 /**
  * The in-process hook command (`reins hook claude`, what `reins init --in-process` installs) against

@@ -13,9 +13,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
-import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
-import { failJs, initReins, recorded, removeE2eProject } from "./support/e2e-project.js";
-import { lastToolResults, startFakeAnthropic, type Script } from "./support/fake-anthropic.js";
+import { claudeUnavailableReason, runClaude } from "#test/claude-code.js";
+import { failJs, initReins, recorded, removeE2eProject } from "#test/e2e-project.js";
+import { lastToolResults, startFakeAnthropic, type Script } from "#test/fake-anthropic.js";
 
 /**
  * `reins init --user claude` into a throwaway HOME, then the real Claude Code CLI (against a scripted model)

@@ -6,15 +6,15 @@ import { run } from "../src/cli/run.js";
 import { replayRun } from "../src/guard/evaluate/replay.js";
 import { readLog } from "../src/guard/logs/load.js";
 import { loadPolicy } from "../src/base/config/load-policy.js";
-import { claudeUnavailableReason, findTranscript, runClaude } from "./support/claude-code.js";
-import { e2eEach, failJs, initReins, npmTestPackage, recorded } from "./support/e2e-project.js";
+import { claudeUnavailableReason, findTranscript, runClaude } from "#test/claude-code.js";
+import { e2eEach, failJs, initReins, npmTestPackage, recorded } from "#test/e2e-project.js";
 import {
   lastToolResults,
   startFakeAnthropic,
   type FakeAnthropic,
   type Script,
   type ScriptedReply,
-} from "./support/fake-anthropic.js";
+} from "#test/fake-anthropic.js";
 
 /**
  * reins' judgement with the real Claude Code CLI, installed the default way (`reins init claude`: native
@@ -22,7 +22,7 @@ import {
  * stopped; a loop of one failing command with only noise changed is denied by the 6th call, and the model
  * reads why. The transcript each session leaves is read back by `reins replay`'s importer and gives the
  * events the live hooks recorded. With REINS_RECORD_TRACES=1 the sessions are written as golden traces
- * to test/traces/ (see test/traces.test.ts).
+ * to test/traces/ (see test/unit/traces.test.ts).
  */
 
 const e2e = e2eEach<FakeAnthropic>("judgement", {

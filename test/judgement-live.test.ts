@@ -9,7 +9,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanEnv, finished, reinsBin } from "./support/processes.js";
+import { cleanEnv, finished, reinsBin } from "#test/processes.js";
 
 const dirs: string[] = [];
 afterAll(() => {

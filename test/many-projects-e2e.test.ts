@@ -20,10 +20,10 @@ import { listDaemons } from "../src/guard/daemon/list.js";
 import { daemonName, socketPath } from "../src/guard/daemon/paths.js";
 import { probeDaemon } from "../src/guard/daemon/probe.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { AGENT_LOOPS, type LoopAgent, type LoopResult } from "./support/agent-loops.js";
-import { e2eProject, failJs } from "./support/e2e-project.js";
-import { waitFor } from "./support/fault-redis.js";
-import { alive, exits, stopHookDaemons } from "./support/processes.js";
+import { AGENT_LOOPS, type LoopAgent, type LoopResult } from "#test/agent-loops.js";
+import { e2eProject, failJs } from "#test/e2e-project.js";
+import { waitFor } from "#test/fault-redis.js";
+import { alive, exits, stopHookDaemons } from "#test/processes.js";
 
 const AGENTS = Object.keys(AGENT_LOOPS) as LoopAgent[];
 type Agent = LoopAgent;

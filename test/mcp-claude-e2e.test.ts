@@ -3,16 +3,16 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { claudeMcpEntry } from "../src/install/mcp.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
-import { e2eProject, initReins, removeE2eProject } from "./support/e2e-project.js";
+import { claudeUnavailableReason, runClaude } from "#test/claude-code.js";
+import { e2eProject, initReins, removeE2eProject } from "#test/e2e-project.js";
 import {
   lastToolResults,
   startFakeAnthropic,
   type FakeAnthropic,
   type ScriptedReply,
-} from "./support/fake-anthropic.js";
-import { reinsBin } from "./support/processes.js";
-import { gitProject } from "./support/run-project.js";
+} from "#test/fake-anthropic.js";
+import { reinsBin } from "#test/processes.js";
+import { gitProject } from "#test/run-project.js";
 
 /**
  * reins' MCP tools through the real Claude Code CLI, offline against a scripted Messages API on 127.0.0.1:

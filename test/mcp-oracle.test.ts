@@ -5,9 +5,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startFakeAnthropic, type FakeAnthropic, type ScriptedReply } from "./support/fake-anthropic.js";
-import { reinsBin } from "./support/processes.js";
-import { gitProject } from "./support/run-project.js";
+import { startFakeAnthropic, type FakeAnthropic, type ScriptedReply } from "#test/fake-anthropic.js";
+import { reinsBin } from "#test/processes.js";
+import { gitProject } from "#test/run-project.js";
 
 /**
  * The oracle in `reins mcp`, through the SDK's MCP client over stdio (`node bin/reins.js mcp`, built by

@@ -6,8 +6,8 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { reinsBin } from "./support/processes.js";
-import { git, gitProject, reinsIn } from "./support/run-project.js";
+import { reinsBin } from "#test/processes.js";
+import { git, gitProject, reinsIn } from "#test/run-project.js";
 
 /**
  * `reins mcp` through the real MCP client of the SDK over stdio: `node bin/reins.js mcp` (built by

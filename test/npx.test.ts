@@ -17,7 +17,7 @@ import {
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { stopHookDaemons } from "./support/processes.js";
+import { stopHookDaemons } from "#test/processes.js";
 
 const root = join(import.meta.dirname, "..");
 const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { e2eProject, npmTestPackage, recorded, removeE2eProject } from "./support/e2e-project.js";
-import { startFakeChat, toolResults, userTexts, type ChatReply, type FakeChat } from "./support/fake-chat.js";
-import { opencodeUnavailableReason, runOpencode } from "./support/opencode-cli.js";
-import { cleanEnv, runReins } from "./support/processes.js";
-import type { ModelScript } from "./support/fake-model.js";
-import type { ChatRequest } from "./support/fake-chat.js";
+import { e2eProject, npmTestPackage, recorded, removeE2eProject } from "#test/e2e-project.js";
+import { startFakeChat, toolResults, userTexts, type ChatReply, type FakeChat } from "#test/fake-chat.js";
+import { opencodeUnavailableReason, runOpencode } from "#test/opencode-cli.js";
+import { cleanEnv, runReins } from "#test/processes.js";
+import type { ModelScript } from "#test/fake-model.js";
+import type { ChatRequest } from "#test/fake-chat.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
 
 /**

@@ -5,10 +5,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { defaultPolicy } from "../src/base/core/policy.js";
 import { review, type OracleConfig } from "../src/run/oracle/review.js";
 import type { ReviewInput } from "../src/run/oracle/prompt.js";
-import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
-import { startFakeAnthropic, userTexts, type FakeAnthropic } from "./support/fake-anthropic.js";
-import { startFakeChatCompletions } from "./support/fake-openai.js";
-import { cleanEnv } from "./support/processes.js";
+import { claudeBinary, claudeUnavailableReason } from "#test/claude-code.js";
+import { startFakeAnthropic, userTexts, type FakeAnthropic } from "#test/fake-anthropic.js";
+import { startFakeChatCompletions } from "#test/fake-openai.js";
+import { cleanEnv } from "#test/processes.js";
 
 /** The oracle's reviewer against scripted model APIs on 127.0.0.1, and through the real Claude Code. */
 

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { finished } from "./support/processes.js";
+import { finished } from "#test/processes.js";
 
 /**
  * What `npm pack` puts in the tarball: what `npx reins` and the package's entry points need, nothing else.

@@ -22,9 +22,9 @@ import { run } from "../src/cli/run.js";
 import type { ReinsEvent } from "../src/base/core/reins-event.js";
 import { agentToken, apiToken, tokenPath } from "../src/base/config/hook-secret.js";
 import { openStore } from "../src/base/store/open.js";
-import { startApi } from "./support/api-server.js";
-import { cleanEnv, reinsBin, runBounded, type BoundedRun } from "./support/processes.js";
-import { redisUnavailableReason, startRedis, type RedisServer } from "./support/redis-server.js";
+import { startApi } from "#test/api-server.js";
+import { cleanEnv, reinsBin, runBounded, type BoundedRun } from "#test/processes.js";
+import { redisUnavailableReason, startRedis, type RedisServer } from "#test/redis-server.js";
 
 const repo = dirname(dirname(reinsBin));
 

@@ -1,19 +1,19 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { e2eProject, failJs, npmTestPackage, recorded, removeE2eProject } from "./support/e2e-project.js";
+import { e2eProject, failJs, npmTestPackage, recorded, removeE2eProject } from "#test/e2e-project.js";
 import {
   lastToolResults,
   startFakeChatTools,
   textOf,
   toolCall,
   type FakeChatTools,
-} from "./support/fake-chat-tools.js";
-import type { ScriptedReply, ScriptedUsage } from "./support/fake-openai.js";
-import type { ModelScript } from "./support/fake-model.js";
-import type { ChatToolsRequest } from "./support/fake-chat-tools.js";
-import { qwenUnavailableReason, runQwen, type QwenRun } from "./support/qwen-cli.js";
-import { cleanEnv, runReins } from "./support/processes.js";
+} from "#test/fake-chat-tools.js";
+import type { ScriptedReply, ScriptedUsage } from "#test/fake-openai.js";
+import type { ModelScript } from "#test/fake-model.js";
+import type { ChatToolsRequest } from "#test/fake-chat-tools.js";
+import { qwenUnavailableReason, runQwen, type QwenRun } from "#test/qwen-cli.js";
+import { cleanEnv, runReins } from "#test/processes.js";
 
 /**
  * The real Qwen Code (0.15.10), headless and offline against a scripted OpenAI Chat Completions API, with

@@ -1,7 +1,7 @@
 /** The Redis Cluster harness itself: a real 3-master cluster that moves slots and fails over on demand. */
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clusterUnavailableReason, startCluster, type RedisCluster } from "./support/redis-cluster.js";
+import { clusterUnavailableReason, startCluster, type RedisCluster } from "#test/redis-cluster.js";
 
 const skipReason = clusterUnavailableReason();
 if (skipReason !== null) console.warn(`Skipping the Redis Cluster harness tests: ${skipReason}`);

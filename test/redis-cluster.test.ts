@@ -13,9 +13,9 @@ import { resolvePolicy, timeline, type ReinsEvent } from "../src/base/core/index
 import type { Store } from "../src/base/core/store.js";
 import { openStore } from "../src/base/store/open.js";
 import { chargeField, fenceField, RedisStore, type RedisOptions } from "../src/base/store/redis.js";
-import { clusterUnavailableReason, startCluster, type RedisCluster } from "./support/redis-cluster.js";
-import { storeContract } from "./support/store-contract.js";
-import { expectFilledExactly, fillPool } from "./support/pool-fill.js";
+import { clusterUnavailableReason, startCluster, type RedisCluster } from "#test/redis-cluster.js";
+import { storeContract } from "#test/store-contract.js";
+import { expectFilledExactly, fillPool } from "#test/pool-fill.js";
 
 const skipReason = clusterUnavailableReason();
 if (skipReason !== null) console.warn(`Skipping the Redis Cluster store tests: ${skipReason}`);

@@ -7,13 +7,13 @@ import { resolvePolicy, type ReinsEvent } from "../src/base/core/index.js";
 import { createGovernor } from "../src/guard/governor.js";
 import { RedisStore } from "../src/base/store/redis.js";
 import { Spool } from "../src/base/store/spool.js";
-import { finished, startFixture } from "./support/processes.js";
+import { finished, startFixture } from "#test/processes.js";
 import {
   redisServerInstalled,
   redisUnavailableReason,
   startManagedRedis,
   type RedisServer,
-} from "./support/redis-server.js";
+} from "#test/redis-server.js";
 
 const skipReason = redisUnavailableReason();
 if (skipReason !== null) console.warn(`skipping Redis fleet tests: ${skipReason}`);

@@ -18,9 +18,9 @@ import type { Store } from "../src/base/core/store.js";
 import { MemoryStore } from "../src/base/store/memory.js";
 import { openStore } from "../src/base/store/open.js";
 import { RedisStore } from "../src/base/store/redis.js";
-import { storeContract } from "./support/store-contract.js";
-import { workload } from "./support/workload.js";
-import { expectFilledExactly, fillPool } from "./support/pool-fill.js";
+import { storeContract } from "#test/store-contract.js";
+import { workload } from "#test/workload.js";
+import { expectFilledExactly, fillPool } from "#test/pool-fill.js";
 import {
   freePort,
   redisServerInstalled,
@@ -28,7 +28,7 @@ import {
   startManagedRedis,
   startRedis,
   type RedisServer,
-} from "./support/redis-server.js";
+} from "#test/redis-server.js";
 
 const skipReason = redisUnavailableReason();
 if (skipReason !== null) console.warn(`Skipping the Redis tests: ${skipReason}`);

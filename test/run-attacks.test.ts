@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { git, reinsIn, runProject, runUntilMarked } from "./support/run-project.js";
+import { git, reinsIn, runProject, runUntilMarked } from "#test/run-project.js";
 
 const PLAN = `version: 1
 name: attacks

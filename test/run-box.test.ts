@@ -21,7 +21,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installDir } from "../src/run/drive/agent-box.js";
-import { git, reinsIn, runProject } from "./support/run-project.js";
+import { git, reinsIn, runProject } from "#test/run-project.js";
 
 const PLAN = `version: 1
 name: box

@@ -5,8 +5,8 @@ import { defaultPolicy } from "../src/base/core/policy.js";
 import { parseClaude } from "../src/run/agents/claude.js";
 import { readRunTrace } from "../src/run/drive/run-trace.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { claudeBinary, claudeUnavailableReason } from "./support/claude-code.js";
-import { e2eEach, recorded } from "./support/e2e-project.js";
+import { claudeBinary, claudeUnavailableReason } from "#test/claude-code.js";
+import { e2eEach, recorded } from "#test/e2e-project.js";
 import {
   lastUserTexts,
   startFakeAnthropic,
@@ -14,9 +14,9 @@ import {
   type FakeAnthropic,
   type RecordedRequest,
   type ScriptedReply,
-} from "./support/fake-anthropic.js";
-import { cleanEnv, reinsBin, runBounded } from "./support/processes.js";
-import { git, gitProject } from "./support/run-project.js";
+} from "#test/fake-anthropic.js";
+import { cleanEnv, reinsBin, runBounded } from "#test/processes.js";
+import { git, gitProject } from "#test/run-project.js";
 
 /**
  * `reins run --agent claude` end to end: the real Claude Code CLI, offline against a scripted Messages API on

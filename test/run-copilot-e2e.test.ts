@@ -5,8 +5,8 @@ import { parseCopilot } from "../src/run/agents/copilot.js";
 import type { AgentParse } from "../src/run/agents/runner.js";
 import { readRunTrace } from "../src/run/drive/run-trace.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { copilotBinary, copilotEnv, copilotUnavailableReason } from "./support/copilot-cli.js";
-import { e2eEach } from "./support/e2e-project.js";
+import { copilotBinary, copilotEnv, copilotUnavailableReason } from "#test/copilot-cli.js";
+import { e2eEach } from "#test/e2e-project.js";
 import {
   bashCall,
   startFakeChatStream,
@@ -14,9 +14,9 @@ import {
   type ChatReply,
   type ChatStreamRequest,
   type FakeChatStream,
-} from "./support/fake-chat-stream.js";
-import { reinsBin, runBounded } from "./support/processes.js";
-import { git, gitProject, PYTHON_ADD } from "./support/run-project.js";
+} from "#test/fake-chat-stream.js";
+import { reinsBin, runBounded } from "#test/processes.js";
+import { git, gitProject, PYTHON_ADD } from "#test/run-project.js";
 
 /**
  * `reins run --agent copilot` end to end: the real Copilot CLI, offline against a scripted streaming Chat

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunDecision, RunEvent } from "../src/run/control/types.js";
 import { readRunTrace } from "../src/run/drive/run-trace.js";
-import { git, reinsIn, runProject } from "./support/run-project.js";
+import { git, reinsIn, runProject } from "#test/run-project.js";
 
 const SPEC = `---
 title: Greeter

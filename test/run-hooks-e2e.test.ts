@@ -6,25 +6,25 @@ import { parseGemini } from "../src/run/agents/gemini.js";
 import type { AgentParse } from "../src/run/agents/runner.js";
 import { readRunTrace } from "../src/run/drive/run-trace.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { codexTestEnv, codexBinary, codexConfigArgs, codexUnavailableReason } from "./support/codex-cli.js";
-import { e2eEach, recorded } from "./support/e2e-project.js";
+import { codexTestEnv, codexBinary, codexConfigArgs, codexUnavailableReason } from "#test/codex-cli.js";
+import { e2eEach, recorded } from "#test/e2e-project.js";
 import {
   execCommand,
   functionCallOutputs,
   lastFunctionCallOutputs,
   startFakeOpenAi,
   type FakeOpenAi,
-} from "./support/fake-openai.js";
+} from "#test/fake-openai.js";
 import {
   functionResponses,
   lastFunctionResponses,
   shellCommand,
   startFakeGemini,
   type FakeGemini,
-} from "./support/fake-gemini.js";
-import { geminiBinary, geminiUnavailableReason, writeSettings } from "./support/gemini-cli.js";
-import { cleanEnv, reinsBin, runBounded } from "./support/processes.js";
-import { git, gitProject } from "./support/run-project.js";
+} from "#test/fake-gemini.js";
+import { geminiBinary, geminiUnavailableReason, writeSettings } from "#test/gemini-cli.js";
+import { cleanEnv, reinsBin, runBounded } from "#test/processes.js";
+import { git, gitProject } from "#test/run-project.js";
 
 /**
  * `reins run --agent codex` and `--agent gemini` end to end: the real Codex CLI and the real Gemini CLI,

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { reinsIn, runProject } from "./support/run-project.js";
+import { reinsIn, runProject } from "#test/run-project.js";
 
 const filler = Array.from({ length: 10 }, (_, i) => `// note ${i + 1}`).join("\n");
 

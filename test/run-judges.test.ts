@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { git, reinsIn, runProject } from "./support/run-project.js";
+import { git, reinsIn, runProject } from "#test/run-project.js";
 
 const PLAN = (check: string) => `version: 1
 name: judges

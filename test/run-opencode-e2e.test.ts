@@ -5,7 +5,7 @@ import { parseOpencode } from "../src/run/agents/opencode.js";
 import type { AgentParse } from "../src/run/agents/runner.js";
 import { readRunTrace } from "../src/run/drive/run-trace.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { e2eEach } from "./support/e2e-project.js";
+import { e2eEach } from "#test/e2e-project.js";
 import {
   startFakeChat,
   toolResults,
@@ -13,10 +13,10 @@ import {
   type ChatReply,
   type ChatRequest,
   type FakeChat,
-} from "./support/fake-chat.js";
-import { fakeProviderConfig, OPENCODE_BINARIES, opencodeUnavailableReason } from "./support/opencode-cli.js";
-import { cleanEnv, reinsBin, runBounded } from "./support/processes.js";
-import { git, gitProject, PYTHON_ADD } from "./support/run-project.js";
+} from "#test/fake-chat.js";
+import { fakeProviderConfig, OPENCODE_BINARIES, opencodeUnavailableReason } from "#test/opencode-cli.js";
+import { cleanEnv, reinsBin, runBounded } from "#test/processes.js";
+import { git, gitProject, PYTHON_ADD } from "#test/run-project.js";
 
 /**
  * `reins run --agent opencode` end to end: the real opencode (`opencode run --format json`), offline against

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readRunTrace } from "../src/run/drive/run-trace.js";
-import { reinsBin } from "./support/processes.js";
-import { git, reinsIn, runProject } from "./support/run-project.js";
+import { reinsBin } from "#test/processes.js";
+import { git, reinsIn, runProject } from "#test/run-project.js";
 
 /** What the scripted agent drafts when asked for the spec. */
 const SPEC = `# Greeter

@@ -6,8 +6,8 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { reinsBin } from "./support/processes.js";
-import { git, reinsIn, runProject, runUntilMarked } from "./support/run-project.js";
+import { reinsBin } from "#test/processes.js";
+import { git, reinsIn, runProject, runUntilMarked } from "#test/run-project.js";
 
 /** A tiny calculator project: `add` is broken until the agent fixes it; the check is its test. */
 const CALC = {

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { exits, reinsBin } from "./support/processes.js";
-import { git, reinsIn, runProject } from "./support/run-project.js";
+import { exits, reinsBin } from "#test/processes.js";
+import { git, reinsIn, runProject } from "#test/run-project.js";
 
 /** The plan of most scenarios: each task's own check is medium (it runs at the task's completion). */
 function plan(tasks: string, extra = ""): string {

@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { scripted, startApi, type ApiServer } from "./support/api-server.js";
-import { freePort } from "./support/redis-server.js";
+import { scripted, startApi, type ApiServer } from "#test/api-server.js";
+import { freePort } from "#test/free-port.js";
 
 /** `reins serve` as a real process, and remote hooks (`REINS_SERVER_URL`) against a real server. */
 

@@ -10,8 +10,8 @@ import { run } from "../src/cli/run.js";
 import { ReinsError, defaultPolicy, resolvePolicy, timeline } from "../src/base/core/index.js";
 import { MemoryStore } from "../src/base/store/memory.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { finished, startFixture } from "./support/processes.js";
-import { workload } from "./support/workload.js";
+import { finished, startFixture } from "#test/processes.js";
+import { workload } from "#test/workload.js";
 
 function tempDir(): string {
   return mkdtempSync(join(tmpdir(), "reins-sqlite-"));

@@ -14,8 +14,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { runHook } from "../src/guard/hooks/hook-call.js";
-import { recorded } from "./support/e2e-project.js";
-import { cleanEnv, reinsBin } from "./support/processes.js";
+import { recorded } from "#test/e2e-project.js";
+import { cleanEnv, reinsBin } from "#test/processes.js";
 
 /**
  * `reins statusline` as Claude Code runs it on every render (its JSON on stdin, the bin as installed), and

@@ -11,10 +11,10 @@ import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { answerHook, openServices, readHookInput } from "../src/guard/hooks/hook-call.js";
 import { SqliteStore } from "../src/base/store/sqlite.js";
-import { e2eProject, removeE2eProject, type E2eProject } from "./support/e2e-project.js";
-import { cleanEnv, reinsBin, runReins } from "./support/processes.js";
-import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
-import { startFakeAnthropic, type FakeAnthropic, type Script } from "./support/fake-anthropic.js";
+import { e2eProject, removeE2eProject, type E2eProject } from "#test/e2e-project.js";
+import { cleanEnv, reinsBin, runReins } from "#test/processes.js";
+import { claudeUnavailableReason, runClaude } from "#test/claude-code.js";
+import { startFakeAnthropic, type FakeAnthropic, type Script } from "#test/fake-anthropic.js";
 
 const projects: E2eProject[] = [];
 afterEach(async () => {

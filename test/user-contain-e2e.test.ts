@@ -15,14 +15,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryIo } from "../src/cli/io.js";
 import { run } from "../src/cli/run.js";
 import { linkedReinsDir } from "../src/base/config/reins-link.js";
-import { claudeUnavailableReason, runClaude } from "./support/claude-code.js";
-import { failJs, recorded, removeE2eProject } from "./support/e2e-project.js";
+import { claudeUnavailableReason, runClaude } from "#test/claude-code.js";
+import { failJs, recorded, removeE2eProject } from "#test/e2e-project.js";
 import {
   lastToolResults,
   startFakeAnthropic,
   type Script,
   type ScriptedReply,
-} from "./support/fake-anthropic.js";
+} from "#test/fake-anthropic.js";
 
 /**
  * Issue 37: a repository never initialised, guarded only by `reins init --user claude`, with the real Claude

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stopHookDaemons } from "./support/processes.js";
+import { stopHookDaemons } from "#test/processes.js";
 
 const root = join(import.meta.dirname, "..");
 const packageJson = (dir: string) =>

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { StoredRun } from "../base/core/store.js";
 import type { BudgetLine, ScopeSummary } from "../base/core/summary.js";
-import { PAUSED_BECAUSE, pausedRun, provenRun, storedRun, driveRun } from "../../test/support/runs.js";
+import { PAUSED_BECAUSE, pausedRun, provenRun, storedRun, driveRun } from "#test/runs.js";
 import { goOnCommands, runView } from "./run-view.js";
 
 const line = (resource: BudgetLine["resource"], used: number, limit: number): BudgetLine => ({

@@ -9,14 +9,14 @@ import { governSession, ReinsDenied } from "../../src/guard/adapters/ai-sdk.js";
 import { resolvePolicy, scopeSummary, type PolicyInput } from "../../src/base/core/index.js";
 import { createGovernor } from "../../src/guard/governor.js";
 import { MemoryStore } from "../../src/base/store/memory.js";
-import { finished } from "../support/processes.js";
+import { finished } from "#test/processes.js";
 import {
   lastFunctionCallOutputs,
   startFakeOpenAi,
   type FakeOpenAi,
   type Script,
   type ScriptedUsage,
-} from "../support/fake-openai.js";
+} from "#test/fake-openai.js";
 
 /**
  * The Vercel AI SDK (`ai` 6.0.326, `@ai-sdk/openai` 3.0.141) governed by reins' adapter, against the scripted

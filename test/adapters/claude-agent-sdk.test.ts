@@ -20,8 +20,8 @@ import {
   type Script,
   type ScriptedReply,
   type ScriptedUsage,
-} from "../support/fake-anthropic.js";
-import { cleanEnv } from "../support/processes.js";
+} from "#test/fake-anthropic.js";
+import { cleanEnv } from "#test/processes.js";
 
 /**
  * The real Claude Agent SDK (pinned: 0.3.330, with the Claude Code 2.1.330 binary it bundles) driven offline

@@ -13,10 +13,10 @@ import {
   toolCall,
   type ChatToolsRequest,
   type FakeChatTools,
-} from "../support/fake-chat-tools.js";
-import type { ScriptedReply, ScriptedUsage } from "../support/fake-openai.js";
-import type { ModelScript } from "../support/fake-model.js";
-import { cleanEnv } from "../support/processes.js";
+} from "#test/fake-chat-tools.js";
+import type { ScriptedReply, ScriptedUsage } from "#test/fake-openai.js";
+import type { ModelScript } from "#test/fake-model.js";
+import { cleanEnv } from "#test/processes.js";
 
 /**
  * The real GitHub Copilot SDK (pinned: 1.0.14, which starts the Copilot CLI it bundles) driven offline

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 
 /**
  * A real `redis-server` for the Redis tests: started on a free port of 127.0.0.1 without persistence,
@@ -27,19 +27,9 @@ export function redisUnavailableReason(): string | null {
   return reason;
 }
 
-/** A port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from "./free-port.js";
+
+export { freePort };
 
 /**
  * Whether a Redis server on `port` answers PING: +PONG, or with `orNoAuth` a refusal for want of a password.

@@ -5,7 +5,7 @@ import { advise, pass, type Guard } from "./guard.js";
 import { pipeline } from "./pipeline.js";
 import { defaultPolicy } from "./policy.js";
 import { initialState } from "./state.js";
-import { toolRequest } from "../../../test/support/tool-request.js";
+import { toolRequest } from "#test/tool-request.js";
 
 const call = (n: number, command = `ls ${n}`): ReinsEvent => toolRequest(n, { scope: "session:d", command });
 

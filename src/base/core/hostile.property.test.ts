@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { hostileEvents } from "../../../test/support/hostile.js";
+import { hostileEvents } from "#test/hostile.js";
 import { advance, replay } from "./engine.js";
 import { defaultPolicy } from "./policy.js";
 import { initialState, type State } from "./state.js";

@@ -4,7 +4,7 @@ import { pipeline } from "./pipeline.js";
 import { defaultPolicy, resolvePolicy } from "./policy.js";
 import { initialState } from "./state.js";
 import { TALLY_TOOLS, tallyOf } from "./tally.js";
-import { driver } from "../../../test/support/drive.js";
+import { driver } from "#test/drive.js";
 
 const all = pipeline(defaultGuards);
 

@@ -7,7 +7,7 @@ import { createGovernor } from "../../guard/governor.js";
 import { RACY_MS, spoolMayHold } from "./spool-watch.js";
 import { MemoryStore } from "./memory.js";
 import { Spool } from "./spool.js";
-import { toolRequest } from "../../../test/support/tool-request.js";
+import { toolRequest } from "#test/tool-request.js";
 
 /** A spool whose folder exists and last changed well before RACY_MS ago. */
 function settledSpool(): Spool {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { execFileSync, spawn } from "node:child_process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { hostileEvents } from "../../../test/support/hostile.js";
+import { hostileEvents } from "#test/hostile.js";
 import { ReinsError } from "../core/errors.js";
 import type { ReinsEvent } from "../core/reins-event.js";
 import { defaultPolicy } from "../core/policy.js";
@@ -13,7 +13,7 @@ import { createGovernor } from "../../guard/governor.js";
 import { MemoryStore } from "./memory.js";
 import { Spool } from "./spool.js";
 import { SqliteStore } from "./sqlite.js";
-import { toolRequest } from "../../../test/support/tool-request.js";
+import { toolRequest } from "#test/tool-request.js";
 
 const event = (n: number, extra: Partial<ReinsEvent> = {}) =>
   toolRequest(n, { command: `echo ${n}`, ...extra });

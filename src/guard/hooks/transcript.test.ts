@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanEnv, runBounded } from "../../../test/support/processes.js";
+import { cleanEnv, runBounded } from "#test/processes.js";
 import { defaultPolicy } from "../../base/core/policy.js";
 import { TranscriptReader } from "./transcript.js";
 import { usageEvent } from "../../base/vocabulary/usage.js";

@@ -1,6 +1,6 @@
 /** Tests of reading Claude Code's print-mode output, on captured runs. */
 import { describe, expect, it } from "vitest";
-import { capturedRun, TIMED_OUT_NOTE } from "../../../test/support/agent-fixtures.js";
+import { capturedRun, TIMED_OUT_NOTE } from "#test/agent-fixtures.js";
 import { parseClaude } from "./claude.js";
 
 /** Claude Code 2.1.330's stream-json, captured against the scripted Messages API (test/fixtures/agents). */

@@ -1,6 +1,6 @@
 /** Tests of reading Codex CLI's `exec --json` output, on captured runs. */
 import { describe, expect, it } from "vitest";
-import { capturedRun, TIMED_OUT_NOTE } from "../../../test/support/agent-fixtures.js";
+import { capturedRun, TIMED_OUT_NOTE } from "#test/agent-fixtures.js";
 import { parseCodex } from "./codex.js";
 
 /** Codex 0.169.0's `exec --json` events, captured against the scripted Responses API (test/fixtures/agents). */

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { exits } from "../../../test/support/processes.js";
+import { exits } from "#test/processes.js";
 import { commandRunner, parseCommand } from "./command.js";
 import type { AgentRequest } from "./runner.js";
 

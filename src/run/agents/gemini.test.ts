@@ -1,6 +1,6 @@
 /** Tests of reading Gemini CLI's stream-json output, on captured runs. */
 import { describe, expect, it } from "vitest";
-import { capturedRun, TIMED_OUT_NOTE } from "../../../test/support/agent-fixtures.js";
+import { capturedRun, TIMED_OUT_NOTE } from "#test/agent-fixtures.js";
 import { parseGemini } from "./gemini.js";
 
 /** Gemini CLI 0.61.0's stream-json, captured against the scripted Gemini API (test/fixtures/agents). */

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { exits } from "../../../test/support/processes.js";
+import { exits } from "#test/processes.js";
 import { MAX_COMMAND_OUTPUT, runCommand } from "./run-command.js";
 
 const dir = mkdtempSync(join(tmpdir(), "reins-command-"));

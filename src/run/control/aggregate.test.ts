@@ -1,6 +1,6 @@
 /** Tests of aggregate statuses: a parent's status summed up from its leaves. */
 import { describe, expect, it } from "vitest";
-import { linked, planNode } from "../../../test/support/plans.js";
+import { linked, planNode } from "#test/plans.js";
 import { aggregates, noCounts, statusOfCounts, type StatusCounts } from "./aggregate.js";
 import { initialTask } from "./task-state.js";
 import type { RunState, TaskStatus } from "./types.js";

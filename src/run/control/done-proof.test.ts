@@ -1,6 +1,6 @@
 /** Tests of the done proof: each clause that must hold before a run ends as done. */
 import { describe, expect, it } from "vitest";
-import { planNode } from "../../../test/support/plans.js";
+import { planNode } from "#test/plans.js";
 import { doneProof } from "./done-proof.js";
 import { resolveSettings } from "./settings.js";
 import { initialRunState } from "./step.js";

@@ -1,6 +1,6 @@
 /** Spec drift in the control core: what `spec.changed` does to work done, under way, or not started. */
 import { describe, expect, it } from "vitest";
-import { planNode } from "../../../test/support/plans.js";
+import { planNode } from "#test/plans.js";
 import { doneProof } from "./done-proof.js";
 import { resolveSettings } from "./settings.js";
 import { begin, step, type StepResult } from "./step.js";

@@ -1,6 +1,6 @@
 /** Tests of the verification gates: which checks a unit of work runs, and when. */
 import { describe, expect, it } from "vitest";
-import { planNode } from "../../../test/support/plans.js";
+import { planNode } from "#test/plans.js";
 import {
   completedAncestors,
   completionGate,

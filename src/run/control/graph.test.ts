@@ -1,6 +1,6 @@
 /** Tests of the plan as a graph: its hierarchy, dependency cycles and readiness. */
 import { describe, expect, it } from "vitest";
-import { linked, planNode } from "../../../test/support/plans.js";
+import { linked, planNode } from "#test/plans.js";
 import { aggregates } from "./aggregate.js";
 import {
   ancestorsOf,

@@ -15,7 +15,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { linked, planNode } from "../../../test/support/plans.js";
+import { linked, planNode } from "#test/plans.js";
 import { ReinsError } from "../../base/core/errors.js";
 import { aggregates } from "./aggregate.js";
 import { doneProof } from "./done-proof.js";

@@ -1,6 +1,6 @@
 /** Tests of scheduling: which units of work start, in what order, and what holds one back. */
 import { describe, expect, it } from "vitest";
-import { linked, planNode } from "../../../test/support/plans.js";
+import { linked, planNode } from "#test/plans.js";
 import { aggregates } from "./aggregate.js";
 import { blockOf, candidates, priorityOf } from "./schedule.js";
 import { resolveSettings, type RunSettingsInput } from "./settings.js";

@@ -1,6 +1,6 @@
 /** The control loop, event by event: the flows of /tmp/drive-design.md "Semantics", driven by hand. */
 import { describe, expect, it } from "vitest";
-import { linked, planNode } from "../../../test/support/plans.js";
+import { linked, planNode } from "#test/plans.js";
 import { ReinsError } from "../../base/core/errors.js";
 import { resolveSettings, type RunSettingsInput } from "./settings.js";
 import { outcomeOf } from "./outcome.js";

@@ -1,6 +1,6 @@
 /** Tests of plan validation: ids, hierarchy, deps, checks and cycles. */
 import { describe, expect, it } from "vitest";
-import { invalidPlan, planNode } from "../../../test/support/plans.js";
+import { invalidPlan, planNode } from "#test/plans.js";
 import type { CheckDef, PlanNode } from "./types.js";
 import { validatePlan } from "./validate-plan.js";
 

@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { invalidPlan } from "../../../test/support/plans.js";
+import { invalidPlan } from "#test/plans.js";
 import { loadPlan, parsePlan } from "./load-plan.js";
 
 const dir = mkdtempSync(join(tmpdir(), "reins-plan-"));

@@ -1,6 +1,6 @@
 /** Tests of the native plan format: parsing, one-line errors and dependency cycles. */
 import { describe, expect, it } from "vitest";
-import { invalidPlan, planNode } from "../../../test/support/plans.js";
+import { invalidPlan, planNode } from "#test/plans.js";
 import { parsePlan } from "./load-plan.js";
 
 const FILE = "reins.plan.yaml";

@@ -1,7 +1,7 @@
 /** Tests of importing spec-kit's tasks.md. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { invalidPlan } from "../../../test/support/plans.js";
+import { invalidPlan } from "#test/plans.js";
 import { importSpecKit } from "./load-plan.js";
 
 const FIXTURE = "test/fixtures/plans/tasks.md";

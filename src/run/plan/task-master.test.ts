@@ -1,7 +1,7 @@
 /** Tests of importing claude-task-master's tasks.json. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { invalidPlan } from "../../../test/support/plans.js";
+import { invalidPlan } from "#test/plans.js";
 import { importTaskMaster, parsePlan } from "./load-plan.js";
 
 const FIXTURE = "test/fixtures/plans/tasks.json";

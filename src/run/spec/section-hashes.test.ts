@@ -1,6 +1,6 @@
 /** Tests of a spec's section hashes: which sections changed since a run started. */
 import { describe, expect, it } from "vitest";
-import { planNode } from "../../../test/support/plans.js";
+import { planNode } from "#test/plans.js";
 import type { PlanNode } from "../control/types.js";
 import { hashedSpec } from "./read.js";
 import { sectionHashesOf, specChange, specFiles } from "./section-hashes.js";

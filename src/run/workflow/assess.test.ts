@@ -1,6 +1,6 @@
 /** Tests of assessing where a spec-driven project stands. */
 import { describe, expect, it } from "vitest";
-import { planNode } from "../../../test/support/plans.js";
+import { planNode } from "#test/plans.js";
 import type { PlanNode } from "../control/types.js";
 import { assess, planSpecProblems, type ApprovalFact, type WorkflowFacts } from "./assess.js";
 

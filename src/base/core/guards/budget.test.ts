@@ -5,7 +5,7 @@ import type { BudgetResource, UsageRecorded } from "../reins-event.js";
 import { resolvePolicy, type PolicyInput } from "../policy.js";
 import { LEVEL } from "../state.js";
 import type { Timeline } from "../timeline.js";
-import { driver } from "../../../../test/support/drive.js";
+import { driver } from "#test/drive.js";
 import { budget } from "./budget.js";
 import { defaultGuards } from "./index.js";
 

@@ -4,7 +4,7 @@ import { pipeline } from "../pipeline.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
 import { initialState } from "../state.js";
 import { timeline } from "../timeline.js";
-import { driver } from "../../../../test/support/drive.js";
+import { driver } from "#test/drive.js";
 import { churn } from "./churn.js";
 
 const only = pipeline([churn]);

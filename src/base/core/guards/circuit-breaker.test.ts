@@ -3,7 +3,7 @@ import type { Decision } from "../decision.js";
 import { pipeline, type Pipeline } from "../pipeline.js";
 import { resolvePolicy, type PolicyInput } from "../policy.js";
 import { fnv1a } from "../timeline.js";
-import { driver } from "../../../../test/support/drive.js";
+import { driver } from "#test/drive.js";
 import { circuitBreaker } from "./circuit-breaker.js";
 import { defaultGuards } from "./index.js";
 

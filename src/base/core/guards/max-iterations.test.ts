@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Decision } from "../decision.js";
 import { pipeline } from "../pipeline.js";
 import { defaultPolicy, resolvePolicy, type Policy } from "../policy.js";
-import { driver } from "../../../../test/support/drive.js";
+import { driver } from "#test/drive.js";
 import { maxIterations } from "./max-iterations.js";
 
 const only = pipeline([maxIterations]);

@@ -12,13 +12,13 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
-import { containmentOf } from "../src/base/config/boundary.js";
-import { linkReinsDir, linkedReinsDir } from "../src/base/config/reins-link.js";
-import { denyProjectPolicy } from "../src/base/config/user-policy-deny.js";
-import { runHook } from "../src/guard/hooks/hook-call.js";
-import { readTamper } from "../src/guard/hooks/tamper-record.js";
+import { memoryIo } from "../../src/cli/io.js";
+import { run } from "../../src/cli/run.js";
+import { containmentOf } from "../../src/base/config/boundary.js";
+import { linkReinsDir, linkedReinsDir } from "../../src/base/config/reins-link.js";
+import { denyProjectPolicy } from "../../src/base/config/user-policy-deny.js";
+import { runHook } from "../../src/guard/hooks/hook-call.js";
+import { readTamper } from "../../src/guard/hooks/tamper-record.js";
 
 /**
  * The installs around a project whose `.reins` is linked into the state folder (docs/user-install-hooks.md):

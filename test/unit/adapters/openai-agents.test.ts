@@ -14,16 +14,16 @@ import {
   ReinsStopped,
   reinsStopOf,
   type GovernedAgents,
-} from "../../src/guard/adapters/openai-agents.js";
-import { resolvePolicy, scopeSummary, type PolicyInput } from "../../src/base/core/index.js";
-import { createGovernor, type Governor } from "../../src/guard/governor.js";
+} from "../../../src/guard/adapters/openai-agents.js";
+import { resolvePolicy, scopeSummary, type PolicyInput } from "../../../src/base/core/index.js";
+import { createGovernor, type Governor } from "../../../src/guard/governor.js";
 import {
   lastFunctionCallOutputs,
   startFakeOpenAi,
   type FakeOpenAi,
   type Script,
   type ScriptedReply,
-} from "../support/fake-openai.js";
+} from "#test/fake-openai.js";
 
 /**
  * The OpenAI Agents SDK (`@openai/agents` 0.14.3, the real package) driven against a scripted Responses API
@@ -270,7 +270,7 @@ describe("reins/openai-agents", () => {
     vi.stubEnv("OPENAI_API_KEY", "sk-test");
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
 
-    await import("../../examples/openai-agents.js");
+    await import("../../../examples/openai-agents.js");
 
     expect(fake.mainRequests()).toHaveLength(2);
     expect(fake.mainRequests()[1]!.body?.tools?.map((t) => t.name)).toEqual(["read_file"]);

@@ -2,8 +2,8 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
+import { memoryIo } from "../../src/cli/io.js";
+import { run } from "../../src/cli/run.js";
 
 /**
  * Golden traces: every judgement bug found becomes a trace here (recorded with the real Claude Code CLI by
@@ -11,7 +11,7 @@ import { run } from "../src/cli/run.js";
  * by scripts/record-traces.js). `reins check` replays each with today's engine under the policy it was
  * recorded with; a decision that changes fails the run until it is deliberately re-recorded.
  */
-const dir = join(import.meta.dirname, "traces");
+const dir = join(import.meta.dirname, "..", "traces");
 const traces = readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
 
 describe("golden traces", () => {

@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
-import { claudeContainment, judgesOf } from "../src/base/config/boundary.js";
-import { REINS_BIN } from "../src/base/config/package-info.js";
+import { memoryIo } from "../../src/cli/io.js";
+import { run } from "../../src/cli/run.js";
+import { claudeContainment, judgesOf } from "../../src/base/config/boundary.js";
+import { REINS_BIN } from "../../src/base/config/package-info.js";
 
 function project(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-contain-")));

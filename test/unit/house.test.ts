@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
  * docs/architecture.md says what each floor holds.
  */
 
-const root = join(import.meta.dirname, "..");
+const root = join(import.meta.dirname, "..", "..");
 
 /** madge's graph of src/ without its tests, drawn once for every test here. */
 let drawn: ReturnType<typeof madge> | undefined;

@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runHook } from "../src/guard/hooks/hook-call.js";
-import { Spool } from "../src/base/store/spool.js";
-import { startApi, type ApiServer } from "./support/api-server.js";
+import { runHook } from "../../src/guard/hooks/hook-call.js";
+import { Spool } from "../../src/base/store/spool.js";
+import { startApi, type ApiServer } from "#test/api-server.js";
 
 /**
  * A REINS_SERVER_URL with entries that name no server, through the hook as an agent calls it (in-process):

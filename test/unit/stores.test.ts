@@ -2,9 +2,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryStore } from "../src/base/store/memory.js";
-import { SqliteStore } from "../src/base/store/sqlite.js";
-import { storeContract } from "./support/store-contract.js";
+import { MemoryStore } from "../../src/base/store/memory.js";
+import { SqliteStore } from "../../src/base/store/sqlite.js";
+import { storeContract } from "#test/store-contract.js";
 
 storeContract("memory", () => Promise.resolve(new MemoryStore()));
 storeContract(

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentToken } from "../src/base/config/hook-secret.js";
-import { scripted, startApi, type ApiServer } from "./support/api-server.js";
+import { agentToken } from "../../src/base/config/hook-secret.js";
+import { scripted, startApi, type ApiServer } from "#test/api-server.js";
 
 /**
  * Every endpoint with random bodies, headers and ids: never a 5xx, and a rejected request never

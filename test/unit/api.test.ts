@@ -2,13 +2,13 @@ import { closeSync, openSync, statSync, writeSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { defaultGuards, defaultPolicy, pipeline, type ReinsEvent } from "../src/base/core/index.js";
-import { ReinsError } from "../src/base/core/errors.js";
-import { agentToken } from "../src/base/config/hook-secret.js";
-import { isLoopback } from "../src/server/server.js";
-import { RemoteStore } from "../src/base/store/remote.js";
-import { scripted, startApi, type ApiServer } from "./support/api-server.js";
-import { freePort } from "./support/redis-server.js";
+import { defaultGuards, defaultPolicy, pipeline, type ReinsEvent } from "../../src/base/core/index.js";
+import { ReinsError } from "../../src/base/core/errors.js";
+import { agentToken } from "../../src/base/config/hook-secret.js";
+import { isLoopback } from "../../src/server/server.js";
+import { RemoteStore } from "../../src/base/store/remote.js";
+import { scripted, startApi, type ApiServer } from "#test/api-server.js";
+import { freePort } from "#test/free-port.js";
 
 /**
  * The control-plane API against a real server on 127.0.0.1 with a real SQLite store: every endpoint,

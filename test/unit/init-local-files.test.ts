@@ -4,10 +4,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
-import { Git } from "../src/run/git/git.js";
-import { dirtyTreeLine } from "../src/base/config/local-files.js";
+import { memoryIo } from "../../src/cli/io.js";
+import { run } from "../../src/cli/run.js";
+import { Git } from "../../src/run/git/git.js";
+import { dirtyTreeLine } from "../../src/base/config/local-files.js";
 
 function repo(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-init-local-")));

@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
-import { linkReinsDir } from "../src/base/config/reins-link.js";
-import { denyProjectPolicy } from "../src/base/config/user-policy-deny.js";
+import { memoryIo } from "../../src/cli/io.js";
+import { run } from "../../src/cli/run.js";
+import { linkReinsDir } from "../../src/base/config/reins-link.js";
+import { denyProjectPolicy } from "../../src/base/config/user-policy-deny.js";
 
 /** `reins doctor` says which hooks guard a project, and from where, once `reins init --user` ran. */
 

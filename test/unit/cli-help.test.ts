@@ -1,7 +1,7 @@
 /** The help of `reins` and of every subcommand, kept as a snapshot: moving commands between files changes none of it. */
 import { describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
+import { memoryIo } from "../../src/cli/io.js";
+import { run } from "../../src/cli/run.js";
 
 /** The help text of `reins <path...> --help`, read from a fixed folder so the default of `--cwd` is stable. */
 async function help(path: readonly string[]): Promise<string> {

@@ -1,6 +1,6 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, describe, expect, it } from "vitest";
-import { scripted, startApi, type ApiServer } from "./support/api-server.js";
+import { scripted, startApi, type ApiServer } from "#test/api-server.js";
 
 /** `/metrics`, parsed with a Prometheus text-format parser, after known events and after a restart. */
 

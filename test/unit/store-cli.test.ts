@@ -3,10 +3,10 @@ import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
-import { resolvePolicy } from "../src/base/core/index.js";
-import { SqliteStore } from "../src/base/store/sqlite.js";
+import { memoryIo } from "../../src/cli/io.js";
+import { run } from "../../src/cli/run.js";
+import { resolvePolicy } from "../../src/base/core/index.js";
+import { SqliteStore } from "../../src/base/store/sqlite.js";
 
 /**
  * One project folder with the demo's sessions in its SQLite store, shared by the tests below. Its own

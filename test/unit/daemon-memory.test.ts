@@ -7,12 +7,12 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { REINS_BIN } from "../src/base/config/package-info.js";
-import { startHookDaemon, type HookDaemon } from "../src/guard/daemon/hook-daemon.js";
-import { hookSecret } from "../src/base/config/hook-secret.js";
-import { boundStoreMemory, cachedStates } from "../src/base/store/state-cache.js";
-import { daemonCall } from "./support/daemon-call.js";
-import { failed, failing } from "./support/daemon-inputs.js";
+import { REINS_BIN } from "../../src/base/config/package-info.js";
+import { startHookDaemon, type HookDaemon } from "../../src/guard/daemon/hook-daemon.js";
+import { hookSecret } from "../../src/base/config/hook-secret.js";
+import { boundStoreMemory, cachedStates } from "../../src/base/store/state-cache.js";
+import { daemonCall } from "#test/daemon-call.js";
+import { failed, failing } from "#test/daemon-inputs.js";
 
 const temps: string[] = [];
 const temp = (prefix: string) => {

@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { reinsIn } from "./support/run-project.js";
+import { reinsIn } from "#test/run-project.js";
 
 function project(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "reins-plan-check-"));

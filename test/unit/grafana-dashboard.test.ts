@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scripted, startApi, type ApiServer } from "./support/api-server.js";
+import { scripted, startApi, type ApiServer } from "#test/api-server.js";
 
 /**
  * docs/grafana/reins.json queries only what a live reins server exposes: every metric name in every

@@ -9,13 +9,13 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { startHookDaemon, type HookDaemon } from "../src/guard/daemon/hook-daemon.js";
-import { derivedPort, hookPort, httpHookToken, recordedPort } from "../src/guard/daemon/http-port.js";
-import { encodeHeaderValue } from "../src/guard/daemon/protocol.js";
-import { daemonHttpHooks } from "../src/install/daemon-http.js";
-import { hookSecret } from "../src/base/config/hook-secret.js";
-import { SqliteStore } from "../src/base/store/sqlite.js";
-import { daemonCall } from "./support/daemon-call.js";
+import { startHookDaemon, type HookDaemon } from "../../src/guard/daemon/hook-daemon.js";
+import { derivedPort, hookPort, httpHookToken, recordedPort } from "../../src/guard/daemon/http-port.js";
+import { encodeHeaderValue } from "../../src/guard/daemon/protocol.js";
+import { daemonHttpHooks } from "../../src/install/daemon-http.js";
+import { hookSecret } from "../../src/base/config/hook-secret.js";
+import { SqliteStore } from "../../src/base/store/sqlite.js";
+import { daemonCall } from "#test/daemon-call.js";
 
 const temps: string[] = [];
 const temp = (prefix: string) => {

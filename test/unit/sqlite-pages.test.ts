@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { resolvePolicy } from "../src/base/core/index.js";
-import { MemoryStore } from "../src/base/store/memory.js";
-import { SqliteStore } from "../src/base/store/sqlite.js";
-import { workload } from "./support/workload.js";
+import { resolvePolicy } from "../../src/base/core/index.js";
+import { MemoryStore } from "../../src/base/store/memory.js";
+import { SqliteStore } from "../../src/base/store/sqlite.js";
+import { workload } from "#test/workload.js";
 
 const policy = resolvePolicy({});
 const tempFile = () => join(mkdtempSync(join(tmpdir(), "reins-pages-")), "reins.db");
@@ -72,7 +72,7 @@ describe("SQLite pages", () => {
     // Made by the store's code before 1 KiB pages: 40 events of workload(40, "session:old"), one per
     // commit, under resolvePolicy({}), and the run "run-old"; closed, so its WAL is in the file.
     const path = tempFile();
-    copyFileSync(join(import.meta.dirname, "fixtures", "store-schema5-4096.db"), path);
+    copyFileSync(join(import.meta.dirname, "..", "fixtures", "store-schema5-4096.db"), path);
     const all = workload(60, "session:old");
     const memory = new MemoryStore();
     await memory.append("session:old", all.slice(0, 40), policy);

@@ -1,6 +1,6 @@
 /** A smoke test of the engine: the 5th identical failing command is blocked. */
 import { describe, expect, it } from "vitest";
-import { defaultPolicy, replay, timeline } from "../src/base/core/index.js";
+import { defaultPolicy, replay, timeline } from "../../src/base/core/index.js";
 
 describe("smoke", () => {
   it("blocks the 5th identical failing command", () => {

@@ -11,14 +11,14 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
-import { REINS_BIN } from "../src/base/config/package-info.js";
-import { hookPort, httpHookToken } from "../src/guard/daemon/http-port.js";
-import { daemonName } from "../src/guard/daemon/paths.js";
-import { encodeHeaderValue } from "../src/guard/daemon/protocol.js";
-import { codexHookHash } from "../src/install/trust.js";
-import { readToml } from "../src/install/toml-lines.js";
+import { memoryIo } from "../../src/cli/io.js";
+import { run } from "../../src/cli/run.js";
+import { REINS_BIN } from "../../src/base/config/package-info.js";
+import { hookPort, httpHookToken } from "../../src/guard/daemon/http-port.js";
+import { daemonName } from "../../src/guard/daemon/paths.js";
+import { encodeHeaderValue } from "../../src/guard/daemon/protocol.js";
+import { codexHookHash } from "../../src/install/trust.js";
+import { readToml } from "../../src/install/toml-lines.js";
 
 function project(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "reins-init-")));

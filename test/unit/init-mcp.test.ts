@@ -2,11 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { memoryIo } from "../src/cli/io.js";
-import { run } from "../src/cli/run.js";
-import { binPath } from "../src/cli/commands/bin-path.js";
-import { codexMcpText } from "../src/install/mcp-codex.js";
-import { readToml } from "../src/install/toml-lines.js";
+import { memoryIo } from "../../src/cli/io.js";
+import { run } from "../../src/cli/run.js";
+import { binPath } from "../../src/cli/commands/bin-path.js";
+import { codexMcpText } from "../../src/install/mcp-codex.js";
+import { readToml } from "../../src/install/toml-lines.js";
 
 /** `reins init <agent> --mcp`: reins' MCP server in each agent's own configuration, merged and removable. */
 
