@@ -12,7 +12,7 @@ const root = join(import.meta.dirname, "..");
 const refuseSqlite = `
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
-  if (/\\/dist\\/store\\/(open|sqlite)\\.js$|\\/better-sqlite3\\//.test(resolved.url))
+  if (/\\/dist\\/base\\/store\\/(open|sqlite)\\.js$|\\/better-sqlite3\\//.test(resolved.url))
     throw new Error("loaded " + resolved.url);
   return resolved;
 }`;
@@ -46,7 +46,7 @@ console.log(JSON.stringify({ failed, required: required() }));`);
   it("would be caught loading SQLite, by an import or by a require", () => {
     const opener = node(`await import("./dist/base/store/open.js");`);
     expect(opener.code).not.toBe(0);
-    expect(opener.err).toMatch(/loaded file:.*\/dist\/store\/open\.js/);
+    expect(opener.err).toMatch(/loaded file:.*\/dist\/base\/store\/open\.js/);
     const driver = node(`createRequire(import.meta.url)("better-sqlite3"); console.log(required().length);`);
     expect(Number(driver.out)).toBeGreaterThan(0);
   });
