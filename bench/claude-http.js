@@ -151,15 +151,19 @@ function framesByOwner(path, from, decisions) {
   db.close();
   const wal = readFileSync(`${path}-wal`);
   const counts = new Map();
+  let commits = 0;
   for (let off = from; off + 24 + pageSize <= wal.length; off += 24 + pageSize) {
     const page = wal.readUInt32BE(off);
+    // A commit's last frame holds the file's size in pages after it; every other frame holds 0.
+    if (wal.readUInt32BE(off + 4) !== 0) commits += 1;
     const who = page === 1 ? "first page" : (owner.get(page) ?? "free");
     counts.set(who, (counts.get(who) ?? 0) + 1);
   }
-  return [...counts]
+  const frames = [...counts]
     .sort((a, b) => b[1] - a[1])
     .map(([who, n]) => `${who} ${(n / decisions).toFixed(2)}`)
     .join(", ");
+  return `${frames}; ${(commits / decisions).toFixed(2)} commits per decision`;
 }
 
 /**
@@ -172,18 +176,23 @@ async function walOf(path, events) {
   for (const e of events.slice(0, 200)) await store.append("session:bench", [e], policy);
   const reader = new Database(path, { readonly: true });
   reader.prepare("BEGIN").run();
-  reader.prepare("SELECT count(*) FROM scopes").get();
+  reader.prepare("SELECT count(*) FROM snapshots").get();
   const walBefore = statSync(`${path}-wal`).size;
   const bytesBefore = store.writes.bytes;
   const decisions = events.length - 200;
-  for (const e of events.slice(200)) await store.append("session:bench", [e], policy);
+  let whole = 0;
+  for (const e of events.slice(200)) {
+    const result = await store.append("session:bench", [e], policy);
+    for (const r of result.records)
+      whole += JSON.stringify(r.event).length + JSON.stringify(r.decision).length;
+  }
   const wal = (statSync(`${path}-wal`).size - walBefore) / decisions;
   const stored = (store.writes.bytes - bytesBefore) / decisions;
   const where = framesByOwner(path, walBefore, decisions);
   reader.prepare("COMMIT").run();
   reader.close();
   await store.close();
-  return { wal, stored, where };
+  return { wal, stored, whole: whole / decisions, where };
 }
 
 /** The WAL's growth per decision, new store against a store of 4 KiB pages made in the same run. */
@@ -201,6 +210,7 @@ export async function walBench(report) {
     {
       baseline: `the bytes the store writes per event (its record, decision and snapshot share): ${kib(small.stored)}`,
       ratio: `${(small.wal / small.stored).toFixed(1)}x`,
+      "a record as the API serves it (the event and its whole decision)": `${kib(small.whole)}; the WAL per decision is ${(small.wal / small.whole).toFixed(1)}x it`,
       "a store of 4 KiB pages (made before), same run": `${kib(large.wal)}, ${(large.wal / large.stored).toFixed(1)}x; the new store's WAL is ${((100 * small.wal) / large.wal).toFixed(0)}% of it`,
       "frames per decision, 1 KiB": small.where,
       "frames per decision, 4 KiB": large.where,

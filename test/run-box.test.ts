@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HEAD_SEQ_SQL } from "../src/base/store/sqlite-rows.js";
 import { installDir } from "../src/run/drive/agent-box.js";
 import { git, reinsIn, runProject } from "#test/run-project.js";
 
@@ -75,7 +76,10 @@ function reportOf(dir: string, out: string): { json: BoxReport; md: string } {
 function storeWhole(dir: string): { scopes: number; events: number } {
   const db = new Database(join(dir, ".reins", "reins.db"), { readonly: true });
   try {
-    const scopes = db.prepare("SELECT scope, seq FROM scopes").all() as { scope: string; seq: number }[];
+    const head = db.prepare(HEAD_SEQ_SQL);
+    const scopes = (db.prepare("SELECT scope FROM snapshots").all() as { scope: string }[]).map(
+      ({ scope }) => ({ scope, seq: (head.get(scope) as { seq: number }).seq }),
+    );
     let events = 0;
     for (const { scope, seq } of scopes) {
       const count = (

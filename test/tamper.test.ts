@@ -210,8 +210,10 @@ describe("the store's events removed from the agent's shell", () => {
         );
         for (const event of ["PreToolUse", "PostToolUse"])
           await call({ ...tool, tool_use_id: "t2", hook_event_name: event });
+        // The scope's head is worked out from its log, so the store sees its log shorter than its copy and
+        // rebuilds from the snapshot: the loss shows as a count, or as a recorded event gone.
         expect(await call({ hook_event_name: "UserPromptSubmit", prompt_id: "p2" })).toMatch(
-          /reins: the store \.reins\/reins\.db lost events of this session \(event #\d+ that reins saw recorded is gone\)/,
+          /reins: the store \.reins\/reins\.db lost events of this session \((event #\d+ that reins saw recorded is gone|it holds \d+ of the \d+ events reins saw recorded)\)/,
         );
       } finally {
         await services.store.close();
@@ -248,10 +250,10 @@ describe("the store's events removed from the agent's shell", () => {
     prompt(p, "s1", "p1");
     const store = new SqliteStore(join(p.project, ".reins", "reins.db"));
     await store.close();
-    // What `sqlite3 .reins/reins.db "delete from scopes; delete from snapshots; delete from events"` does.
+    // What `sqlite3 .reins/reins.db "delete from snapshots; delete from events"` does.
     execFileSync(process.execPath, [
       "-e",
-      `const D = require(${JSON.stringify(require.resolve("better-sqlite3"))}); const db = new D(${JSON.stringify(join(p.project, ".reins", "reins.db"))}); db.exec("delete from scopes; delete from snapshots; delete from events"); db.close();`,
+      `const D = require(${JSON.stringify(require.resolve("better-sqlite3"))}); const db = new D(${JSON.stringify(join(p.project, ".reins", "reins.db"))}); db.exec("delete from snapshots; delete from events"); db.close();`,
     ]);
     const checked = doctor(p);
     expect(checked.code).toBe(1);

@@ -13,6 +13,7 @@ import type { Policy } from "../base/core/policy.js";
 import type { State } from "../base/core/state.js";
 import type { LogRecord } from "../base/core/batch.js";
 import { scopeSummary, type ScopeSummary } from "../base/core/summary.js";
+import { decisionFromJson, HEAD_SQL } from "../base/store/sqlite-rows.js";
 import { containmentOf, runningBin } from "../base/config/boundary.js";
 import { findRoot } from "../base/config/project-root.js";
 import { isProject } from "../guard/hooks/user-hook.js";
@@ -105,9 +106,7 @@ export async function readSession(
   try {
     const scope = `session:${session}`;
     const head = db
-      .prepare<[string], { seq: number; state: string; policy: string | null }>(
-        "SELECT h.seq, s.state, s.policy FROM scopes h JOIN snapshots s USING (scope) WHERE scope = ?",
-      )
+      .prepare<[string], { seq: number; state: string; policy: string | null }>(HEAD_SQL)
       .get(scope);
     if (head === undefined || head.policy === null) return null;
     const snapshot = JSON.parse(head.state) as State;
@@ -115,13 +114,13 @@ export async function readSession(
     const tail =
       head.seq > snapshot.seq
         ? db
-            .prepare<[string, number], { event: string; decision: string }>(
-              "SELECT event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq",
+            .prepare<[string, number], { seq: number; event: string; decision: string }>(
+              "SELECT seq, event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq",
             )
             .all(scope, snapshot.seq)
             .map((r) => ({
               event: JSON.parse(r.event) as LogRecord["event"],
-              decision: JSON.parse(r.decision) as LogRecord["decision"],
+              decision: decisionFromJson(r.seq, r.decision),
             }))
         : [];
     if (tail.length === 0) return { state: snapshot, policy };

@@ -6,6 +6,7 @@
 import type Database from "better-sqlite3";
 import { trimmable } from "../core/snapshot.js";
 import type { StoreUsage } from "../core/store.js";
+import { HEADS_SQL, IDLE_SQL } from "./sqlite-rows.js";
 
 /** What a gc may remove: the retention setting, the time it is measured from, and what it must keep. */
 export interface GcOptions {
@@ -52,7 +53,7 @@ const startsWithAny = (scope: string, prefixes: readonly string[]) =>
 export function sqliteUsage(db: Database.Database): StoreUsage {
   const row = db
     .prepare<[], { scopes: number; records: number }>(
-      "SELECT (SELECT count(*) FROM scopes) AS scopes, (SELECT count(*) FROM events) AS records",
+      "SELECT (SELECT count(*) FROM snapshots) AS scopes, (SELECT count(*) FROM events) AS records",
     )
     .get()!;
   const pages = db.pragma("page_count", { simple: true }) as number;
@@ -87,17 +88,13 @@ export function collectSqlite(db: Database.Database, options: GcOptions): GcResu
   );
   const trim = db.prepare(`DELETE FROM events WHERE rowid IN (${doomed})`);
   const heads = db
-    .prepare<[], { scope: string; seq: number; last_at: number; snapshot: number | null }>(
-      "SELECT h.scope, h.seq, h.last_at, s.seq AS snapshot FROM scopes h LEFT JOIN snapshots s USING (scope)",
-    )
+    .prepare<[], { scope: string; seq: number; last_at: number; snapshot: number | null }>(HEADS_SQL)
     .all();
-  const idle = db.prepare<[string, number], { one: number }>(
-    "SELECT 1 AS one FROM scopes WHERE scope = ? AND last_at < ?",
-  );
+  const idle = db.prepare<[string, number], { one: number }>(IDLE_SQL);
   const removeScope = db.transaction((scope: string): boolean => {
     // Written to since it was listed: no longer idle.
     if (idle.get(scope, options.before) === undefined) return false;
-    for (const table of ["events", "event_ids", "snapshots", "scopes", "alerts"])
+    for (const table of ["events", "event_ids", "snapshots", "alerts"])
       db.prepare(`DELETE FROM ${table} WHERE scope = ?`).run(scope);
     return true;
   });

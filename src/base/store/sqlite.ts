@@ -21,6 +21,7 @@ import {
   type WriteCounts,
 } from "./logged-store.js";
 import { collectSqlite, sqliteUsage, type GcOptions, type GcResult } from "./sqlite-gc.js";
+import { decisionFromJson, decisionJson, HEAD_SEQ_SQL, HEAD_SQL, SCOPES_SQL } from "./sqlite-rows.js";
 import { pageCacheKib } from "./state-cache.js";
 
 // better-sqlite3 is CommonJS: require() loads it about 6 ms faster than import (no export scan), which the
@@ -90,6 +91,10 @@ const MIGRATIONS = [
   `CREATE TABLE event_ids (scope TEXT NOT NULL, event_id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (scope, event_id)) WITHOUT ROWID;`,
   // The file's identity, drawn once: a file put in this one's place has another (docs/tamper-detection.md).
   `INSERT OR IGNORE INTO reins_meta (key, value) VALUES ('store_id', lower(hex(randomblob(16))));`,
+  // A scope's head is worked out from its snapshot and its log (sqlite-rows.ts), not kept in a row every
+  // append rewrote: that row cost each decision a page of WAL. An older reins, which would read a head
+  // nobody updates, refuses the file from here on ("written by a newer reins").
+  `DROP TABLE scopes;`,
 ];
 
 interface AlertRow {
@@ -193,12 +198,10 @@ interface ScopeRow {
 /** The statements a SQLite store runs, prepared once per connection. */
 function prepareStatements(db: Database.Database) {
   return {
-    head: db.prepare<[string], ScopeRow>(
-      "SELECT h.seq, s.state, s.policy_id, s.policy FROM scopes h JOIN snapshots s USING (scope) WHERE scope = ?",
-    ),
-    seq: db.prepare<[string], { seq: number }>("SELECT seq FROM scopes WHERE scope = ?"),
-    tail: db.prepare<[string, number], { event: string; decision: string }>(
-      "SELECT event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq",
+    head: db.prepare<[string], ScopeRow>(HEAD_SQL),
+    seq: db.prepare<[string], { seq: number }>(HEAD_SEQ_SQL),
+    tail: db.prepare<[string, number], { seq: number; event: string; decision: string }>(
+      "SELECT seq, event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq",
     ),
     seen: db.prepare<[string, string, string, string], { one: number }>(
       "SELECT 1 AS one FROM events WHERE scope = ? AND event_id = ? UNION ALL SELECT 1 FROM event_ids WHERE scope = ? AND event_id = ? LIMIT 1",
@@ -206,9 +209,6 @@ function prepareStatements(db: Database.Database) {
     // The policy's JSON is bound only when it changed; null keeps the stored one.
     saveSnapshot: db.prepare(
       "INSERT INTO snapshots (scope, seq, state, policy_id, policy) VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET seq = excluded.seq, state = excluded.state, policy_id = excluded.policy_id, policy = coalesce(excluded.policy, snapshots.policy)",
-    ),
-    saveHead: db.prepare(
-      "INSERT INTO scopes (scope, seq, last_at) VALUES (?, ?, ?) ON CONFLICT (scope) DO UPDATE SET seq = excluded.seq, last_at = excluded.last_at",
     ),
     addEvent: db.prepare(
       "INSERT INTO events (scope, seq, event_id, at, kind, event, decision) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -220,7 +220,7 @@ function prepareStatements(db: Database.Database) {
       [string, number, number],
       { scope: string; seq: number; event: string; decision: string }
     >("SELECT scope, seq, event, decision FROM events WHERE scope = ? AND seq >= ? ORDER BY seq LIMIT ?"),
-    scopes: db.prepare<[], { scope: string }>("SELECT scope FROM scopes ORDER BY last_at DESC, scope"),
+    scopes: db.prepare<[], { scope: string }>(SCOPES_SQL),
     alerts: db.prepare<[], AlertRow>("SELECT * FROM alerts ORDER BY at DESC, scope, seq DESC"),
     alert: db.prepare<[string], AlertRow>("SELECT * FROM alerts WHERE id = ?"),
     ack: db.prepare("UPDATE alerts SET acknowledged = 1, acknowledged_by = ? WHERE id = ?"),
@@ -336,7 +336,7 @@ export class SqliteStore extends LoggedStore<Cached> implements Store {
     let bytes = 0;
     for (const r of result.records) {
       const event = JSON.stringify(r.event);
-      const decision = JSON.stringify(r.decision);
+      const decision = decisionJson(r.decision);
       bytes += event.length + decision.length;
       this.#stmt.addEvent.run(r.scope, r.seq, r.event.id ?? null, r.event.at, r.event.kind, event, decision);
     }
@@ -351,7 +351,6 @@ export class SqliteStore extends LoggedStore<Cached> implements Store {
         this.#stmt.saveSnapshot.run(s, state.seq, snapshot.json, snapshot.policyId, snapshot.policyJson);
       }
       cached.push([s, next.cached]);
-      this.#stmt.saveHead.run(s, state.seq, state.lastAt ?? 0);
     }
     for (const a of result.alerts)
       this.#stmt.addAlert.run(a.id, a.scope, a.seq, a.at, a.kind, a.guard, a.message);
@@ -379,7 +378,7 @@ export class SqliteStore extends LoggedStore<Cached> implements Store {
     const records = row.seq > snapshotSeq ? this.#stmt.tail.all(scope, snapshotSeq) : [];
     const tail = records.map((r) => ({
       event: JSON.parse(r.event) as ReinsEvent,
-      decision: JSON.parse(r.decision) as LogRecord["decision"],
+      decision: decisionFromJson(r.seq, r.decision),
     }));
     const state = rebuilt(scope, snapshot, tail, policy, { id: row.policy_id, json: row.policy });
     return { state, snapshotSeq, policyId: row.policy_id };
@@ -481,7 +480,7 @@ export class SqliteStore extends LoggedStore<Cached> implements Store {
         scope: r.scope,
         seq: r.seq,
         event: JSON.parse(r.event) as ReinsEvent,
-        decision: JSON.parse(r.decision) as LogRecord["decision"],
+        decision: decisionFromJson(r.seq, r.decision),
       })),
     );
   }
