@@ -171,6 +171,34 @@ describe("reins gc on SQLite", () => {
     await after.close();
   });
 
+  it("leaves a scope trimmed to no record at its snapshot's head, listed by its last time", async () => {
+    const dir = project({ retention: { days: 30, records: 1 } });
+    const store = new SqliteStore(defaultStorePath(dir));
+    const policy = resolvePolicy({});
+    // 64 events: the snapshot is written at the 64th, so every record lies before it, and all are old.
+    const old = session("pool:old", 64, NOW - 60 * DAY);
+    await store.append("pool:old", old, policy);
+    const recent = session("pool:recent", 10, NOW - 40 * DAY);
+    await store.append("pool:recent", recent, policy);
+    const state = await store.state("pool:old");
+    expect(await store.scopes()).toEqual(["pool:recent", "pool:old"]);
+    await store.close();
+
+    // Both are trimmed whole: their snapshots were written at their last events.
+    expect((await reins(dir, "gc")).out).toMatch(/^removed 0 idle scopes, 74 records/);
+    const after = new SqliteStore(defaultStorePath(dir));
+    expect(await after.events("pool:old")).toEqual([]);
+    expect(await after.events("pool:recent")).toEqual([]);
+    expect(await after.state("pool:old")).toEqual(state);
+    // Their last times are their snapshots' now: listed as before.
+    expect(await after.scopes()).toEqual(["pool:recent", "pool:old"]);
+    const next = session("pool:old", 1, NOW, 1_000, 64);
+    const written = await after.append("pool:old", next, policy);
+    expect(written.records.map((r) => r.seq)).toEqual([64]);
+    expect(await after.scopes()).toEqual(["pool:old", "pool:recent"]);
+    await after.close();
+  });
+
   it("loses nothing a writer in another process commits while gc trims its scope", async () => {
     const dir = project({ retention: { days: 36_500, records: 50 } });
     const spec = `sqlite:${defaultStorePath(dir)}`;
