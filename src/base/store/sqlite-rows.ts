@@ -4,11 +4,12 @@
  *
  * A log record's decision as a SQLite store keeps it: without what the row's columns already hold (the
  * seq) and what most decisions share (a guard's pass, its name alone; no instructions, no alerts, no
- * person asked), so a record fits a third of a page rather than most of one. The event is kept as it came.
+ * person asked), so a record (about 450 bytes) fits half a 1 KiB page rather than spilling into a second.
+ * The event is kept as it came.
  *
- * A decision of 15 passes is 734 bytes of JSON as the API serves it and about 290 here
- * (docs/performance.md, "Where a decision's WAL bytes go"). Records written before (the whole decision,
- * its seq included) are read as they are.
+ * A decision of 15 passes is 734 bytes of JSON as the API serves it and about 250 here
+ * (docs/performance.md, "No head row, and a decision kept without its passes"). Records written before (the
+ * whole decision, its seq included) are read as they are.
  */
 import type { Decision, GuardVerdict } from "../core/decision.js";
 import { EMPTY } from "../core/empty.js";
