@@ -2,18 +2,21 @@
  * A retiring daemon's handoff to its successor (issue 39): Claude Code's tool-call hooks post to the
  * daemon's loopback port, and a call that finds nobody there goes ahead unjudged. So a daemon that retires
  * for an install change starts the new code with an IPC channel and passes it the port's listening socket
- * and the state the http hooks' answers need (each session's variables, the open turns). The successor
+ * and the state the answers need (each session's variables, the open turns, the nonces seen). The successor
  * listens on that socket (the port never closes: new connections wait in the kernel's backlog), publishes
  * its Unix socket and says so; the old daemon then stops answering, sends its state as it ended, and exits.
  * Anything amiss, and the old daemon retires as before (docs/performance.md, "Known gaps").
  */
 import type { ChildProcess } from "node:child_process";
 import type { Server } from "node:net";
+import type { HandedNonces } from "./nonces.js";
 
 /** The state a daemon hands over besides its socket, as plain entries (JSON over the IPC channel). */
 export interface HandedState {
   sessions: [string, Record<string, string>][];
   turns: [string, number][];
+  /** The nonces of the command hooks' calls it saw, so that none is answered twice. */
+  nonces: HandedNonces;
 }
 
 /** The variable that makes a daemon a successor: the pid of the daemon that started it to hand over. */

@@ -132,7 +132,7 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
   const sessions = new SessionVariables();
   const turns = new OpenTurns();
   const inherited = options.inherited;
-  if (inherited !== undefined) take(inherited.state, sessions, turns);
+  if (inherited !== undefined) take(inherited.state, sessions, turns, nonces);
   let http: HttpHooks | null = null;
   const counts = callCounts(Date.now());
   const build = () =>
@@ -179,7 +179,7 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
     });
   const stampAtStart = options.stamp?.();
   log(`reins hook daemon ${process.pid} listening on ${options.socket} (reins ${options.version})`);
-  void inherited?.listening().then((last) => last !== null && settle(last, sessions, turns));
+  void inherited?.listening().then((last) => last !== null && settle(last, sessions, turns, nonces));
 
   let resolveClosed: (reason: string) => void = () => {};
   const closed = new Promise<string>((resolve) => (resolveClosed = resolve));
@@ -206,11 +206,11 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
     clearInterval(timer);
     const handed =
       http !== null && options.successor !== undefined
-        ? await handOffTo(options.successor, http.server, handedState(sessions, turns), log)
+        ? await handOffTo(options.successor, http.server, handedState(sessions, turns, nonces), log)
         : null;
     if (handed === null) return close("reins was updated or rebuilt; the next hook starts the new version");
     await stopAnswering();
-    await handed.settle(handedState(sessions, turns));
+    await handed.settle(handedState(sessions, turns, nonces));
     return close(`reins was updated or rebuilt; daemon ${handed.pid} took over its socket and port`);
   };
 
@@ -260,20 +260,22 @@ function callCounts(startedAt: number) {
 }
 
 /** The state a daemon hands its successor. */
-function handedState(sessions: SessionVariables, turns: OpenTurns): HandedState {
-  return { sessions: sessions.entries(), turns: turns.entries() };
+function handedState(sessions: SessionVariables, turns: OpenTurns, nonces: Nonces): HandedState {
+  return { sessions: sessions.entries(), turns: turns.entries(), nonces: nonces.entries() };
 }
 
 /** Takes the state a predecessor handed over, before this daemon answers a call. */
-function take(state: HandedState, sessions: SessionVariables, turns: OpenTurns): void {
+function take(state: HandedState, sessions: SessionVariables, turns: OpenTurns, nonces: Nonces): void {
   sessions.take(state.sessions);
   turns.take(state.turns);
+  nonces.adopt(state.nonces);
 }
 
 /** Takes the state a predecessor handed over as it ended, once it stopped answering. */
-function settle(last: HandedState, sessions: SessionVariables, turns: OpenTurns): void {
+function settle(last: HandedState, sessions: SessionVariables, turns: OpenTurns, nonces: Nonces): void {
   sessions.settle(last.sessions);
   turns.settle(last.turns);
+  nonces.adopt(last.nonces);
 }
 
 /**
