@@ -250,4 +250,30 @@ describe("a daemon retiring because reins was updated", () => {
     const agent = new Agent({ keepAlive: false });
     expect(await post(agent, old.port, root, 0)).toEqual({ error: "ECONNREFUSED" });
   }, 30_000);
+
+  it("kills a new daemon that does not listen within 5 s, and retires as before", async () => {
+    const dir = install();
+    const root = project();
+    const old = await daemonOf(dir, root);
+    // The update left a reins whose daemon hangs at its start.
+    writeFileSync(join(dir, "bin", "reins.js"), "setInterval(() => {}, 1_000);\n");
+    update(dir);
+    // The new daemon runs (it is found by its command line), and does not listen.
+    let hung: number[] = [];
+    for (const end = Date.now() + 5_000; hung.length === 0 && Date.now() < end;) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      hung = daemonPids(dir).filter((pid) => pid !== old.pid);
+    }
+    try {
+      expect(hung).toHaveLength(1);
+      expect(await exits(old.pid, 10_000), "the old daemon exits").toBe(true);
+      expect(daemonPids(dir), "the new daemon was killed").toEqual([]);
+      expect(log(old.env, old.name)).toMatch(
+        /could not hand the http hooks' port to a new daemon \(the new daemon did not listen within 5000 ms\)/,
+      );
+    } finally {
+      // Only when the test failed: no process of it is left behind.
+      for (const pid of daemonPids(dir)) process.kill(pid, "SIGKILL");
+    }
+  }, 30_000);
 });

@@ -4,8 +4,9 @@
  * project (root) and is signed with that project's hook secret; the project's own store and policy answer
  * it, and the answer is signed with the user's daemon key, so a client trusts no other program on the
  * socket (docs/daemon-proof.md). It exits when no hook has called for its idle time, and the next hook
- * starts it again; a program that takes its socket is named in its log and the tamper record, and the
- * socket is taken back.
+ * starts it again; one that retires because reins was updated starts the new code itself and hands it its
+ * http hooks' port (handoff.ts); a program that takes its socket is named in its log and the tamper record,
+ * and the socket is taken back.
  */
 import type { ChildProcess } from "node:child_process";
 import { readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";

@@ -3,7 +3,8 @@
  * tool call. Each call names its project (`X-Reins-Root`) and carries that project's http hook token; the
  * project's own store and policy answer it, with the `REINS_*` variables its session's command hooks
  * brought. The port is the recorded one (http-port.ts); one held by another program is given up for a new
- * one, recorded, and each project's settings follow at its next session start (docs/performance.md).
+ * one, recorded, and each project's settings follow at its next session start; a daemon that retires for an
+ * install change hands its listening socket to its successor (handoff.ts; docs/performance.md).
  */
 import { timingSafeEqual } from "node:crypto";
 import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
@@ -44,8 +45,9 @@ export interface HttpHooks {
   /** The listening socket, to hand to a successor. */
   server: Server;
   /**
-   * Stops taking connections and closes each kept-alive one once it carries no call (a successor holding
-   * the same socket takes the client's next call), the last ones after a few seconds.
+   * Stops taking connections and drains the kept-alive ones: a call still coming on one is answered and its
+   * connection closed, so the client's next call opens a new one (which a successor holding the same socket
+   * takes); the connections left are closed once no call came for a moment (see drain).
    */
   close(): Promise<void>;
 }
