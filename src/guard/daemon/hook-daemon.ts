@@ -4,10 +4,13 @@
  * project (root) and is signed with that project's hook secret; the project's own store and policy answer
  * it, and the answer is signed with the user's daemon key, so a client trusts no other program on the
  * socket (docs/daemon-proof.md). It exits when no hook has called for its idle time, and the next hook
- * starts it again; a program that takes its socket is named in its log and the tamper record, and the
- * socket is taken back.
+ * starts it again; one that retires because reins was updated starts the new code itself and hands it its
+ * http hooks' port (handoff.ts); a program that takes its socket is named in its log and the tamper record,
+ * and the socket is taken back.
  */
+import type { ChildProcess } from "node:child_process";
 import { readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
+import type { Server } from "node:net";
 import { basename, dirname, join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import {
@@ -22,15 +25,17 @@ import { userHookAnswer, userTurnUpkeep } from "../hooks/user-hook.js";
 import { appendTamper } from "../hooks/tamper-record.js";
 import { checkpointInBackground } from "../../base/store/sqlite-checkpoint.js";
 import { boundStoreMemory } from "../../base/store/state-cache.js";
+import { handOver, type HandedState, type Handover, type Inheritance } from "./handoff.js";
 import { followPort, listenHttpHooks, type HttpHooks } from "./http-hooks.js";
 import { ensureDaemonKey, mac, readDaemonKey } from "./key.js";
 import { Nonces } from "./nonces.js";
 import { OpenTurns } from "./open-turns.js";
 import { socketHolder } from "./peer.js";
+import { SessionVariables } from "./session-variables.js";
 import { ProjectPool, isUsableRoot, type ProjectPoolOptions } from "./projects.js";
 import { DAEMON_STATES } from "./settings.js";
 import { callParts, decodeHeaderValue, decodeProjectEnv, HEADERS, PROTOCOL } from "./protocol.js";
-import { DAEMON_KIND, probeSocket, type DaemonStatus } from "./probe.js";
+import { DAEMON_KIND, probeSocket, type DaemonStatus, type SocketAnswer } from "./probe.js";
 
 /** Options of a hook daemon; `socket`, `bin` and `version` are required. */
 export interface HookDaemonOptions {
@@ -44,7 +49,8 @@ export interface HookDaemonOptions {
   idleMs?: number;
   /**
    * A stamp of the installed code (see `installStamp`): when it changes (reins was updated or rebuilt), the
-   * daemon retires so that the next hook starts the new code.
+   * daemon retires so that the new code answers: it hands over to its `successor`, else the next hook
+   * starts it.
    * @default never changes
    */
   stamp?: () => string;
@@ -70,6 +76,14 @@ export interface HookDaemonOptions {
    * @default true
    */
   http?: boolean;
+  /**
+   * Starts this daemon's successor (the new code) with an IPC channel when it retires for an install change
+   * while its http hooks listen, to hand it their port (handoff.ts). May throw when it cannot start one.
+   * @default none: the daemon retires, and the next hook starts one
+   */
+  successor?: () => ChildProcess;
+  /** The port and the state a retiring daemon handed this one (handoff.ts). @default none */
+  inherited?: Inheritance;
 }
 
 /** A daemon that listens, or the finding that another already does. */
@@ -118,24 +132,16 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
   const nonces = new Nonces();
   const sessions = new SessionVariables();
   const turns = new OpenTurns();
+  const inherited = options.inherited;
+  if (inherited !== undefined) take(inherited.state, sessions, turns, nonces);
   let http: HttpHooks | null = null;
-  const startedAt = Date.now();
-  let lastCallAt = startedAt;
-  let calls = 0;
-  let inFlight = 0;
+  const counts = callCounts(Date.now());
   const build = () =>
     buildApp(pool, {
       key,
       nonces,
-      onCall: () => {
-        calls += 1;
-        inFlight += 1;
-        lastCallAt = Date.now();
-      },
-      onAnswered: () => {
-        inFlight -= 1;
-        lastCallAt = Date.now();
-      },
+      onCall: counts.onCall,
+      onAnswered: counts.onAnswered,
       log,
       status: () => status(),
       stop: () => void close("asked to stop"),
@@ -149,55 +155,64 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
     version: options.version,
     bin: options.bin,
     socket: options.socket,
-    startedAt,
-    lastCallAt,
-    calls,
+    ...counts.now(),
     idleMs,
     rssBytes: process.memoryUsage.rss(),
     projects: pool.list(),
     ...(http !== null ? { httpPort: http.port } : {}),
   });
 
-  const bound = await bind(build, options.socket, log);
+  // A successor takes the socket over from the daemon that handed it the port, which still answers there.
+  const bound = await bind(build, options.socket, log, inherited !== undefined);
   if (bound.kind === "running") return bound;
   const { app, own, inode } = bound;
-  if (options.http !== false)
+  if (options.http !== false || inherited !== undefined)
     http = await listenHttpHooks({
       pool,
       env: { REINS_RUNTIME_DIR: runtime },
       name: basename(options.socket, ".sock"),
       log,
-      onCall: () => {
-        calls += 1;
-        inFlight += 1;
-        lastCallAt = Date.now();
-      },
-      onAnswered: () => {
-        inFlight -= 1;
-        lastCallAt = Date.now();
-      },
+      onCall: counts.onCall,
+      onAnswered: counts.onAnswered,
       sessionEnv: (root, session) => sessions.of(root, session),
       turns,
+      ...(inherited !== undefined ? { inherited: inherited.server } : {}),
     });
   const stampAtStart = options.stamp?.();
   log(`reins hook daemon ${process.pid} listening on ${options.socket} (reins ${options.version})`);
+  void inherited?.listening().then((last) => last !== null && settle(last, sessions, turns, nonces));
 
   let resolveClosed: (reason: string) => void = () => {};
   const closed = new Promise<string>((resolve) => (resolveClosed = resolve));
+  let stopping: Promise<void> | null = null;
+  const stopAnswering = () =>
+    (stopping ??= (async () => {
+      await Promise.all([app.close(), http?.close()]);
+      // Closing removed its own socket; the link goes only while it names that socket: one that took over keeps it.
+      if (linkTarget(options.socket) === basename(own)) rmSync(options.socket, { force: true });
+    })());
   let closing: Promise<string> | null = null;
   const close = (reason: string): Promise<string> => {
     closing ??= (async () => {
       clearInterval(timer);
-      await Promise.all([app.close(), http?.close()]);
-      // Closing removed its own socket; the shared link goes only while it still names that socket: a daemon
-      // that took the path over since keeps it.
-      if (linkTarget(options.socket) === basename(own)) rmSync(options.socket, { force: true });
+      await stopAnswering();
       await pool.closeAll();
       log(`reins hook daemon ${process.pid} stopped: ${reason}`);
       resolveClosed(reason);
       return reason;
     })();
     return closing;
+  };
+  const updated = async () => {
+    clearInterval(timer);
+    const handed =
+      http !== null && options.successor !== undefined
+        ? await handOffTo(options.successor, http.server, handedState(sessions, turns, nonces), log)
+        : null;
+    if (handed === null) return close("reins was updated or rebuilt; the next hook starts the new version");
+    await stopAnswering();
+    await handed.settle(handedState(sessions, turns, nonces));
+    return close(`reins was updated or rebuilt; daemon ${handed.pid} took over its socket and port`);
   };
 
   const checkMs = options.checkMs ?? Math.max(50, Math.min(5_000, Math.floor(idleMs / 4)));
@@ -208,9 +223,8 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
     if (socketInode(options.socket) !== inode) {
       const kept = await keepSocket(options.socket, own, key, log);
       if (kept !== null) void close(kept);
-    } else if (stampAtStart !== undefined && options.stamp?.() !== stampAtStart)
-      void close("reins was updated or rebuilt; the next hook starts the new version");
-    else if (inFlight === 0 && now - lastCallAt >= idleMs && !(http !== null && turns.holding(now)))
+    } else if (stampAtStart !== undefined && options.stamp?.() !== stampAtStart) await updated();
+    else if (counts.idle(now, idleMs) && !(http !== null && turns.holding(now)))
       // With Claude Code's http hooks, an open turn holds the daemon (guard/daemon/open-turns.ts).
       void close(`no hook called for ${Math.round(idleMs / 1000)} s`);
     else await pool.sweep(now);
@@ -223,6 +237,69 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<Daemo
   timer.unref();
 
   return { kind: "listening", daemon: { closed, close, status } };
+}
+
+/** How many calls a daemon took, how many are in flight, and when the last came or was answered. */
+function callCounts(startedAt: number) {
+  let calls = 0;
+  let inFlight = 0;
+  let lastCallAt = startedAt;
+  return {
+    onCall: () => {
+      calls += 1;
+      inFlight += 1;
+      lastCallAt = Date.now();
+    },
+    onAnswered: () => {
+      inFlight -= 1;
+      lastCallAt = Date.now();
+    },
+    now: () => ({ startedAt, lastCallAt, calls }),
+    /** Whether no call is in flight and none came for `idleMs`. */
+    idle: (now: number, idleMs: number) => inFlight === 0 && now - lastCallAt >= idleMs,
+  };
+}
+
+/** The state a daemon hands its successor. */
+function handedState(sessions: SessionVariables, turns: OpenTurns, nonces: Nonces): HandedState {
+  return { sessions: sessions.entries(), turns: turns.entries(), nonces: nonces.entries() };
+}
+
+/** Takes the state a predecessor handed over, before this daemon answers a call. */
+function take(state: HandedState, sessions: SessionVariables, turns: OpenTurns, nonces: Nonces): void {
+  sessions.take(state.sessions);
+  turns.take(state.turns);
+  nonces.adopt(state.nonces);
+}
+
+/** Takes the state a predecessor handed over as it ended, once it stopped answering. */
+function settle(last: HandedState, sessions: SessionVariables, turns: OpenTurns, nonces: Nonces): void {
+  sessions.settle(last.sessions);
+  turns.settle(last.turns);
+  nonces.adopt(last.nonces);
+}
+
+/**
+ * Starts a retiring daemon's successor and hands it the http hooks' port and `state` (handoff.ts); null,
+ * said in one line of the log, when that failed: the daemon then retires as it would without one.
+ */
+async function handOffTo(
+  successor: () => ChildProcess,
+  server: Server,
+  state: HandedState,
+  log: (line: string) => void,
+): Promise<Handover | null> {
+  let handed: Handover | { failed: string };
+  try {
+    handed = await handOver(successor(), server, state);
+  } catch (error) {
+    handed = { failed: `the new daemon did not start: ${(error as Error).message}` };
+  }
+  if ("failed" in handed) {
+    log(`could not hand the http hooks' port to a new daemon (${handed.failed}); the next hook starts one`);
+    return null;
+  }
+  return handed;
 }
 
 /**
@@ -273,39 +350,6 @@ function socketInode(socket: string): number | null {
   }
 }
 
-/**
- * The project variables each session's command hooks came with, so its http hooks (which carry none) are
- * answered with the same ones. Only sessions with variables are kept, at most MAX_SESSIONS, the oldest
- * forgotten first.
- */
-class SessionVariables {
-  private static readonly MAX_SESSIONS = 20_000;
-  private readonly byKey = new Map<string, Record<string, string>>();
-  private static readonly NONE: Record<string, string> = Object.freeze(
-    Object.create(null) as Record<string, string>,
-  );
-
-  remember(root: string, session: string, env: Record<string, string>): void {
-    const key = `${root}\n${session}`;
-    if (Object.keys(env).length === 0) {
-      this.byKey.delete(key);
-      return;
-    }
-    const known = this.byKey.get(key);
-    if (known !== undefined && JSON.stringify(known) === JSON.stringify(env)) return;
-    this.byKey.delete(key);
-    this.byKey.set(key, env);
-    if (this.byKey.size > SessionVariables.MAX_SESSIONS) {
-      const oldest = this.byKey.keys().next().value;
-      if (oldest !== undefined) this.byKey.delete(oldest);
-    }
-  }
-
-  of(root: string, session: string): Record<string, string> {
-    return this.byKey.get(`${root}\n${session}`) ?? SessionVariables.NONE;
-  }
-}
-
 /** Daemons this process started: each listens on a socket of its own, even two in one process (tests). */
 let daemonsStarted = 0;
 
@@ -322,17 +366,18 @@ function linkTarget(path: string): string | null {
  * atomically; or finds the daemon that already answers there. Closing a Unix-socket server unlinks the path
  * it listened on, so a daemon never listens on the shared path itself: one that lost the path (another took
  * it over) then removes only its own file. A link left by a daemon that died, or a path held by a program
- * that is not a reins daemon, is replaced.
+ * that is not a reins daemon, is replaced; with `takeOver` (a successor), so is the daemon answering there.
  */
 async function bind(
   build: () => FastifyInstance,
   socket: string,
   log: (line: string) => void,
+  takeOver: boolean,
 ): Promise<
   | { kind: "listening"; app: FastifyInstance; own: string; inode: number | null }
   | { kind: "running"; status: DaemonStatus }
 > {
-  const found = await probeSocket(socket, 2_000);
+  const found: SocketAnswer = takeOver ? { kind: "none" } : await probeSocket(socket, 2_000);
   if (found.kind === "proven") return { kind: "running", status: found.status };
   if (found.kind === "unproven") {
     recordTaken(

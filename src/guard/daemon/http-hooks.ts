@@ -3,12 +3,14 @@
  * tool call. Each call names its project (`X-Reins-Root`) and carries that project's http hook token; the
  * project's own store and policy answer it, with the `REINS_*` variables its session's command hooks
  * brought. The port is the recorded one (http-port.ts); one held by another program is given up for a new
- * one, recorded, and each project's settings follow at its next session start (docs/performance.md).
+ * one, recorded, and each project's settings follow at its next session start; a daemon that retires for an
+ * install change hands its listening socket to its successor (handoff.ts; docs/performance.md).
  */
 import { timingSafeEqual } from "node:crypto";
 import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { Server as NetServer, type Server } from "node:net";
 import { join } from "node:path";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyListenOptions } from "fastify";
 import type { OpenTurns } from "./open-turns.js";
 import { answerHook, hookFailure, MAX_HOOK_INPUT, readHookInput, withWarning } from "../hooks/hook-call.js";
 import { existingHookSecret } from "../../base/config/hook-secret.js";
@@ -30,11 +32,23 @@ export interface HttpHooksOptions {
   sessionEnv(root: string, session: string): Record<string, string>;
   /** The Claude Code turns open (a Stop closes one). */
   turns: OpenTurns;
+  /**
+   * The listening socket a retiring daemon handed over (handoff.ts): listened on as it is, so its port stays.
+   * @default none: the recorded port is taken
+   */
+  inherited?: Server;
 }
 
 /** A listening http hook endpoint. */
 export interface HttpHooks {
   port: number;
+  /** The listening socket, to hand to a successor. */
+  server: Server;
+  /**
+   * Stops taking connections and drains the kept-alive ones: a call still coming on one is answered and its
+   * connection closed, so the client's next call opens a new one (which a successor holding the same socket
+   * takes); the connections left are closed once no call came for a moment (see drain).
+   */
   close(): Promise<void>;
 }
 
@@ -60,8 +74,15 @@ class Tokens {
   }
 }
 
-function build(options: HttpHooksOptions, port: () => number): FastifyInstance {
-  // Claude Code keeps its connections alive: a daemon that retires closes them rather than wait for them.
+/** The calls of an http listener under way and its last one's end, and whether it is draining (see drain). */
+interface Traffic {
+  draining: boolean;
+  active: number;
+  lastAt: number;
+}
+
+function build(options: HttpHooksOptions, port: () => number, traffic: Traffic): FastifyInstance {
+  // Claude Code keeps its connections alive: a daemon that retires closes those left after its drain.
   const app = Fastify({
     logger: false,
     bodyLimit: MAX_HOOK_INPUT + 1024 * 1024,
@@ -70,6 +91,21 @@ function build(options: HttpHooksOptions, port: () => number): FastifyInstance {
   });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
+  // A daemon that retires answers each call still coming on a kept-alive connection and closes it then, so
+  // the client's next call opens a new one, which its successor, if any, takes (see drain).
+  app.addHook("onRequest", (_request, _reply, done) => {
+    traffic.active += 1;
+    done();
+  });
+  app.addHook("onSend", (_request, reply, payload, done) => {
+    if (traffic.draining) void reply.header("connection", "close");
+    done(null, payload);
+  });
+  app.addHook("onResponse", (_request, _reply, done) => {
+    traffic.active -= 1;
+    traffic.lastAt = Date.now();
+    done();
+  });
   const tokens = new Tokens();
   app.post<{ Params: { agent: string } }>("/hooks/:agent", async (request, reply) => {
     // A page in a browser that rebinds a name to 127.0.0.1 reaches the port by another Host.
@@ -125,26 +161,68 @@ const inUse = (error: unknown) => (error as NodeJS.ErrnoException).code === "EAD
  */
 export async function listenHttpHooks(options: HttpHooksOptions): Promise<HttpHooks | null> {
   let port = hookPort(options.env, options.name);
-  const app = build(options, () => port);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await app.listen({ host: "127.0.0.1", port: attempt < 10 ? port : 0 });
-      break;
-    } catch (error) {
-      if (!inUse(error) || attempt >= 10) {
-        options.log(`cannot listen for http hooks on 127.0.0.1: ${(error as Error).message}`);
-        await app.close();
-        return null;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  const traffic: Traffic = { draining: false, active: 0, lastAt: 0 };
+  const app = build(options, () => port, traffic);
+  if (options.inherited !== undefined) {
+    // Node listens on a server's handle, not on the server object the IPC channel delivers.
+    const handle = (options.inherited as unknown as { _handle: unknown })._handle;
+    await app.listen({ handle, host: "127.0.0.1" } as FastifyListenOptions);
+  } else if (!(await listenOnPort(app, port, (line) => options.log(line)))) return null;
   const address = app.server.address();
   const bound = typeof address === "object" && address !== null ? address.port : port;
   if (bound !== port) options.log(`port ${port} is held by another program; http hooks moved to ${bound}`);
   port = bound;
   recordPort(options.env, options.name, port);
-  return { port, close: () => app.close() };
+  return { port, server: app.server, close: () => drain(app, traffic) };
+}
+
+/** Listens at `port`, waiting while another program holds it, else at one the system gives. */
+async function listenOnPort(
+  app: FastifyInstance,
+  port: number,
+  log: (line: string) => void,
+): Promise<boolean> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await app.listen({ host: "127.0.0.1", port: attempt < 10 ? port : 0 });
+      return true;
+    } catch (error) {
+      if (!inUse(error) || attempt >= 10) {
+        log(`cannot listen for http hooks on 127.0.0.1: ${(error as Error).message}`);
+        await app.close();
+        return false;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** How long a retiring daemon lets its kept-alive connections carry their last calls, ms, at most. */
+const DRAIN_MS = 3_000;
+
+/** How long without a call a draining listener waits before it closes the connections left, ms. */
+const QUIET_MS = 250;
+
+/**
+ * Stops taking connections, then answers each call that still comes on a kept-alive one with `Connection:
+ * close`, until no call came for QUIET_MS (DRAIN_MS at most); only then are the connections left closed.
+ * Closing idle connections at once (Node's own close) resets a call a busy client is sending at that moment,
+ * and Fastify's close answers one with a 503: Claude Code takes either as a hook error and lets the tool
+ * call go unjudged.
+ */
+async function drain(app: FastifyInstance, traffic: Traffic): Promise<void> {
+  const server = app.server;
+  if (server.listening) {
+    traffic.draining = true;
+    // net.Server's close: it stops listening and leaves the connections open (http.Server's closes idle ones).
+    let open = true;
+    NetServer.prototype.close.call(server, () => (open = false));
+    for (const end = Date.now() + DRAIN_MS; open && Date.now() < end;) {
+      if (traffic.active === 0 && Date.now() - traffic.lastAt >= QUIET_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+  await app.close();
 }
 
 /** The settings files of a project that may carry reins' http hooks to the daemon. */

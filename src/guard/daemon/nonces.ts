@@ -11,6 +11,13 @@ import { NONCE, NONCE_WINDOW_S } from "./protocol.js";
  */
 export const NONCE_CAP = 16_384;
 
+/** What a daemon hands its successor of its nonces. */
+export interface HandedNonces {
+  seen: [string, number][];
+  /** The floor, or null when none was set. */
+  floor: number | null;
+}
+
 export class Nonces {
   /** Each nonce remembered, by the time it was seen (ms). Insertion order is the order of arrival. */
   private readonly seen = new Map<string, number>();
@@ -28,12 +35,16 @@ export class Nonces {
     if (Math.abs(time - now / 1000) > NONCE_WINDOW_S || time <= this.floor) return false;
     if (this.seen.has(nonce)) return false;
     this.seen.set(nonce, now);
+    this.trim();
+    return true;
+  }
+
+  private trim(): void {
     while (this.seen.size > this.cap) {
       const oldest = this.seen.keys().next().value as string;
       this.seen.delete(oldest);
       this.floor = Math.max(this.floor, Number(NONCE.exec(oldest)?.[1] ?? 0));
     }
-    return true;
   }
 
   /**
@@ -45,6 +56,21 @@ export class Nonces {
       if (now - at <= 2 * NONCE_WINDOW_S * 1000) break;
       this.seen.delete(nonce);
     }
+  }
+
+  /** The nonces remembered and the floor, as plain data (for a successor daemon, handoff.ts). */
+  entries(): HandedNonces {
+    return { seen: [...this.seen], floor: Number.isFinite(this.floor) ? this.floor : null };
+  }
+
+  /**
+   * Takes the nonces a predecessor daemon saw, so a call it answered is refused here too: added to those
+   * seen here (taken twice: as handed over, and as the predecessor ended).
+   */
+  adopt(handed: HandedNonces): void {
+    for (const [nonce, at] of handed.seen) if (!this.seen.has(nonce)) this.seen.set(nonce, at);
+    if (handed.floor !== null) this.floor = Math.max(this.floor, handed.floor);
+    this.trim();
   }
 
   /** How many nonces are remembered. */

@@ -1,4 +1,5 @@
 /** The Claude Code turns a daemon serves that are open: the daemon stays while one is (hook-daemon's idle). */
+import { settleEntries } from "./handoff.js";
 
 /**
  * How long an open turn holds the daemon, at most: a session that never sent its Stop (killed, or its
@@ -17,11 +18,14 @@ const MAX_TURNS = 10_000;
  */
 export class OpenTurns {
   readonly #open = new Map<string, number>();
+  /** The turns opened or closed here since a predecessor's first entries were taken, until its last settle. */
+  #fresh: Set<string> | null = null;
 
   /** Notes a Claude Code hook call of `session` in the project at `root`, if it opens or closes a turn. */
   note(root: string, session: string, input: unknown, now: number): void {
     const event = (input as { hook_event_name?: unknown } | null)?.hook_event_name;
     const key = `${root}\n${session}`;
+    if (event === "UserPromptSubmit" || event === "Stop" || event === "SessionEnd") this.#fresh?.add(key);
     if (event === "UserPromptSubmit") {
       this.#open.delete(key);
       this.#open.set(key, now);
@@ -41,5 +45,22 @@ export class OpenTurns {
   /** How many turns are open. */
   get size(): number {
     return this.#open.size;
+  }
+
+  /** The open turns, each with when it opened, as plain entries (for a successor, handoff.ts). */
+  entries(): [string, number][] {
+    return [...this.#open];
+  }
+
+  /** Takes a predecessor's open turns, before any call is answered here. */
+  take(entries: readonly [string, number][]): void {
+    for (const [key, since] of entries) this.#open.set(key, since);
+    this.#fresh = new Set();
+  }
+
+  /** Takes the predecessor's last open turns once it stopped answering; turns noted here keep their state. */
+  settle(entries: readonly [string, number][]): void {
+    settleEntries(this.#open, this.#fresh ?? new Set(), entries);
+    this.#fresh = null;
   }
 }

@@ -5,9 +5,11 @@
 import { rmSync } from "node:fs";
 import { setFlagsFromString } from "node:v8";
 import { INSTALL_FILES, REINS_BIN, REINS_VERSION } from "../../base/config/package-info.js";
+import { HANDOFF_VARIABLE, receiveHandover } from "./handoff.js";
 import { installStamp, startHookDaemon } from "./hook-daemon.js";
 import { daemonName, privateRuntimeDir, socketPath } from "./paths.js";
 import { daemonSettings } from "./settings.js";
+import { spawnSuccessor } from "./start.js";
 
 /** A daemon name as the clients pass it: letters, digits, `.`, `_`, `-`. */
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -31,10 +33,17 @@ export async function runDaemon(
   // Its old generation grown by 20% of what is live before the next full collection, not by up to 4x: the
   // daemon's live heap is bounded by its caps, and its RSS should be too (docs/performance.md).
   setFlagsFromString("--heap-growing-percent=20");
+  // A successor, started by a retiring daemon to take over its http hooks' port (handoff.ts).
+  const successor = env[HANDOFF_VARIABLE] !== undefined;
   let started;
   try {
     const settings = daemonSettings(env);
     privateRuntimeDir(env);
+    const inherited = successor ? await receiveHandover(process) : undefined;
+    if (inherited === null) {
+      log(`reins: the daemon that started this one handed it no port; stopping`);
+      return 0;
+    }
     started = await startHookDaemon({
       socket,
       bin: REINS_BIN,
@@ -44,13 +53,15 @@ export async function runDaemon(
       states: settings.states,
       stamp: installStamp(INSTALL_FILES),
       log: (line) => log(`${new Date().toISOString()} ${line}`),
+      successor: () => spawnSuccessor({ bin: REINS_BIN, name: chosen, env }),
+      ...(inherited !== undefined ? { inherited } : {}),
     });
   } catch (error) {
     log(`reins: the hook daemon could not start: ${(error as Error).message.split("\n")[0] ?? ""}`);
     return 2;
   } finally {
-    // The start is over, one way or the other: another hook may start one again.
-    rmSync(`${socket}.starting`, { force: true });
+    // The start is over, one way or the other: another hook may start one again. A successor took no lock.
+    if (!successor) rmSync(`${socket}.starting`, { force: true });
   }
   if (started.kind === "running") {
     log(`reins hook daemon already running (pid ${started.status.pid}) on ${socket}`);

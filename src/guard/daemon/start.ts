@@ -1,10 +1,11 @@
 /** Starting the user's hook daemon in the background, once, from whichever hook or command finds it gone. */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { takeStartLock } from "../../base/config/start-lock.js";
 import { appendTamper } from "../hooks/tamper-record.js";
 import { hookSecret } from "../../base/config/hook-secret.js";
 import { runtimeDir } from "../../base/config/user-dirs.js";
+import { HANDOFF_VARIABLE } from "./handoff.js";
 import { logPath, privateRuntimeDir, socketPath } from "./paths.js";
 import { probeDaemon, type DaemonStatus } from "./probe.js";
 
@@ -75,6 +76,25 @@ export function spawnDaemon(options: { bin: string; name: string; env: NodeJS.Pr
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * Starts the successor of this process's daemon `name` as `spawnDaemon` starts a daemon (the reins at `bin`,
+ * so the new code once it was updated; detached, logging to the daemon's log), with an IPC channel over
+ * which the retiring daemon hands it the http hooks' port (handoff.ts). Throws when it cannot.
+ */
+export function spawnSuccessor(options: { bin: string; name: string; env: NodeJS.ProcessEnv }): ChildProcess {
+  const log = openSync(logPath(options.env, options.name), "a", 0o600);
+  try {
+    return spawn(process.execPath, daemonArgs(options.bin, options.name), {
+      cwd: "/",
+      detached: true,
+      stdio: ["ignore", log, log, "ipc"],
+      env: { ...daemonEnv(options.env), [HANDOFF_VARIABLE]: String(process.pid) },
+    });
+  } finally {
+    closeSync(log);
   }
 }
 
