@@ -88,7 +88,7 @@ export function collectSqlite(db: Database.Database, options: GcOptions): GcResu
   );
   const trim = db.prepare(`DELETE FROM events WHERE rowid IN (${doomed})`);
   const heads = db
-    .prepare<[], { scope: string; seq: number; last_at: number; snapshot: number | null }>(HEADS_SQL)
+    .prepare<[], { scope: string; seq: number; last_at: number; snapshot: number }>(HEADS_SQL)
     .all();
   const idle = db.prepare<[string, number], { one: number }>(IDLE_SQL);
   const removeScope = db.transaction((scope: string): boolean => {
@@ -119,7 +119,6 @@ export function collectSqlite(db: Database.Database, options: GcOptions): GcResu
       }
       continue;
     }
-    if (head.snapshot === null) continue;
     const cutoff = head.seq - options.records;
     const gone = count.get(head.scope, head.snapshot, options.before, cutoff)!;
     if (gone.n === 0) continue;
