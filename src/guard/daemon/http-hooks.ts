@@ -10,7 +10,12 @@ import { timingSafeEqual } from "node:crypto";
 import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { Server as NetServer, type Server } from "node:net";
 import { join } from "node:path";
-import Fastify, { type FastifyInstance, type FastifyListenOptions } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyListenOptions,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
 import type { OpenTurns } from "./open-turns.js";
 import { answerHook, hookFailure, MAX_HOOK_INPUT, readHookInput, withWarning } from "../hooks/hook-call.js";
 import { existingHookSecret } from "../../base/config/hook-secret.js";
@@ -91,65 +96,74 @@ function build(options: HttpHooksOptions, port: () => number, traffic: Traffic):
   });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
-  // A daemon that retires answers each call still coming on a kept-alive connection and closes it then, so
-  // the client's next call opens a new one, which its successor, if any, takes (see drain).
-  app.addHook("onRequest", (_request, _reply, done) => {
-    traffic.active += 1;
-    done();
-  });
-  app.addHook("onSend", (_request, reply, payload, done) => {
-    if (traffic.draining) void reply.header("connection", "close");
-    done(null, payload);
-  });
-  app.addHook("onResponse", (_request, _reply, done) => {
-    traffic.active -= 1;
-    traffic.lastAt = Date.now();
-    done();
-  });
   const tokens = new Tokens();
-  app.post<{ Params: { agent: string } }>("/hooks/:agent", async (request, reply) => {
-    // A page in a browser that rebinds a name to 127.0.0.1 reaches the port by another Host.
-    if (request.headers.host !== `127.0.0.1:${port()}`)
-      return reply.code(421).send({ error: "the hook endpoint answers 127.0.0.1 only" });
-    const rootHeader = request.headers[HEADERS.root];
-    const root = typeof rootHeader === "string" ? decodeHeaderValue(rootHeader) : null;
-    if (root === null || !isUsableRoot(root))
-      return reply.code(400).send({ error: "the project's root is missing or not an absolute path" });
-    if (!tokens.matches(root, request.headers.authorization))
-      return reply
-        .code(401)
-        .send({ error: `not the http hook token of ${root}: run \`reins init claude\` again` });
-    const agent = request.params.agent;
-    const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
-    options.onCall();
+  app.post<{ Params: { agent: string } }>("/hooks/:agent", async (request, rawReply) => {
+    // Counted for the drain, and, once it began, answered with `Connection: close`: a daemon that retires
+    // answers each call still coming on a kept-alive connection and closes it then, so the client's next
+    // call opens a new one, which its successor, if any, takes (see drain).
+    traffic.active += 1;
+    const reply = {
+      code: (status: number) =>
+        (traffic.draining ? rawReply.header("connection", "close") : rawReply).code(status),
+    };
     try {
-      const checked = readHookInput(agent, body);
-      let result;
-      if (!("adapter" in checked)) result = checked;
-      else {
-        try {
-          const session = checked.adapter.session(checked.input);
-          if (agent === "claude") options.turns.note(root, session, checked.input, Date.now());
-          const env = options.sessionEnv(root, session);
-          const services = await options.pool.services(root, env, agent, Date.now());
-          result = withWarning(
-            await answerHook(checked.adapter, checked.input, services, Date.now()),
-            checked.warning,
-          );
-        } catch (error) {
-          result = hookFailure(agent, error);
-        }
-      }
-      if (result.warning !== "") options.log(`${root}: ${result.warning}`);
-      return reply
-        .code(200)
-        .header("content-type", "application/json")
-        .send(JSON.stringify(result.reply ?? {}));
+      return await answerCall(options, tokens, port(), request, reply);
     } finally {
-      options.onAnswered();
+      traffic.active -= 1;
+      traffic.lastAt = Date.now();
     }
   });
   return app;
+}
+
+/** One http hook call: checked (host, project, token), answered by the project's store and policy. */
+async function answerCall(
+  options: HttpHooksOptions,
+  tokens: Tokens,
+  port: number,
+  request: FastifyRequest<{ Params: { agent: string } }>,
+  reply: { code(status: number): FastifyReply },
+): Promise<FastifyReply> {
+  // A page in a browser that rebinds a name to 127.0.0.1 reaches the port by another Host.
+  if (request.headers.host !== `127.0.0.1:${port}`)
+    return reply.code(421).send({ error: "the hook endpoint answers 127.0.0.1 only" });
+  const rootHeader = request.headers[HEADERS.root];
+  const root = typeof rootHeader === "string" ? decodeHeaderValue(rootHeader) : null;
+  if (root === null || !isUsableRoot(root))
+    return reply.code(400).send({ error: "the project's root is missing or not an absolute path" });
+  if (!tokens.matches(root, request.headers.authorization))
+    return reply
+      .code(401)
+      .send({ error: `not the http hook token of ${root}: run \`reins init claude\` again` });
+  const agent = request.params.agent;
+  const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+  options.onCall();
+  try {
+    const checked = readHookInput(agent, body);
+    let result;
+    if (!("adapter" in checked)) result = checked;
+    else {
+      try {
+        const session = checked.adapter.session(checked.input);
+        if (agent === "claude") options.turns.note(root, session, checked.input, Date.now());
+        const env = options.sessionEnv(root, session);
+        const services = await options.pool.services(root, env, agent, Date.now());
+        result = withWarning(
+          await answerHook(checked.adapter, checked.input, services, Date.now()),
+          checked.warning,
+        );
+      } catch (error) {
+        result = hookFailure(agent, error);
+      }
+    }
+    if (result.warning !== "") options.log(`${root}: ${result.warning}`);
+    return reply
+      .code(200)
+      .header("content-type", "application/json")
+      .send(JSON.stringify(result.reply ?? {}));
+  } finally {
+    options.onAnswered();
+  }
 }
 
 const inUse = (error: unknown) => (error as NodeJS.ErrnoException).code === "EADDRINUSE";
