@@ -6,7 +6,7 @@
  * `reins gc` say nothing of it.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { answerHook, openServices, readHookInput } from "../src/guard/hooks/hook-call.js";
@@ -281,6 +281,73 @@ describe("a store's identity", () => {
     expect(await kept.identity()).toBe("(another file)");
     await fresh.close();
     await kept.close();
+  });
+});
+
+/** Appends to `path` the transcript lines of Bash calls `ids` that finished now, as Claude Code writes them. */
+function transcriptCalls(path: string, ids: readonly string[]): void {
+  const at = new Date().toISOString();
+  const lines = ids.flatMap((id) => [
+    {
+      type: "assistant",
+      timestamp: at,
+      message: { content: [{ type: "tool_use", id, name: "Bash", input: {} }] },
+    },
+    {
+      type: "user",
+      timestamp: at,
+      message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] },
+    },
+  ]);
+  appendFileSync(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+}
+
+describe("tool calls that ran with no hook answered (the daemon killed mid-turn)", () => {
+  const UNANSWERED = /(\d+) tool calls? of this session ran with no answer from reins/;
+
+  /** Session s1 of a new project, started and at its first turn, with a transcript: its path, and its next turn. */
+  function started() {
+    const p = setUp();
+    const transcript = join(p.root, "s1.jsonl");
+    writeFileSync(transcript, "");
+    const turn = (id: string) =>
+      hook(p, {
+        session_id: "s1",
+        hook_event_name: "UserPromptSubmit",
+        prompt_id: id,
+        prompt: "go on",
+        transcript_path: transcript,
+      });
+    sessionStart(p, "s1");
+    turn("p1");
+    return { p, transcript, turn };
+  }
+
+  it("the next turn's start tells the model how many, records it, and doctor exits 1", async () => {
+    const { p, transcript, turn } = started();
+    work(p, "s1", 2);
+    transcriptCalls(transcript, ["t0", "t1"]);
+    // The hooks' answerer is gone: Claude Code lets these three run unjudged, and its Stop hook is not answered.
+    transcriptCalls(transcript, ["toolu_a", "toolu_b", "toolu_c"]);
+    const told = turn("p2");
+    expect(told).toMatch(UNANSWERED);
+    expect(UNANSWERED.exec(told)?.[1]).toBe("3");
+    expect(told).toContain("3 Bash");
+    expect((await tampered(p, "s1")).filter((d) => UNANSWERED.test(d))).toHaveLength(1);
+    const report = doctor(p);
+    expect(report.code).toBe(1);
+    expect(report.failed.join("\n")).toMatch(UNANSWERED);
+    // Told once: the turn after says nothing more of them.
+    expect(turn("p3")).not.toMatch(UNANSWERED);
+  });
+
+  it("a session whose every call was answered hears nothing of it", () => {
+    const { p, transcript, turn } = started();
+    work(p, "s1", 3);
+    transcriptCalls(transcript, ["t0", "t1", "t2"]);
+    hook(p, { session_id: "s1", hook_event_name: "Stop", transcript_path: transcript });
+    expect(turn("p2")).not.toMatch(UNANSWERED);
+    expect(doctor(p)).toEqual({ code: 0, failed: [] });
   });
 });
 

@@ -57,17 +57,20 @@ export function installedChecks(o: DoctorOptions): DoctorCheck[] {
 
 const FIX =
   "see what removed them (the store's log, the agent's transcript); `reins init <agent>` again clears this line";
+/** For calls that ran with no hook answered: the daemon that should have answered them says why in its log. */
+const CALLS_FIX =
+  "see why the hook daemon did not answer (`reins daemon status`, its log under the runtime folder); `reins init <agent>` again clears this line";
 
 /** The store against the marks the hooks kept, and what the turns' checks found before. */
 export async function storeTamperChecks(o: DoctorOptions): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   for (const finding of dedupe(readFindings(o.root, o.env)))
     checks.push({
-      subject: finding.what === "hooks" ? "hooks" : "store",
-      check: "tampered",
+      subject: finding.what === "store" ? "store" : "hooks",
+      check: finding.what === "calls" ? "unanswered" : "tampered",
       status: "fail",
       message: `${new Date(finding.at).toISOString()} ${finding.scope}: ${finding.detail.replace(/^reins: /, "")}`,
-      fix: FIX,
+      fix: finding.what === "calls" ? CALLS_FIX : FIX,
     });
   const marks = readMarks(o.root, o.env, MARKS);
   const seen = readSeenStore(o.root, o.env);

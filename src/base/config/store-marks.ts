@@ -22,11 +22,14 @@ export interface SeenStore {
   location: string;
 }
 
-/** Tampering found at a turn's start, as `reins doctor` reports it. */
+/**
+ * Tampering found at a turn's start, as `reins doctor` reports it: the hooks changed, the store's events
+ * lost, or tool calls that ran with no hook answered.
+ */
 export interface Finding {
   at: number;
   scope: string;
-  what: "hooks" | "store";
+  what: "hooks" | "store" | "calls";
   detail: string;
 }
 

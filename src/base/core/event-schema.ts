@@ -123,7 +123,7 @@ export const eventSchema = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("guard.tampered"),
     ...base,
-    what: z.enum(["hooks", "store"]),
+    what: z.enum(["hooks", "store", "calls"]),
     detail: z.string().max(4096),
   }),
 ]);

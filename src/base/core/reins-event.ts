@@ -204,13 +204,13 @@ export interface TaskApproved extends HumanAction {
 
 /**
  * Reins found its own guarding tampered with at a turn's start (docs/tamper-detection.md): the hooks it
- * installed gone or changed, or the store short of the events it recorded. A fact for the record; it
- * changes no state and no guard reads it.
+ * installed gone or changed, the store short of the events it recorded, or tool calls that ran with no
+ * hook answered. A fact for the record; it changes no state and no guard reads it.
  */
 export interface GuardTampered extends EventBase {
   kind: "guard.tampered";
-  /** `hooks`: an agent's hook settings; `store`: the store's events. */
-  what: "hooks" | "store";
+  /** `hooks`: an agent's hook settings; `store`: the store's events; `calls`: calls no hook answer judged. */
+  what: "hooks" | "store" | "calls";
   /** The one line the model was told. */
   detail: string;
 }

@@ -76,6 +76,9 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
   const task =
     input.prompt_id !== undefined && input.prompt_id !== "" ? `prompt-${input.prompt_id}` : undefined;
   const usage = () => ctx.transcripts.read(input.session_id, input.transcript_path, ctx.policy);
+  // A turn's start also takes the tool calls its lines say finished, for the tamper check (tamper-check.ts).
+  const usageAndCalls = () =>
+    ctx.transcripts.read(input.session_id, input.transcript_path, ctx.policy, { calls: true });
   const tool = input.tool_name ?? "unknown";
   const touch = () => toolTouch(tool, input.tool_input, input.tool_use_id);
   const none = () => null;
@@ -84,7 +87,8 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
     case "SessionStart":
       return {
         scope,
-        events: [{ kind: "session.started", agent: "claude" satisfies AgentName }],
+        // A resumed session's lines since the last reading: their usage, and calls no hook answered.
+        events: [{ kind: "session.started", agent: "claude" satisfies AgentName }, ...usageAndCalls()],
         reply: statusReply("SessionStart", ctx.policy, ctx.notices),
         turn: "open",
       };
@@ -94,7 +98,10 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
       return {
         scope,
         // A prompt sent again under the id of the task in flight (scripted sessions reuse one) starts it anew.
-        events: [...usage(), ...promptTaskEvents(ctx.before, task, "prompt-", { sameTask: "restart" })],
+        events: [
+          ...usageAndCalls(),
+          ...promptTaskEvents(ctx.before, task, "prompt-", { sameTask: "restart" }),
+        ],
         reply: statusReply("UserPromptSubmit", ctx.policy, ctx.notices),
         turn: "open",
       };

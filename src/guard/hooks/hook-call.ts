@@ -23,6 +23,7 @@ import { isUserHook, userHookAnswer, userTurnUpkeep } from "./user-hook.js";
 import { linkReinsDir, restoreReinsLink } from "../../base/config/reins-link.js";
 import { runtimeDir } from "../../base/config/user-dirs.js";
 import { appendTamper } from "./tamper-record.js";
+import type { FinishedCall } from "./finished-calls.js";
 
 /** Hook input larger than this is refused (allowed, with a warning): no agent sends that much. */
 export const MAX_HOOK_INPUT = 16 * 1024 * 1024;
@@ -290,7 +291,8 @@ export async function answerHook(
     (events.length === 0 && recorded.degraded === null ? await store.state(plan.scope) : null);
   if (plan.turn !== undefined && services.tamper !== undefined && state !== null) {
     const added = recorded.records.filter((r) => r.scope === plan.scope).length;
-    tampered = await checkTurn(services.tamper, plan, governor, state, added, now);
+    const finished = transcripts.finishedCalls?.(adapter.session(input)) ?? [];
+    tampered = await checkTurn(services.tamper, plan, governor, state, { added, now, finished });
   }
   return { reply: plan.reply(recorded.answers, state), warning };
 }
@@ -304,15 +306,15 @@ async function checkTurn(
   plan: HookPlan,
   governor: Governor,
   state: State,
-  added: number,
-  now: number,
+  at: { added: number; now: number; finished: readonly FinishedCall[] },
 ): Promise<string[]> {
+  const { added, now } = at;
   try {
     if (plan.turn === "close") {
       await watch.close(governor.store, plan.scope, state, added, now);
       return [];
     }
-    const found = await watch.open(governor.store, plan.scope, state, added, now);
+    const found = await watch.open(governor.store, plan.scope, state, added, now, at.finished);
     if (found.length > 0)
       await governor.record(
         plan.scope,

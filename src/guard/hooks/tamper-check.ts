@@ -8,6 +8,8 @@ import { relative, sep } from "node:path";
 import type { Policy } from "../../base/core/policy.js";
 import type { State } from "../../base/core/state.js";
 import type { Store } from "../../base/core/store.js";
+import { counted } from "../../base/text/plural.js";
+import type { FinishedCall } from "./finished-calls.js";
 import { hookChanges, readInstallRecord, type HookChanges } from "../../base/config/install-record.js";
 import {
   addFinding,
@@ -73,6 +75,49 @@ export async function lostEvents(
   return null;
 }
 
+/** How far before a scope's mark the check looks for a call's event: a call may be asked before a mark moves. */
+const CALLS_LOOKBACK = 1_000;
+/** How many records one read of the check takes. */
+const CALLS_PAGE = 5_000;
+
+/**
+ * The calls of `finished` that ran without reins answering their hooks: finished since the scope's mark
+ * (earlier ones were the earlier turns' to check) with no event of their id in the store from shortly
+ * before the mark on. The transcript is read before the store: a call whose result is written was asked
+ * for first, so its event is in the store by then when its hook was answered.
+ */
+export async function unjudgedCalls(
+  store: Store,
+  mark: Mark,
+  finished: readonly FinishedCall[],
+): Promise<FinishedCall[]> {
+  const since = finished.filter((c) => c.at >= mark.at);
+  if (since.length === 0) return [];
+  const seen = new Set<string>();
+  for (let from = Math.max(0, mark.seq - CALLS_LOOKBACK); ;) {
+    const page = await store.events(mark.scope, { from, limit: CALLS_PAGE });
+    for (const { event } of page) if ("callId" in event && event.callId !== undefined) seen.add(event.callId);
+    const last = page.at(-1);
+    if (page.length < CALLS_PAGE || last === undefined) break;
+    from = last.seq + 1;
+  }
+  return since.filter((c) => !seen.has(c.id));
+}
+
+/** The line for calls no hook answer judged: how many, of which tools, the last when. */
+export function unjudgedLine(calls: readonly FinishedCall[], whose = "this session"): string {
+  const tools = new Map<string, number>();
+  for (const c of calls) tools.set(c.tool ?? "unnamed", (tools.get(c.tool ?? "unnamed") ?? 0) + 1);
+  const named = [...tools].sort((a, b) => b[1] - a[1]);
+  const list = named
+    .slice(0, 4)
+    .map(([tool, n]) => `${n} ${tool}`)
+    .join(", ");
+  const more = named.length > 4 ? ", ..." : "";
+  const last = new Date(Math.max(...calls.map((c) => c.at))).toISOString();
+  return `reins: ${counted(calls.length, "tool call")} of ${whose} ran with no answer from reins to their hooks (${list}${more}; the last at ${last}): nothing judged them, so no loop, budget or rule applied to them. A person should look at \`reins doctor\`.`;
+}
+
 /** The line for a store that lost events. */
 const lostLine = (where: string, why: string) =>
   `reins: the store ${where} lost events of this session (${why}). A person should look at \`reins doctor\`.`;
@@ -81,9 +126,18 @@ const lostLine = (where: string, why: string) =>
 export interface TamperWatch {
   /**
    * At a turn's start, after its events were recorded (`added` of them, leaving the scope at `state`):
-   * what was tampered with, each kept as a finding for `reins doctor`. The marks move on to now.
+   * what was tampered with, each kept as a finding for `reins doctor`, including the calls of `finished`
+   * (what the turn's reading of the transcript says finished) that no hook answer judged. The marks move
+   * on to now.
    */
-  open(store: Store, scope: string, state: State, added: number, now: number): Promise<Tampering[]>;
+  open(
+    store: Store,
+    scope: string,
+    state: State,
+    added: number,
+    now: number,
+    finished?: readonly FinishedCall[],
+  ): Promise<Tampering[]>;
   /** At a turn's end: the scope's mark moves on, unless events are missing (the next turn then says so). */
   close(store: Store, scope: string, state: State, added: number, now: number): Promise<void>;
 }
@@ -91,10 +145,15 @@ export interface TamperWatch {
 /** The tamper checks of the project at `root`, keeping their marks in `env`'s state folder. */
 export function tamperWatch(root: string, env: NodeJS.ProcessEnv, policy: Policy): TamperWatch {
   return {
-    async open(store, scope, state, added, now) {
+    async open(store, scope, state, added, now, finished = []) {
+      const mark = readMark(root, env, scope);
+      const lost = await storeTampering(store, mark, state.seq - added, now);
+      // Calls whose events a store lost look unjudged too: the store's line says it.
+      const unjudged = lost.length === 0 && mark !== null ? await unjudgedCalls(store, mark, finished) : [];
       const found = [
         ...hookTampering(root, env),
-        ...(await storeTampering(store, scope, state.seq - added, now)),
+        ...lost,
+        ...(unjudged.length > 0 ? [{ what: "calls" as const, detail: unjudgedLine(unjudged) }] : []),
       ];
       writeMark(root, env, { scope, seq: state.seq, at: now });
       // A change to the hooks is told at every turn while it lasts, but kept for doctor once.
@@ -109,7 +168,12 @@ export function tamperWatch(root: string, env: NodeJS.ProcessEnv, policy: Policy
     },
   };
 
-  async function storeTampering(store: Store, scope: string, seq: number, now: number): Promise<Tampering[]> {
+  async function storeTampering(
+    store: Store,
+    mark: Mark | null,
+    seq: number,
+    now: number,
+  ): Promise<Tampering[]> {
     const where = shown(root, store.location);
     const id = (await store.identity?.()) ?? null;
     const seen = readSeenStore(root, env);
@@ -122,7 +186,6 @@ export function tamperWatch(root: string, env: NodeJS.ProcessEnv, policy: Policy
           detail: `reins: the store ${where} is not the one reins recorded to: it was replaced, and the events reins recorded before are gone. A person should look at \`reins doctor\`.`,
         },
       ];
-    const mark = readMark(root, env, scope);
     const why = mark === null ? null : await lostEvents(store, mark, seq, policy, now);
     return why === null ? [] : [{ what: "store", detail: lostLine(where, why) }];
   }

@@ -20,6 +20,7 @@ import { rolloutExit, rolloutModel, rolloutUsage } from "./rollout.js";
 import { copilotStoreUsage } from "./copilot-usage.js";
 import { usageEvent, type UsageRecord } from "../../base/vocabulary/usage.js";
 import { qwenLineUsage } from "./qwen-transcript.js";
+import { finishedCalls, type FinishedCall } from "./finished-calls.js";
 
 /** Reads at most this much new transcript per hook call; the rest waits for the next call. */
 const MAX_READ = 8 * 1024 * 1024;
@@ -37,8 +38,19 @@ export interface RolloutNews {
  * replay.
  */
 export interface UsageReader {
-  /** New usage events of `session` since the last call (a Claude Code transcript). */
-  read(session: string, path: string | undefined, policy: Policy): EventInput[];
+  /**
+   * New usage events of `session` since the last call (a Claude Code transcript). With `calls`, the tool
+   * calls the same lines say finished are kept for `finishedCalls` (only at a turn's start: it parses the
+   * tool results' lines, which a tool call's hook has no need of).
+   */
+  read(
+    session: string,
+    path: string | undefined,
+    policy: Policy,
+    options?: { calls?: boolean },
+  ): EventInput[];
+  /** The finished tool calls a `read(..., { calls: true })` of `session` found. @default none */
+  finishedCalls?(session: string): readonly FinishedCall[];
   /** What a Codex rollout says since the last call. */
   readRollout(session: string, path: string | undefined, policy: Policy): RolloutNews;
   /**
@@ -124,6 +136,8 @@ export class TranscriptReader implements UsageReader {
   readonly #dir: string;
   /** Where this reader got to, by session, since it was made or last committed. */
   readonly #moved = new Map<string, Cursor>();
+  /** The finished calls a reading with `calls` found, by session. */
+  readonly #finished = new Map<string, FinishedCall[]>();
 
   constructor(dir: string) {
     this.#dir = dir;
@@ -250,16 +264,33 @@ export class TranscriptReader implements UsageReader {
   }
 
   /** New usage events of `session` since the last call; a missing or unreadable transcript gives none. */
-  read(session: string, path: string | undefined, policy: Policy): EventInput[] {
+  read(
+    session: string,
+    path: string | undefined,
+    policy: Policy,
+    options?: { calls?: boolean },
+  ): EventInput[] {
+    if (options?.calls === true) this.#finished.delete(session);
     if (path === undefined || path === "") return [];
     const cursor = this.#load(session, path);
     const { text, long } = this.#next(cursor);
     if (text === "" && long === null) return [];
+    if (options?.calls === true) {
+      const calls = finishedCalls(text);
+      if (calls.length > 0) this.#finished.set(session, calls);
+    }
     const events = transcriptUsage(text).map((u) => usageEvent(u, policy));
     const usage = long === null ? null : longLineUsage(long);
     if (usage !== null) events.push(usageEvent(usage, policy));
     this.#moved.set(session, cursor);
     return events;
+  }
+
+  /** Takes what the last `read(..., { calls: true })` of `session` found: a second call gives none. */
+  finishedCalls(session: string): readonly FinishedCall[] {
+    const calls = this.#finished.get(session) ?? [];
+    this.#finished.delete(session);
+    return calls;
   }
 
   readCopilot(session: string, path: string | undefined, policy: Policy): EventInput[] {
