@@ -1,5 +1,13 @@
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -110,11 +118,18 @@ async function expectRecordedOnce(
   }
 }
 
-/** The spool's waiting files and the files it set aside. */
+/**
+ * The spool's waiting files and the files it set aside, each of those with why (its `.why` line), so a
+ * failure says what refused them.
+ */
 function spoolLeft(project: string): { waiting: string[]; rejected: string[] } {
   const dir = join(project, ".reins", "spool");
   const list = (d: string) => (existsSync(d) ? readdirSync(d).filter((f) => f.endsWith(".json")) : []);
-  return { waiting: list(dir), rejected: list(join(dir, "rejected")) };
+  const why = (f: string) => {
+    const path = join(dir, "rejected", `${f}.why`);
+    return existsSync(path) ? readFileSync(path, "utf8").trim() : "no .why";
+  };
+  return { waiting: list(dir), rejected: list(join(dir, "rejected")).map((f) => `${f}: ${why(f)}`) };
 }
 
 /** A short account of calls for the run's log: counts by kind, latencies. */

@@ -1,5 +1,13 @@
 /** Tests of the spool: events kept while the store is down and delivered exactly once. */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync, spawn } from "node:child_process";
@@ -35,7 +43,13 @@ describe("the spool", () => {
     const drained = await spool.drain(store, defaultPolicy);
     expect(drained).toEqual({ delivered: 1, rejected: 3, expired: 0 });
     expect(spool.files()).toEqual([]);
-    expect(readdirSync(join(spool.dir, "rejected")).sort()).toHaveLength(3);
+    const rejected = join(spool.dir, "rejected");
+    expect(readdirSync(rejected).filter((f) => f.endsWith(".json"))).toHaveLength(3);
+    // Each set aside with why beside it, one line.
+    for (const f of ["000000000000001-1-a.json", "000000000000002-1-b.json", "000000000000003-1-c.json"])
+      expect(readFileSync(join(rejected, `${f}.why`), "utf8")).toBe(
+        "not a spooled batch (torn or damaged)\n",
+      );
     expect(await store.events("session:s")).toHaveLength(1);
     // The next drain has nothing to do: the bad files no longer stand in the way.
     expect(await spool.drain(store, defaultPolicy)).toEqual({ delivered: 0, rejected: 0, expired: 0 });
@@ -52,10 +66,63 @@ describe("the spool", () => {
     const aged = `${String(Date.now() - 120_000).padStart(15, "0")}${old!.slice(15)}`;
     renameSync(join(spool.dir, old!), join(spool.dir, aged));
     expect(await spool.drain(store, defaultPolicy)).toEqual({ delivered: 1, rejected: 1, expired: 1 });
-    expect(readdirSync(join(spool.dir, "rejected"))).toEqual([aged]);
+    expect(readdirSync(join(spool.dir, "rejected"))).toEqual([aged, `${aged}.why`]);
+    expect(readFileSync(join(spool.dir, "rejected", `${aged}.why`), "utf8")).toBe(
+      "spooled longer ago than the store remembers event ids (60000 ms)\n",
+    );
     expect((await store.events("session:s")).map((r) => (r.event as { command?: string }).command)).toEqual([
       "echo 2",
     ]);
+  });
+
+  /** A store that refuses, for other than being down, the appends `refuses` says. */
+  const refusing = (refuses: (events: readonly ReinsEvent[]) => boolean) => {
+    const store = new MemoryStore();
+    const append = store.append.bind(store);
+    store.append = (scope, events, ...rest) =>
+      refuses(events)
+        ? Promise.reject(new ReinsError("scope_mismatch", "record session:a#3 applied to the state at 2"))
+        : append(scope, events, ...rest);
+    return store;
+  };
+  const commands = async (store: MemoryStore, scope: string) =>
+    (await store.events(scope)).map((r) => (r.event as { command?: string }).command);
+
+  it("keeps a batch the store refused once, and delivers it before its scope's later ones next time", async () => {
+    const { spool } = dirs();
+    spool.add("session:a", [event(1, { scope: "session:a" })]);
+    spool.add("session:b", [event(2, { scope: "session:b" })]);
+    spool.add("session:a", [event(3, { scope: "session:a" })]);
+    let refuse = true;
+    const store = refusing(() => refuse);
+    // Refused: nothing is set aside, and no batch of session:a overtakes the one refused.
+    expect(await spool.drain(store, defaultPolicy)).toEqual({ delivered: 0, rejected: 0, expired: 0 });
+    expect(spool.files()).toHaveLength(3);
+    refuse = false;
+    expect(await spool.drain(store, defaultPolicy)).toEqual({ delivered: 3, rejected: 0, expired: 0 });
+    expect(await commands(store, "session:a")).toEqual(["echo 1", "echo 3"]);
+    expect(await commands(store, "session:b")).toEqual(["echo 2"]);
+    // Nothing is left behind: no batch, no count of refusals.
+    expect(readdirSync(spool.dir)).toEqual([]);
+  });
+
+  it("sets aside a batch refused at three drains, with why beside it, and delivers its scope's later ones", async () => {
+    const { spool } = dirs();
+    spool.add("session:a", [event(1, { scope: "session:a" })]);
+    spool.add("session:a", [event(9, { scope: "session:a" })]);
+    spool.add("session:a", [event(3, { scope: "session:a" })]);
+    const [, poisoned] = spool.files();
+    const store = refusing((events) => events.some((e) => (e as { command?: string }).command === "echo 9"));
+    expect(await spool.drain(store, defaultPolicy)).toEqual({ delivered: 1, rejected: 0, expired: 0 });
+    expect(await spool.drain(store, defaultPolicy)).toEqual({ delivered: 0, rejected: 0, expired: 0 });
+    expect(spool.files()).toHaveLength(2);
+    expect(await spool.drain(store, defaultPolicy)).toEqual({ delivered: 1, rejected: 1, expired: 0 });
+    expect(await commands(store, "session:a")).toEqual(["echo 1", "echo 3"]);
+    expect(readdirSync(join(spool.dir, "rejected"))).toEqual([poisoned, `${poisoned}.why`]);
+    expect(readFileSync(join(spool.dir, "rejected", `${poisoned}.why`), "utf8")).toBe(
+      "refused at 3 drains; the last: scope_mismatch: record session:a#3 applied to the state at 2\n",
+    );
+    expect(readdirSync(spool.dir)).toEqual(["rejected"]);
   });
 
   it("keeps every batch while the store is down, and stops at the first that cannot be delivered", async () => {

@@ -9,6 +9,7 @@ import {
   readdirSync,
   renameSync,
   rmSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -37,6 +38,10 @@ type Drained = { delivered: number; rejected: number; expired: number };
 const MAX_DELIVERY = 500;
 /** Most files one pass of a drain reads before it delivers them. */
 const MAX_READ = 2_000;
+/** How many drains must refuse a batch (for other than the store being down) before it is set aside. */
+const REFUSALS = 3;
+/** The suffix of the file beside a batch that counts the drains that refused it, and says the last why. */
+const REFUSED = ".refused";
 
 export interface DrainOptions {
   /** When to stop delivering (epoch ms), leaving the rest for a later drain. @default no limit */
@@ -50,10 +55,27 @@ export interface DrainOptions {
   guards?: Pipeline;
 }
 
+/**
+ * One drain's progress: what it did, the scopes it holds back behind a refused batch (their later batches
+ * wait, so none overtakes it), and the files with a count of refusals beside them.
+ */
+interface Pass {
+  drained: Drained;
+  held: Set<string>;
+  refused: Set<string>;
+}
+
 /** What decides delivered events: the policy, and the guards when they are not the built-in ones. */
 interface Decide {
   policy: Policy;
   guards: Pipeline | undefined;
+}
+
+/** Why a store refused a batch, as one line: the error's code and message. */
+function whyOf(error: unknown): string {
+  const code = ReinsError.is(error) ? error.code : ((error as NodeJS.ErrnoException | null)?.code ?? "error");
+  const message = error instanceof Error ? error.message : String(error);
+  return `${code}: ${message}`.replace(/\s+/g, " ").trim();
 }
 
 /** Batches this process has spooled: orders its files within one millisecond. */
@@ -177,43 +199,96 @@ export class Spool {
   }
 
   async #drain(store: Store, policy: Policy, options: DrainOptions): Promise<Drained> {
-    const drained = { delivered: 0, rejected: 0, expired: 0 };
-    const files = this.files();
-    if (files.length === 0) return drained;
+    const pass: Pass = {
+      drained: { delivered: 0, rejected: 0, expired: 0 },
+      held: new Set(),
+      refused: new Set(),
+    };
+    const files = this.#list(pass.refused);
+    if (files.length === 0) return pass.drained;
     const key = options.scope === undefined ? null : `-${scopeKey(options.scope)}-`;
     const own = key === null ? [] : files.filter((f) => f.includes(key));
     const decide = { policy, guards: options.guards };
-    await this.#deliver(store, decide, own, Number.POSITIVE_INFINITY, drained);
+    await this.#deliver(store, decide, own, Number.POSITIVE_INFINITY, pass);
     const rest = key === null ? files : files.filter((f) => !f.includes(key));
-    await this.#deliver(store, decide, rest, options.deadline ?? Number.POSITIVE_INFINITY, drained);
-    return drained;
+    await this.#deliver(store, decide, rest, options.deadline ?? Number.POSITIVE_INFINITY, pass);
+    return pass.drained;
   }
 
-  /** Delivers `files` in order until `deadline`. */
+  /** The spooled files, oldest first, noting in `refused` the files a drain before was refused for. */
+  #list(refused: Set<string>): string[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+    for (const name of names) if (name.endsWith(REFUSED)) refused.add(name.slice(0, -REFUSED.length));
+    return names.filter((f) => f.endsWith(".json")).sort();
+  }
+
+  /** Delivers `files` in order until `deadline`, but for the scopes a refusal holds back. */
   async #deliver(
     store: Store,
-    { policy, guards }: Decide,
+    decide: Decide,
     files: readonly string[],
     deadline: number,
-    drained: Drained,
+    pass: Pass,
   ): Promise<void> {
     for (let at = 0; at < files.length && Date.now() < deadline;) {
-      const { deliveries, next } = this.#read(files, at, drained, store.exactlyOnceMs);
+      const { deliveries, next } = this.#read(files, at, pass.drained, store.exactlyOnceMs);
       at = next;
       for (const delivery of deliveries) {
         if (Date.now() >= deadline) return;
+        if (pass.held.has(delivery.scope)) continue;
         try {
-          await store.append(delivery.scope, delivery.events, policy, guards);
-          drained.delivered += delivery.events.length;
-          for (const file of delivery.files) rmSync(join(this.dir, file), { force: true });
+          await store.append(delivery.scope, delivery.events, decide.policy, decide.guards);
+          pass.drained.delivered += delivery.events.length;
+          for (const file of delivery.files) this.#delivered(file, pass);
         } catch (error) {
           if (ReinsError.is(error) && error.code === "store_unavailable") throw error;
-          // Refused for what one of them holds: deliver them one by one, so only that one is set aside.
-          if (delivery.files.length > 1)
-            await this.#deliverEach(store, { policy, guards }, delivery.files, drained);
-          else this.#reject(delivery.files, drained);
+          // Refused: deliver them one by one, so only the one refused is held back.
+          if (delivery.files.length > 1) await this.#deliverEach(store, decide, delivery, pass);
+          else this.#refuse(delivery, delivery.files[0] ?? "", error, pass);
         }
       }
+    }
+  }
+
+  /** Removes a delivered file, and its count of refusals when it has one. */
+  #delivered(file: string, pass: Pass): void {
+    rmSync(join(this.dir, file), { force: true });
+    if (pass.refused.has(file)) rmSync(join(this.dir, `${file}${REFUSED}`), { force: true });
+  }
+
+  /**
+   * Notes that the store refused `file` for other than being down. A refusal may be the store's passing
+   * fault (a state it read amiss, a bug the next read does not meet), so the file waits for the next drain,
+   * and its scope's later files wait behind it, in order; refused at REFUSALS drains, it is what it holds,
+   * and it is set aside, so it never stands in the way of the batches after it.
+   */
+  #refuse(delivery: Delivery, file: string, error: unknown, pass: Pass): void {
+    const counter = join(this.dir, `${file}${REFUSED}`);
+    let count = 0;
+    if (pass.refused.has(file)) {
+      try {
+        count = Number.parseInt(readFileSync(counter, "utf8"), 10) || 0;
+      } catch {
+        // gone: delivered or set aside by another drainer meanwhile
+      }
+    }
+    const why = whyOf(error);
+    if (count + 1 >= REFUSALS) {
+      this.#reject([file], pass.drained, `refused at ${count + 1} drains; the last: ${why}`);
+      rmSync(counter, { force: true });
+      return;
+    }
+    pass.held.add(delivery.scope);
+    try {
+      writeFileSync(counter, `${count + 1}\n${why}\n`, { mode: 0o600 });
+      pass.refused.add(file);
+    } catch {
+      // The disk refuses: the refusal is counted again next time.
     }
   }
 
@@ -231,7 +306,7 @@ export class Spool {
       const file = files[i] ?? "";
       if (window !== undefined && Date.now() - spooledAt(file) > window) {
         drained.expired += 1;
-        this.#reject([file], drained);
+        this.#reject([file], drained, `spooled longer ago than the store remembers event ids (${window} ms)`);
         continue;
       }
       let text: string;
@@ -242,7 +317,7 @@ export class Spool {
       }
       const batch = parseBatch(text);
       if (batch === null) {
-        this.#reject([file], drained);
+        this.#reject([file], drained, "not a spooled batch (torn or damaged)");
         continue;
       }
       const last = lastOf.get(batch.scope);
@@ -258,36 +333,53 @@ export class Spool {
     return { deliveries, next: end };
   }
 
-  /** Delivers files one by one, setting aside each the store refuses; stops when the store is down. */
+  /**
+   * Delivers a delivery's files one by one, up to the first the store refuses (see `#refuse`); stops when
+   * the store is down.
+   */
   async #deliverEach(
     store: Store,
     { policy, guards }: Decide,
-    files: readonly string[],
-    drained: Drained,
+    delivery: Delivery,
+    pass: Pass,
   ): Promise<void> {
-    for (const file of files) {
+    for (const file of delivery.files) {
       const path = join(this.dir, file);
+      let batch: SpoolFile | null;
       try {
-        const batch = parseBatch(readFileSync(path, "utf8"));
-        if (batch === null) throw new ReinsError("invalid_event", `${file} is not a spooled batch`);
+        batch = parseBatch(readFileSync(path, "utf8"));
+      } catch {
+        continue; // delivered or set aside by another drainer meanwhile
+      }
+      if (batch === null) {
+        this.#reject([file], pass.drained, "not a spooled batch (torn or damaged)");
+        continue;
+      }
+      try {
         await store.append(batch.scope, batch.events, policy, guards);
-        drained.delivered += batch.events.length;
-        rmSync(path, { force: true });
       } catch (error) {
         if (ReinsError.is(error) && error.code === "store_unavailable") throw error;
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // delivered by another drainer
-        this.#reject([file], drained);
+        this.#refuse(delivery, file, error, pass);
+        if (pass.held.has(delivery.scope)) return;
+        continue;
       }
+      pass.drained.delivered += batch.events.length;
+      this.#delivered(file, pass);
     }
   }
 
-  /** Moves batches that can never be delivered out of the way, keeping them for a person to look at. */
-  #reject(files: readonly string[], drained: Drained): void {
+  /**
+   * Moves batches that can never be delivered out of the way, keeping them for a person to look at, each
+   * with why beside it (`<file>.why`, one line).
+   */
+  #reject(files: readonly string[], drained: Drained, why: string): void {
     for (const file of files) {
       drained.rejected += 1;
       try {
-        mkdirSync(join(this.dir, "rejected"), { recursive: true });
-        renameSync(join(this.dir, file), join(this.dir, "rejected", file));
+        const rejected = join(this.dir, "rejected");
+        mkdirSync(rejected, { recursive: true });
+        renameSync(join(this.dir, file), join(rejected, file));
+        writeFileSync(join(rejected, `${file}.why`), `${why}\n`, { mode: 0o600 });
       } catch {
         // Another drainer moved it, or the disk refuses: it is retried, and set aside, next time.
       }
