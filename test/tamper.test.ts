@@ -15,6 +15,8 @@ import { e2eProject, removeE2eProject, type E2eProject } from "#test/e2e-project
 import { cleanEnv, reinsBin, runReins } from "#test/processes.js";
 import { claudeUnavailableReason, runClaude } from "#test/claude-code.js";
 import { startFakeAnthropic, type FakeAnthropic, type Script } from "#test/fake-anthropic.js";
+import { waitFor } from "#test/fault-redis.js";
+import { listDaemons } from "../src/guard/daemon/list.js";
 
 const projects: E2eProject[] = [];
 afterEach(async () => {
@@ -450,5 +452,65 @@ describe.skipIf(claudeUnavailableReason() !== null)("with the real Claude Code C
     const checked = doctor(p);
     expect(checked.code).toBe(1);
     expect(checked.failed.join("\n")).toMatch(/PreToolUse is gone/);
+  }, 240_000);
+  it("a daemon killed mid-turn: the call that ran unjudged is told at the resumed session's start, and doctor exits 1", async () => {
+    const p = setUp();
+    const runtime = { REINS_RUNTIME_DIR: p.env.REINS_RUNTIME_DIR! };
+    let killed = 0;
+    const script: Script = async (_request, turn) => {
+      if (turn === 0)
+        return { toolUses: [{ name: "Bash", input: { command: "echo one", description: "run" } }] };
+      if (turn === 1) {
+        // The first call was answered by the user's daemon (the default install's http hooks): kill it, so
+        // the next call's hooks find nothing to answer them and Claude Code runs the call all the same.
+        const [daemon] = await listDaemons(runtime);
+        expect(daemon?.running, "the user's daemon answering the hooks").toBe(true);
+        killed = daemon!.running ? daemon!.status.pid : 0;
+        process.kill(killed, "SIGKILL");
+        await waitFor("the daemon to stop answering", async () =>
+          (await listDaemons(runtime)).every((d) => !d.running),
+        );
+        return { toolUses: [{ name: "Bash", input: { command: "echo two", description: "run" } }] };
+      }
+      return { text: "Done." };
+    };
+    fake = await startFakeAnthropic(script);
+    const claude = (prompt: string, args: string[] = []) =>
+      runClaude({
+        cwd: p.project,
+        home: p.home,
+        prompt,
+        baseUrl: fake!.url,
+        env: { XDG_STATE_HOME: p.env.XDG_STATE_HOME!, ...runtime },
+        timeoutMs: 90_000,
+        args,
+      });
+    const first = await claude("Say hi twice.");
+    expect(first.timedOut, first.stderr).toBe(false);
+    expect(killed).toBeGreaterThan(0);
+    const session = first.json!.session_id;
+    const before = fake.mainRequests().length;
+    const resumed = await claude("Go on.", ["--resume", session]);
+    expect(resumed.timedOut, resumed.stderr).toBe(false);
+    // Claude Code 2.1.330 resumes under the same session id, so the mark and the transcript are the session's.
+    expect(resumed.json!.session_id).toBe(session);
+    const told = JSON.stringify(fake.mainRequests()[before]?.body ?? null);
+    expect(told).toMatch(
+      /reins: 1 tool call of this session ran with no answer from reins to their hooks \(1 Bash; the last at /,
+    );
+    // The call ran (Claude Code goes ahead when an http hook is not answered), and the store never saw it.
+    expect(JSON.stringify(fake.mainRequests()[2]?.body ?? null)).toContain("two");
+    const store = new SqliteStore(join(p.project, ".reins", "reins.db"));
+    const requested = await store
+      .events(`session:${session}`)
+      .finally(() => store.close())
+      .then((log) => log.flatMap((r) => (r.event.kind === "tool.requested" ? [r.event.command] : [])));
+    expect(requested).toEqual(["echo one"]);
+    expect(await tampered(p, session)).toEqual([
+      expect.stringMatching(/^reins: 1 tool call of this session/),
+    ]);
+    const checked = doctor(p);
+    expect(checked.code).toBe(1);
+    expect(checked.failed.join("\n")).toMatch(/ran with no answer from reins/);
   }, 240_000);
 });
