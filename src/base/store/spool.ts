@@ -167,6 +167,27 @@ export class Spool {
   }
 
   /**
+   * The events of `scope`'s batches waiting to be delivered, oldest first (damaged batches and those set
+   * aside left out). Reads only the files whose names say the scope.
+   */
+  waiting(scope: string): ReinsEvent[] {
+    const key = `-${scopeKey(scope)}-`;
+    const events: ReinsEvent[] = [];
+    for (const file of this.files()) {
+      if (!file.includes(key)) continue;
+      let text: string;
+      try {
+        text = readFileSync(join(this.dir, file), "utf8");
+      } catch {
+        continue; // delivered or set aside meanwhile
+      }
+      const batch = parseBatch(text);
+      if (batch !== null && batch.scope === scope) events.push(...batch.events);
+    }
+    return events;
+  }
+
+  /**
    * Delivers spooled batches to `store`, each scope's in the order they were spooled, and says how many
    * events it delivered and how many files it set aside. It stops at the first delivery the store cannot
    * take because it is down (the rest wait), and at `options.deadline`, leaving the rest to the next drain:

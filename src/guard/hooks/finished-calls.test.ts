@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { defaultPolicy, resolvePolicy, timeline } from "../../base/core/index.js";
+import { defaultPolicy, resolvePolicy, timeline, type ReinsEvent } from "../../base/core/index.js";
+import { Spool } from "../../base/store/spool.js";
 import { SqliteStore } from "../../base/store/sqlite.js";
 import { finishedCalls } from "./finished-calls.js";
 import { unjudgedCalls, unjudgedLine } from "./tamper-check.js";
@@ -124,6 +125,32 @@ describe("calls no hook answer judged", () => {
       "toolu_ran_alone",
       "toolu_edit",
     ]);
+    await store.close();
+  });
+
+  it("are not the calls whose events wait in the spool: answered while the store was down, or refused once", async () => {
+    const { store, seq } = await storeWith(1);
+    const mark = { scope, seq, at: T0 };
+    const spool = new Spool(join(tempDir(), "spool"));
+    const waiting = timeline({ scope, start: T0 + 5_000, step: 1_000 });
+    waiting.bash("echo spooled");
+    const spooledId = "toolu_spooled";
+    const as = (e: ReinsEvent, callId: string) => ("callId" in e ? { ...e, callId } : e);
+    spool.add(
+      scope,
+      waiting.events.map((e, i) => ({ ...as(e, spooledId), id: `w${i}` })),
+    );
+    spool.add("session:other", [
+      { ...as(waiting.events[0]!, "toolu_other"), scope: "session:other", id: "o" },
+    ]);
+    const finished = [
+      { id: spooledId, at: T0 + 6_000, tool: "Bash" },
+      { id: "toolu_other", at: T0 + 7_000, tool: "Bash" },
+    ];
+    expect(spool.waiting(scope).map((e) => e.id)).toEqual(waiting.events.map((_, i) => `w${i}`));
+    // Only the scope's own batches count: the other session's call is still unjudged for this one.
+    expect((await unjudgedCalls(store, mark, finished, spool)).map((c) => c.id)).toEqual(["toolu_other"]);
+    expect((await unjudgedCalls(store, mark, finished)).map((c) => c.id)).toEqual([spooledId, "toolu_other"]);
     await store.close();
   });
 

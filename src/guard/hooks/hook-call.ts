@@ -85,16 +85,17 @@ export async function openServices(
     if (options.remote !== true || !ReinsError.is(error) || error.code !== "store_unavailable") throw error;
     store = new UnavailableStore(redact(spec), error);
   }
+  const spool = new Spool(join(root, ".reins", "spool"));
   return {
     root,
     policy,
     store,
-    spool: new Spool(join(root, ".reins", "spool")),
+    spool,
     transcripts: new TranscriptReader(join(root, ".reins", "transcripts")),
     notices: projectNotices(root, env, options.runtime),
     // The daemon opens a project with the variables its hook call sent (REINS_*), not the user's folders:
     // the state folder is the user's, as the daemon's own environment says.
-    tamper: tamperWatch(root, { ...process.env, ...env }, policy),
+    tamper: tamperWatch(root, { ...process.env, ...env }, policy, spool),
   };
 }
 

@@ -8,6 +8,7 @@ import { relative, sep } from "node:path";
 import type { Policy } from "../../base/core/policy.js";
 import type { State } from "../../base/core/state.js";
 import type { Store } from "../../base/core/store.js";
+import type { Spool } from "../../base/store/spool.js";
 import { counted } from "../../base/text/plural.js";
 import type { FinishedCall } from "./finished-calls.js";
 import { hookChanges, readInstallRecord, type HookChanges } from "../../base/config/install-record.js";
@@ -83,13 +84,16 @@ const CALLS_PAGE = 5_000;
 /**
  * The calls of `finished` that ran without reins answering their hooks: finished since the scope's mark
  * (earlier ones were the earlier turns' to check) with no event of their id in the store from shortly
- * before the mark on. The transcript is read before the store: a call whose result is written was asked
- * for first, so its event is in the store by then when its hook was answered.
+ * before the mark on, nor in `spool`'s batches of the scope (a call answered while the store was down, or
+ * a batch the store refused once and keeps for the next drain). The transcript is read before the store: a
+ * call whose result is written was asked for first, so its event is in the store by then when its hook
+ * was answered.
  */
 export async function unjudgedCalls(
   store: Store,
   mark: Mark,
   finished: readonly FinishedCall[],
+  spool?: Pick<Spool, "waiting">,
 ): Promise<FinishedCall[]> {
   const since = finished.filter((c) => c.at >= mark.at);
   if (since.length === 0) return [];
@@ -101,7 +105,11 @@ export async function unjudgedCalls(
     if (page.length < CALLS_PAGE || last === undefined) break;
     from = last.seq + 1;
   }
-  return since.filter((c) => !seen.has(c.id));
+  const unseen = since.filter((c) => !seen.has(c.id));
+  if (unseen.length === 0 || spool === undefined) return unseen;
+  for (const event of spool.waiting(mark.scope))
+    if ("callId" in event && event.callId !== undefined) seen.add(event.callId);
+  return unseen.filter((c) => !seen.has(c.id));
 }
 
 /** The line for calls no hook answer judged: how many, of which tools, the last when. */
@@ -143,13 +151,19 @@ export interface TamperWatch {
 }
 
 /** The tamper checks of the project at `root`, keeping their marks in `env`'s state folder. */
-export function tamperWatch(root: string, env: NodeJS.ProcessEnv, policy: Policy): TamperWatch {
+export function tamperWatch(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  policy: Policy,
+  spool?: Pick<Spool, "waiting">,
+): TamperWatch {
   return {
     async open(store, scope, state, added, now, finished = []) {
       const mark = readMark(root, env, scope);
       const lost = await storeTampering(store, mark, state.seq - added, now);
       // Calls whose events a store lost look unjudged too: the store's line says it.
-      const unjudged = lost.length === 0 && mark !== null ? await unjudgedCalls(store, mark, finished) : [];
+      const unjudged =
+        lost.length === 0 && mark !== null ? await unjudgedCalls(store, mark, finished, spool) : [];
       const found = [
         ...hookTampering(root, env),
         ...lost,
