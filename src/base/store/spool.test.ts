@@ -104,6 +104,11 @@ describe("the spool", () => {
     expect(await commands(store, "session:b")).toEqual(["echo 2"]);
     // Nothing is left behind: no batch, no count of refusals.
     expect(readdirSync(spool.dir)).toEqual([]);
+    // A count another drainer left beside no batch (it delivered the batch before it saw the count) goes too.
+    writeFileSync(join(spool.dir, "000000000000001-1-gone.json.refused"), "1\nscope_mismatch: x\n");
+    spool.add("session:a", [event(4, { scope: "session:a" })]);
+    expect(await spool.drain(store, defaultPolicy)).toEqual({ delivered: 1, rejected: 0, expired: 0 });
+    expect(readdirSync(spool.dir)).toEqual([]);
   });
 
   it("sets aside a batch refused at three drains, with why beside it, and delivers its scope's later ones", async () => {

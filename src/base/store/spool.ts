@@ -244,8 +244,16 @@ export class Spool {
     } catch {
       return [];
     }
-    for (const name of names) if (name.endsWith(REFUSED)) refused.add(name.slice(0, -REFUSED.length));
-    return names.filter((f) => f.endsWith(".json")).sort();
+    const files = names.filter((f) => f.endsWith(".json"));
+    const batches = new Set(files);
+    for (const name of names) {
+      if (!name.endsWith(REFUSED)) continue;
+      const file = name.slice(0, -REFUSED.length);
+      // A count left beside no batch: another drainer delivered it before it saw the count.
+      if (batches.has(file)) refused.add(file);
+      else rmSync(join(this.dir, name), { force: true });
+    }
+    return files.sort();
   }
 
   /** Delivers `files` in order until `deadline`, but for the scopes a refusal holds back. */
