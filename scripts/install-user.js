@@ -97,10 +97,14 @@ try {
   // fetches or compiles its addon. Older npm runs them without being asked.
   const npmMajor = Number(spawnSync(npm, ["--version"], { encoding: "utf8" }).stdout.split(".")[0]);
   const allow = npmMajor >= 11 ? ["--allow-scripts=better-sqlite3"] : [];
+  // npm reads its global config from the prefix's etc/npmrc: installing into another prefix would leave the
+  // machine's behind (a CA file, a registry, a proxy), and every fetch could then fail. It is named instead.
+  const globalConfig = spawnSync(npm, ["config", "get", "globalconfig"], { encoding: "utf8" }).stdout.trim();
+  const keep = globalConfig !== "" && existsSync(globalConfig) ? [`--globalconfig=${globalConfig}`] : [];
   step(
     `installing into ${prefix}`,
     npm,
-    ["install", "--global", "--prefix", prefix, "--no-audit", "--no-fund", ...allow, tarball],
+    ["install", "--global", "--prefix", prefix, ...keep, "--no-audit", "--no-fund", ...allow, tarball],
     stage,
   );
   const binDir = process.platform === "win32" ? prefix : join(prefix, "bin");
