@@ -17,7 +17,7 @@ import { readLog } from "../src/guard/logs/load.js";
 import type { LoggedRun } from "../src/guard/logs/run.js";
 import { SessionScript } from "../src/guard/evaluate/script.js";
 
-const corpus = join(import.meta.dirname, "..", "..", "..", "shared", "corpus", "mini-swe-agent-gemini-3-pro");
+const corpus = join(import.meta.dirname, "..", "..", "shared", "corpus", "mini-swe-agent-gemini-3-pro");
 const reportFile = join(corpus, "sb-cli-report.json");
 const present = existsSync(reportFile);
 if (!present) console.log(`test/tune.test.ts: no corpus at ${corpus}; the held-out tuning test is skipped`);
