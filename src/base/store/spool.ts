@@ -38,8 +38,12 @@ type Drained = { delivered: number; rejected: number; expired: number };
 const MAX_DELIVERY = 500;
 /** Most files one pass of a drain reads before it delivers them. */
 const MAX_READ = 2_000;
-/** How many drains must refuse a batch (for other than the store being down) before it is set aside. */
+/**
+ * How many drains must refuse a batch (for other than the store being down), over how long at least (ms),
+ * before it is set aside: a hook call drains on every call, and a passing fault may outlast a few of them.
+ */
 const REFUSALS = 3;
+const REFUSAL_MS = 30_000;
 /** The suffix of the file beside a batch that counts the drains that refused it, and says the last why. */
 const REFUSED = ".refused";
 
@@ -293,28 +297,36 @@ export class Spool {
   /**
    * Notes that the store refused `file` for other than being down. A refusal may be the store's passing
    * fault (a state it read amiss, a bug the next read does not meet), so the file waits for the next drain,
-   * and its scope's later files wait behind it, in order; refused at REFUSALS drains, it is what it holds,
-   * and it is set aside, so it never stands in the way of the batches after it.
+   * and its scope's later files wait behind it, in order; refused at REFUSALS drains over REFUSAL_MS, it is
+   * what it holds, and it is set aside, so it never stands in the way of the batches after it.
    */
   #refuse(delivery: Delivery, file: string, error: unknown, pass: Pass): void {
     const counter = join(this.dir, `${file}${REFUSED}`);
+    const now = Date.now();
     let count = 0;
+    let first = now;
     if (pass.refused.has(file)) {
       try {
-        count = Number.parseInt(readFileSync(counter, "utf8"), 10) || 0;
+        const [n = "", at = ""] = readFileSync(counter, "utf8").split("\n");
+        count = Number.parseInt(n, 10) || 0;
+        first = Math.min(now, Number.parseInt(at, 10) || now);
       } catch {
         // gone: delivered or set aside by another drainer meanwhile
       }
     }
     const why = whyOf(error);
-    if (count + 1 >= REFUSALS) {
-      this.#reject([file], pass.drained, `refused at ${count + 1} drains; the last: ${why}`);
+    if (count + 1 >= REFUSALS && now - first >= REFUSAL_MS) {
+      this.#reject(
+        [file],
+        pass.drained,
+        `refused at ${count + 1} drains over ${now - first} ms; the last: ${why}`,
+      );
       rmSync(counter, { force: true });
       return;
     }
     pass.held.add(delivery.scope);
     try {
-      writeFileSync(counter, `${count + 1}\n${why}\n`, { mode: 0o600 });
+      writeFileSync(counter, `${count + 1}\n${first}\n${why}\n`, { mode: 0o600 });
       pass.refused.add(file);
     } catch {
       // The disk refuses: the refusal is counted again next time.
