@@ -329,6 +329,25 @@ describe("SQLite schema migrations", () => {
     await again.close();
   });
 
+  it("waits out another process holding the new file while it switches it to WAL", async () => {
+    // The switch to WAL needs the file to itself, and SQLite does not run the busy handler for it: a
+    // process that opened it a moment before, still in its first write, made the open fail at once with
+    // "database is locked" (seen in CI when 8 processes created one database at once).
+    const file = join(tempDir(), "reins.db");
+    const holder = new Database(file);
+    holder.exec("BEGIN IMMEDIATE; CREATE TABLE held (a)");
+    const opener = startFixture("open-sqlite.mjs", [file], tempDir());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(opener.exitCode, "the opener waits while the file is held").toBeNull();
+    holder.exec("ROLLBACK");
+    holder.close();
+    const result = await finished(opener);
+    expect(result.stderr).toBe("");
+    const store = new SqliteStore(file);
+    expect(await store.scopes()).toEqual([]);
+    await store.close();
+  });
+
   it("let 8 processes create the same new database at once", async () => {
     for (let round = 0; round < 3; round++) {
       const dir = tempDir();

@@ -176,6 +176,30 @@ interface PendingWrite {
 /** What one append of a group came to inside the group's transaction. */
 type Outcome = PendingWrite | { error: unknown };
 
+/** Blocks the thread for `ms`: for the waits of a constructor, which cannot await. */
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Puts the file in WAL mode (kept by the file: once set, nothing is left to do and no lock is taken). The
+ * switch needs the file to itself, and SQLite answers "database is locked" at once instead of running the
+ * busy handler when another connection holds it, as a process that created the file a moment before does
+ * while it writes the schema: so it is tried again, a few ms apart, for up to `budgetMs`.
+ */
+function enterWal(db: Database.Database, budgetMs: number): void {
+  if (String(db.pragma("journal_mode", { simple: true })).toLowerCase() === "wal") return;
+  const deadline = Date.now() + budgetMs;
+  for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+    try {
+      // Its answer is the mode the file is in now: "memory" for an in-memory store, which has no WAL.
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw error;
+    }
+    sleepSync(wait);
+  }
+}
+
 /**
  * The page size of a store reins creates, bytes. Every commit writes each page it touched whole, and one
  * decision touches four pages or more whatever its size (the log's leaves, its index's, the scope's head,
@@ -276,7 +300,7 @@ export class SqliteStore extends LoggedStore<Cached> implements Store {
       // Taken by a new file before its first write; a file with pages keeps its own (in WAL mode even
       // VACUUM keeps it), so a store made before keeps 4 KiB pages and works as it did.
       this.#db.pragma(`page_size = ${PAGE_SIZE}`);
-      this.#db.pragma("journal_mode = WAL");
+      enterWal(this.#db, options.busyTimeoutMs ?? 5_000);
       this.#db.pragma("synchronous = NORMAL");
       const kib = pageCacheKib();
       if (kib !== null) this.#db.pragma(`cache_size = -${kib}`);
