@@ -21,7 +21,8 @@ import { copilotStorePath } from "./copilot-usage.js";
  * Token usage is in no hook input: Copilot records each model call in its session store
  * (`$COPILOT_HOME/session-store.db`, see copilot-usage.ts) as the call ends, and only agentStop names where
  * that is (its `transcriptPath` lies beside it). So the usage is read incrementally at each turn's end, and
- * at each tool call's end once a turn has ended.
+ * at each tool call's end once a turn has ended, and once more at the session's end (the last call's row can
+ * land after the last agentStop read the store).
  */
 
 /** The Copilot CLI hook events reins answers, as its hooks file names them. */
@@ -201,7 +202,11 @@ export function planCopilot(input: CopilotInput, ctx: HookContext): HookPlan {
       return {
         scope,
         turn: "close",
-        events: [{ kind: "session.ended", ...(input.reason !== undefined ? { reason: input.reason } : {}) }],
+        // The last model call's row may land after the last agentStop read the store: read it once more.
+        events: [
+          ...copilotUsage(input, ctx, true),
+          { kind: "session.ended", ...(input.reason !== undefined ? { reason: input.reason } : {}) },
+        ],
         reply: none,
       };
     case null:
