@@ -75,10 +75,9 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
   const scope = `session:${input.session_id}`;
   const task =
     input.prompt_id !== undefined && input.prompt_id !== "" ? `prompt-${input.prompt_id}` : undefined;
-  const usage = () => ctx.transcripts.read(input.session_id, input.transcript_path, ctx.policy);
-  // A turn's start also takes the tool calls its lines say finished, for the tamper check (tamper-check.ts).
-  const usageAndCalls = () =>
-    ctx.transcripts.read(input.session_id, input.transcript_path, ctx.policy, { calls: true });
+  // A turn's start also takes the tool calls its lines say finished (`calls`), for the tamper check.
+  const usage = (options?: { calls: boolean }) =>
+    ctx.transcripts.read(input.session_id, input.transcript_path, ctx.policy, options);
   const tool = input.tool_name ?? "unknown";
   const touch = () => toolTouch(tool, input.tool_input, input.tool_use_id);
   const none = () => null;
@@ -88,7 +87,7 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
       return {
         scope,
         // A resumed session's lines since the last reading: their usage, and calls no hook answered.
-        events: [{ kind: "session.started", agent: "claude" satisfies AgentName }, ...usageAndCalls()],
+        events: [{ kind: "session.started", agent: "claude" satisfies AgentName }, ...usage({ calls: true })],
         reply: statusReply("SessionStart", ctx.policy, ctx.notices),
         turn: "open",
       };
@@ -99,7 +98,7 @@ export function planClaude(input: ClaudeInput, ctx: HookContext): HookPlan {
         scope,
         // A prompt sent again under the id of the task in flight (scripted sessions reuse one) starts it anew.
         events: [
-          ...usageAndCalls(),
+          ...usage({ calls: true }),
           ...promptTaskEvents(ctx.before, task, "prompt-", { sameTask: "restart" }),
         ],
         reply: statusReply("UserPromptSubmit", ctx.policy, ctx.notices),

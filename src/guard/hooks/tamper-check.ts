@@ -113,9 +113,9 @@ export async function unjudgedCalls(
 }
 
 /** The line for calls no hook answer judged: how many, of which tools, the last when. */
-export function unjudgedLine(calls: readonly FinishedCall[], whose = "this session"): string {
+export function unjudgedLine(calls: readonly FinishedCall[]): string {
   const tools = new Map<string, number>();
-  for (const c of calls) tools.set(c.tool ?? "unnamed", (tools.get(c.tool ?? "unnamed") ?? 0) + 1);
+  for (const { tool = "unnamed" } of calls) tools.set(tool, (tools.get(tool) ?? 0) + 1);
   const named = [...tools].sort((a, b) => b[1] - a[1]);
   const list = named
     .slice(0, 4)
@@ -123,7 +123,7 @@ export function unjudgedLine(calls: readonly FinishedCall[], whose = "this sessi
     .join(", ");
   const more = named.length > 4 ? ", ..." : "";
   const last = new Date(Math.max(...calls.map((c) => c.at))).toISOString();
-  return `reins: ${counted(calls.length, "tool call")} of ${whose} ran with no answer from reins to their hooks (${list}${more}; the last at ${last}): nothing judged them, so no loop, budget or rule applied to them. A person should look at \`reins doctor\`.`;
+  return `reins: ${counted(calls.length, "tool call")} of this session ran with no answer from reins to their hooks (${list}${more}; the last at ${last}): nothing judged them, so no loop, budget or rule applied to them. A person should look at \`reins doctor\`.`;
 }
 
 /** The line for a store that lost events. */
